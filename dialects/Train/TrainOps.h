@@ -1,0 +1,23 @@
+//===- TrainOps.h - train dialect operations --------------------*- C++ -*-===//
+///
+/// \file
+/// Declares the operations of the `train` dialect (see TrainOps.td for each
+/// op's semantics).
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_TRAIN_TRAINOPS_H
+#define ZERO_TRAIN_TRAINOPS_H
+
+#include "Train/TrainDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "Train/TrainOps.h.inc"
+
+#endif // ZERO_TRAIN_TRAINOPS_H

@@ -1,0 +1,31 @@
+//===- ZeroDialect.h - the zero dialect -------------------------*- C++ -*-===//
+///
+/// \file
+/// Declares the `zero` dialect (ZeRO shards and collectives), its enums,
+/// attributes and the side-effect resource that orders collectives.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_ZERO_ZERODIALECT_H
+#define ZERO_ZERO_ZERODIALECT_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Zero/ZeroDialect.h.inc"
+#include "Zero/ZeroEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Zero/ZeroAttrs.h.inc"
+
+namespace mlir::zero {
+/// The side-effect resource every collective reads and writes: the ordered
+/// stream of operations on the data-parallel communicator. Two collectives
+/// never commute, so no rewrite merges, drops or reorders them.
+struct CommResource : public SideEffects::Resource::Base<CommResource> {
+  llvm::StringRef getName() final { return "zero::CommResource"; }
+};
+} // namespace mlir::zero
+
+#endif // ZERO_ZERO_ZERODIALECT_H

@@ -1,0 +1,52 @@
+//===- ZeroDialect.td - the zero (sharding) dialect ----------*- tablegen -*-===//
+//
+// The `zero` dialect holds what ZeRO data parallelism adds to a training
+// step: collectives over the data-parallel ranks, their ordering, and the
+// partition layout of sharded state.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_ZERO_DIALECT_TD
+#define ZERO_ZERO_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Zero_Dialect : Dialect {
+  let name = "zero";
+  let cppNamespace = "::mlir::zero";
+  let summary = "ZeRO data parallelism: shards and collectives";
+  let description = [{
+    Ops and attributes for ZeRO-DP (Rajbhandari et al., arXiv 1910.02054):
+    collectives over the N data-parallel ranks (`all_gather`,
+    `reduce_scatter`, `all_reduce`) on flat shards.
+
+    Every collective reads and writes the `zero::CommResource` side-effect
+    resource, so `-canonicalize` and `-cse` never merge, drop or reorder two
+    collectives: every rank must issue the same sequence.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Zero_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Zero_Dialect, mnemonic, traits>;
+
+/// The resource collectives read and write: the communicator's ordered
+/// stream of operations.
+def Zero_CommResource : Resource<"::mlir::zero::CommResource">;
+
+def Zero_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
+    I32EnumAttrCase<"sum", 0>,
+    I32EnumAttrCase<"avg", 1>,
+    I32EnumAttrCase<"max", 2>
+  ]> {
+  let cppNamespace = "::mlir::zero";
+  let genSpecializedAttr = 0;
+}
+def Zero_ReduceKindAttr : EnumAttr<Zero_Dialect, Zero_ReduceKind, "reduce_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // ZERO_ZERO_DIALECT_TD

@@ -1,0 +1,22 @@
+//===- Registration.cpp - register Zero's dialects and passes -------------===//
+
+#include "zero/Transforms/Passes.h"
+
+#include "Train/TrainDialect.h"
+#include "Zero/ZeroDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::zero::registerAllPasses() {
+  // No passes are declared yet: TrainPasses.td and ZeroPasses.td fill this.
+}
+
+void mlir::zero::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::train::TrainDialect, mlir::zero::ZeroDialect,
+                  mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::tensor::TensorDialect, mlir::emitc::EmitCDialect>();
+}
