@@ -12,6 +12,7 @@ using namespace mlir::train;
 
 #include "Train/TrainDialect.cpp.inc"
 #include "Train/TrainEnums.cpp.inc"
+#include "Train/TrainInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "Train/TrainAttrs.cpp.inc"

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::train;
@@ -29,18 +30,297 @@ LogicalResult ParamOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// LoadOp
+// State and its accessors
 //===----------------------------------------------------------------------===//
 
-LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Operation *target = symbolTable.lookupNearestSymbolFrom(*this, getNameAttr());
-  auto param = dyn_cast_or_null<ParamOp>(target);
+LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
   if (!param)
-    return emitOpError("'") << getName() << "' does not name a train.param";
-  if (param.getType() != getType())
-    return emitOpError("result type ")
-           << getType() << " does not match parameter type "
-           << param.getType();
+    return emitOpError("'") << getParam() << "' does not name a train.param";
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!type || type.getShape() != param.getTensorType().getShape())
+    return emitOpError("type ") << getType() << " must have the shape of parameter '"
+                                << getParam() << "' " << param.getType();
+  Type elt = type.getElementType();
+  if (getKind() == StateKind::grad) {
+    if (elt != param.getTensorType().getElementType())
+      return emitOpError("a gradient has the parameter's element type ")
+             << param.getTensorType().getElementType() << ", got " << elt;
+  } else if (!elt.isF32()) {
+    return emitOpError("master weights and moments are f32, got ") << elt;
+  }
+  return success();
+}
+
+/// Checks that `name` names a train.param or train.state of type `type`.
+static LogicalResult verifyStateUse(Operation *op, FlatSymbolRefAttr name,
+                                    Type type, StringRef what,
+                                    SymbolTableCollection &symbolTable) {
+  Operation *target = symbolTable.lookupNearestSymbolFrom(op, name);
+  Type declared;
+  if (auto param = dyn_cast_or_null<ParamOp>(target))
+    declared = param.getType();
+  else if (auto state = dyn_cast_or_null<StateOp>(target))
+    declared = state.getType();
+  else
+    return op->emitOpError("'") << name.getValue()
+                                << "' does not name a train.param or train.state";
+  if (declared != type)
+    return op->emitOpError() << what << " type " << type
+                             << " does not match declared type " << declared;
+  return success();
+}
+
+LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStateUse(*this, getNameAttr(), getType(), "result", symbolTable);
+}
+
+LogicalResult StoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStateUse(*this, getNameAttr(), getValue().getType(), "value",
+                        symbolTable);
+}
+
+LogicalResult AccumulateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStateUse(*this, getNameAttr(), getValue().getType(), "value",
+                        symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// Forward ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = getTable().getType(), ids = getIds().getType(),
+                   result = getType();
+  if (table.getRank() != 2)
+    return emitOpError("table must be [V, C], got ") << table;
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(table.getDimSize(1));
+  if (result.getShape() != ArrayRef<int64_t>(expected) ||
+      result.getElementType() != table.getElementType())
+    return emitOpError("result must be ")
+           << RankedTensorType::get(expected, table.getElementType())
+           << " (ids shape x [C]), got " << result;
+  return success();
+}
+
+/// Shape of op(x): the last two dimensions swapped when `transpose`.
+static SmallVector<int64_t> applyTranspose(RankedTensorType t, bool transpose) {
+  SmallVector<int64_t> shape(t.getShape());
+  if (transpose && shape.size() >= 2)
+    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  return shape;
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType aType = getA().getType(), bType = getB().getType(),
+                   rType = getType();
+  if (aType.getRank() < 2 || bType.getRank() < 2)
+    return emitOpError("operands must have rank >= 2, got ")
+           << aType << " and " << bType;
+  if (aType.getElementType() != bType.getElementType() ||
+      aType.getElementType() != rType.getElementType())
+    return emitOpError("operands and result must have one element type");
+  SmallVector<int64_t> a = applyTranspose(aType, getTransposeA());
+  SmallVector<int64_t> b = applyTranspose(bType, getTransposeB());
+  int64_t rank = aType.getRank();
+  bool sharedB = bType.getRank() == 2 && rank > 2;
+  if (sharedB && getTransposeA())
+    return emitOpError("transpose_a is not supported with a rank-2 b shared "
+                       "across the batch");
+  if (!sharedB && bType.getRank() != rank)
+    return emitOpError("b must have rank 2 or the rank of a (")
+           << rank << "), got " << bType.getRank();
+  if (!sharedB &&
+      ArrayRef<int64_t>(a).drop_back(2) != ArrayRef<int64_t>(b).drop_back(2))
+    return emitOpError("batch dimensions of a and b differ");
+  int64_t k = a[rank - 1], kb = b[b.size() - 2];
+  if (k != kb)
+    return emitOpError("contraction sizes differ: a gives K = ")
+           << k << ", b gives K = " << kb;
+  SmallVector<int64_t> expected(ArrayRef<int64_t>(a).drop_back(1));
+  expected.push_back(b.back());
+  if (rType.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be ")
+           << RankedTensorType::get(expected, rType.getElementType())
+           << ", got " << rType;
+  if (Value bias = getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 1 || biasType.getDimSize(0) != b.back() ||
+        biasType.getElementType() != rType.getElementType())
+      return emitOpError("bias must be ")
+             << RankedTensorType::get({b.back()}, rType.getElementType())
+             << ", got " << biasType;
+  }
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType x = getInput().getType(), w = getWeight().getType();
+  if (x.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (w.getRank() != 1 || w.getDimSize(0) != x.getShape().back())
+    return emitOpError("weight and bias must be [")
+           << x.getShape().back() << "] (the last dimension of the input), got "
+           << w;
+  return success();
+}
+
+LogicalResult CausalAttentionOp::verify() {
+  if (getType().getRank() != 4)
+    return emitOpError("query, key and value must be [B, H, T, D], got ")
+           << getType();
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (in.getRank() > out.getRank() ||
+      out.getShape().take_back(in.getRank()) != in.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError("result ")
+           << out << " must end with the dimensions of " << in;
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("element type changes from ")
+           << in.getElementType() << " to " << out.getElementType();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("element count changes from ")
+           << in.getNumElements() << " to " << out.getNumElements();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (static_cast<int64_t>(perm.size()) != in.getRank())
+    return emitOpError("permutation has ")
+           << perm.size() << " entries for an input of rank " << in.getRank();
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError("permutation is not a permutation of [0, ")
+             << in.getRank() << ")";
+    seen[p] = true;
+    expected.push_back(in.getDimSize(p));
+  }
+  if (out.getShape() != ArrayRef<int64_t>(expected) ||
+      out.getElementType() != in.getElementType())
+    return emitOpError("result must be ")
+           << RankedTensorType::get(expected, in.getElementType()) << ", got "
+           << out;
+  return success();
+}
+
+/// Checks that `pieces` tile `whole` along `dim`.
+static LogicalResult verifyTiling(Operation *op, RankedTensorType whole,
+                                  TypeRange pieces, int64_t dim) {
+  if (dim < 0 || dim >= whole.getRank())
+    return op->emitOpError("dim ") << dim << " is out of range for rank "
+                                   << whole.getRank();
+  if (pieces.empty())
+    return op->emitOpError("needs at least one piece");
+  int64_t total = 0;
+  for (Type t : pieces) {
+    auto piece = cast<RankedTensorType>(t);
+    if (piece.getRank() != whole.getRank() ||
+        piece.getElementType() != whole.getElementType())
+      return op->emitOpError("piece ") << piece << " does not match " << whole;
+    for (int64_t d = 0; d < whole.getRank(); ++d)
+      if (d != dim && piece.getDimSize(d) != whole.getDimSize(d))
+        return op->emitOpError("piece ")
+               << piece << " differs from " << whole << " in dimension " << d;
+    total += piece.getDimSize(dim);
+  }
+  if (total != whole.getDimSize(dim))
+    return op->emitOpError("pieces add up to ")
+           << total << " along dim " << dim << ", expected "
+           << whole.getDimSize(dim);
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  return verifyTiling(*this, getInput().getType(), getResultTypes(), getDim());
+}
+
+LogicalResult ConcatOp::verify() {
+  return verifyTiling(*this, getType(), getInputs().getTypes(), getDim());
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError("shape changes from ")
+           << getInput().getType() << " to " << getType();
+  return success();
+}
+
+int64_t CrossEntropyOp::getEffectiveNumClasses() {
+  if (std::optional<uint64_t> n = getNumClasses())
+    return static_cast<int64_t>(*n);
+  return getLogits().getType().getDimSize(1);
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = getLogits().getType(), targets = getTargets().getType();
+  if (logits.getRank() != 2)
+    return emitOpError("logits must be [N, V], got ") << logits;
+  if (targets.getRank() != 1 || targets.getDimSize(0) != logits.getDimSize(0))
+    return emitOpError("targets must be [")
+           << logits.getDimSize(0) << "] (one per row of logits), got "
+           << targets;
+  if (getEffectiveNumClasses() > logits.getDimSize(1))
+    return emitOpError("num_classes ")
+           << getEffectiveNumClasses() << " exceeds the " << logits.getDimSize(1)
+           << " logit columns";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Backward and optimizer ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (out.getRank() > in.getRank() ||
+      in.getShape().take_back(out.getRank()) != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError("result ")
+           << out << " must keep trailing dimensions of " << in;
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType ids = getIds().getType(), grad = getGrad().getType(),
+                   out = getType();
+  if (out.getRank() != 2 || grad.getRank() != ids.getRank() + 1 ||
+      grad.getShape().drop_back() != ids.getShape() ||
+      grad.getShape().back() != out.getDimSize(1) ||
+      grad.getElementType() != out.getElementType())
+    return emitOpError("expects grad = ids shape x [C] and result [V, C], got ")
+           << grad << " and " << out;
+  return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  RankedTensorType x = getInput().getType(), w = getWeight().getType();
+  if (w.getRank() != 1 || x.getRank() < 1 || w.getDimSize(0) != x.getShape().back())
+    return emitOpError("weight must be [")
+           << x.getShape().back() << "], got " << w;
+  return success();
+}
+
+LogicalResult AdamWOp::verify() {
+  if (!getParam().getType().getElementType().isF32())
+    return emitOpError("param, exp_avg and exp_avg_sq must be f32, got ")
+           << getParam().getType();
+  if (getGrad().getType().getShape() != getParam().getType().getShape())
+    return emitOpError("grad shape ")
+           << getGrad().getType() << " differs from param " << getParam().getType();
   return success();
 }
 

@@ -10,12 +10,25 @@
 #define ZERO_TRAIN_TRAINOPS_H
 
 #include "Train/TrainDialect.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::train {
+/// The side-effect resource of long-lived training state (parameters,
+/// gradients, optimizer state): loads read it, stores and accumulations
+/// write it, so no rewrite reorders a load across a store.
+struct StateResource : public SideEffects::Resource::Base<StateResource> {
+  llvm::StringRef getName() final { return "train::StateResource"; }
+};
+} // namespace mlir::train
+
+#include "Train/TrainInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "Train/TrainOps.h.inc"

@@ -12,7 +12,7 @@
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::zero::registerAllPasses() {
-  // No passes are declared yet: TrainPasses.td and ZeroPasses.td fill this.
+  registerTrainPasses();
 }
 
 void mlir::zero::registerAllDialects(mlir::DialectRegistry &registry) {

@@ -11,6 +11,13 @@
 
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::func {
+class FuncDialect;
+} // namespace mlir::func
+namespace mlir::train {
+class TrainDialect;
+} // namespace mlir::train
+
 namespace mlir {
 class DialectRegistry;
 } // namespace mlir

@@ -5,4 +5,91 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TrainAutodiff : Pass<"train-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode automatic differentiation of the loss function";
+  let description = [{
+    Differentiates the loss function `function` (one `tensor<f32>` result)
+    with respect to every trainable `train.param` it reads, and with respect
+    to each argument marked `{train.requires_grad}`. Writes a new function
+    `step-function` with the loss function's arguments that runs the forward
+    graph, then the backward graph, and adds each parameter's gradient into
+    its gradient state (`train.state @p.grad kind(<grad>)`, created here)
+    with `train.accumulate` as soon as the gradient is complete. It returns
+    the loss, then the gradients of the marked arguments. Running it k
+    times before one optimizer step accumulates k micro-batches.
+
+    The pass is generic: each op provides its own gradient rule through
+    `GradientOpInterface`. A value used more than once gets the sum of its
+    gradients; frozen parameters (no `trainable`) get no gradient and no
+    backward work that only they need. The loss function itself is kept
+    (for evaluation).
+
+    Errors: a missing function, a function that does not return one
+    `tensor<f32>`, a multi-block body, a marked argument with integer
+    elements, and an op on a path from a parameter to the loss without a
+    gradient rule.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "Name of the loss function to differentiate">,
+    Option<"stepFunction", "step-function", "std::string",
+           /*default=*/"\"forward_backward\"",
+           "Name of the generated forward+backward function">
+  ];
+  let statistics = [
+    Statistic<"numBackwardOps", "backward-ops", "Ops emitted by gradient rules">,
+    Statistic<"numGradients", "gradients", "Parameters that get a gradient">,
+    Statistic<"numFrozen", "frozen-params", "Frozen parameters read by the loss">
+  ];
+}
+
+def TrainOptimizer : Pass<"train-optimizer", "::mlir::ModuleOp"> {
+  let summary = "AdamW update with gradient clipping and mixed precision";
+  let description = [{
+    Adds the optimizer state of every parameter that has a gradient state —
+    AdamW's first and second moments (`exp_avg`, `exp_avg_sq`, f32) and,
+    under `bf16-mixed`, an f32 master copy — and the function
+    `@optimizer_step(%lr: tensor<f32>, %step: tensor<i64>, %grad_scale:
+    tensor<f32>) -> tensor<f32>`, which
+    1. computes the global L2 norm of `grad_scale`·g over all gradients
+       (`grad_scale` = 1/k after k accumulated micro-batches),
+    2. clips it to `max-grad-norm` (`torch.nn.utils.clip_grad_norm_`),
+    3. applies `torch.optim.AdamW` (decoupled weight decay, bias
+       correction; `step` counts from 1) to each parameter — weight decay
+       only on parameters of rank ≥ `decay-min-rank` (nanoGPT's convention:
+       matrices and embeddings decay, biases and layer-norm weights do not),
+    4. writes the f32 result to the master weights and its bf16 rounding to
+       the parameter (mixed precision), zeroes the gradients, and returns
+       the (pre-clipping) global norm.
+    The learning rate is a runtime input, so schedules live in the driver.
+
+    Memory per parameter: fp32 = 4 (param) + 4 (grad) + 8 (moments) = 16
+    bytes; bf16-mixed = 2 + 2 + 4 (master) + 8 = 16 bytes (ZeRO §3.1).
+
+    Errors: no gradient state (run `train-autodiff` first), parameters whose
+    element type does not match `precision`, an existing `@optimizer_step`.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32 (f32 parameters) or bf16-mixed (bf16 parameters and "
+           "gradients, f32 master weights and moments)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW β1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW β2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW ε">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.01",
+           "Decoupled weight decay (PyTorch AdamW default 0.01)">,
+    Option<"decayMinRank", "decay-min-rank", "int64_t", /*default=*/"2",
+           "Only parameters of at least this rank decay (0 = all)">,
+    Option<"maxGradNorm", "max-grad-norm", "double", /*default=*/"1.0",
+           "Clip the global gradient norm to this value (<= 0: no clipping)">
+  ];
+  let statistics = [
+    Statistic<"numUpdated", "params-updated", "Parameters updated by AdamW">,
+    Statistic<"numDecayed", "params-decayed", "Parameters with weight decay">
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_TRAINPASSES_TD

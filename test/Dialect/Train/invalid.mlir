@@ -27,7 +27,7 @@ train.param @w : tensor<0x4xf32> init(<zeros>)
 
 train.param @w : tensor<4xf32> init(<zeros>)
 func.func @wrong_type() -> tensor<8xf32> {
-  // expected-error @+1 {{'train.load' op result type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  // expected-error @+1 {{'train.load' op result type 'tensor<8xf32>' does not match declared type 'tensor<4xf32>'}}
   %w = train.load @w : tensor<8xf32>
   return %w : tensor<8xf32>
 }
@@ -35,7 +35,7 @@ func.func @wrong_type() -> tensor<8xf32> {
 // -----
 
 func.func @no_param() -> tensor<8xf32> {
-  // expected-error @+1 {{'train.load' op 'nothing' does not name a train.param}}
+  // expected-error @+1 {{'train.load' op 'nothing' does not name a train.param or train.state}}
   %w = train.load @nothing : tensor<8xf32>
   return %w : tensor<8xf32>
 }

@@ -1,0 +1,101 @@
+// RUN: zero-opt %s --train-autodiff -split-input-file | FileCheck %s
+
+// An MLP: the backward op sequence, reverse order; a frozen bias gets no
+// gradient and no reduce_sum; the input x gets no gradient either.
+train.param @w1 : tensor<8x4xf32> init(<normal, 2.000000e-02>) trainable
+train.param @b1 : tensor<8xf32> init(<zeros>) trainable
+train.param @w2 : tensor<2x8xf32> init(<normal, 2.000000e-02>) trainable
+train.param @frozen : tensor<2xf32> init(<zeros>)
+// CHECK: train.param @w1
+// CHECK-NEXT: train.state @w1.grad : tensor<8x4xf32> kind(<grad>) of(@w1)
+// CHECK: train.param @frozen
+// CHECK-NOT: @frozen.grad
+// CHECK-LABEL: func.func @forward(
+// CHECK-NOT: train.accumulate
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK-SAME: %[[X:.*]]: tensor<16x4xf32>, %[[Y:.*]]: tensor<16x2xf32>) -> tensor<f32>
+// CHECK: %[[W1:.*]] = train.load @w1
+// CHECK: %[[H:.*]] = train.matmul %[[X]], %[[W1]]
+// CHECK: %[[A:.*]] = train.relu %[[H]]
+// CHECK: %[[W2:.*]] = train.load @w2
+// CHECK: %[[O:.*]] = train.matmul %[[A]], %[[W2]]
+// CHECK: %[[L:.*]] = train.mse %[[O]], %[[Y]]
+// CHECK-NEXT: %[[ONE:.*]] = train.fill 1.000000e+00 : tensor<f32>
+// CHECK-NEXT: %[[DO:.*]] = train.mse_grad %[[O]], %[[Y]], %[[ONE]]
+// CHECK-NEXT: %[[DA:.*]] = train.matmul %[[DO]], %[[W2]] : tensor<16x2xf32>, tensor<2x8xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: %[[DW2:.*]] = train.matmul %[[DO]], %[[A]] {transpose_a} : tensor<16x2xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT: train.accumulate %[[DW2]], @w2.grad
+// CHECK-NEXT: %[[DH:.*]] = train.relu_grad %[[H]], %[[DA]]
+// CHECK-NEXT: %[[DW1:.*]] = train.matmul %[[DH]], %[[X]] {transpose_a} : tensor<16x8xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT: %[[DB1:.*]] = train.reduce_sum %[[DH]] : tensor<16x8xf32> -> tensor<8xf32>
+// CHECK-NEXT: train.accumulate %[[DB1]], @b1.grad
+// CHECK-NEXT: train.accumulate %[[DW1]], @w1.grad
+// CHECK-NEXT: return %[[L]] : tensor<f32>
+func.func @forward(%x: tensor<16x4xf32>, %y: tensor<16x2xf32>) -> tensor<f32> {
+  %w1 = train.load @w1 : tensor<8x4xf32>
+  %b1 = train.load @b1 : tensor<8xf32>
+  %h = train.matmul %x, %w1 bias %b1 {transpose_b} : tensor<16x4xf32>, tensor<8x4xf32>, tensor<8xf32> -> tensor<16x8xf32>
+  %a = train.relu %h : tensor<16x8xf32>
+  %w2 = train.load @w2 : tensor<2x8xf32>
+  %fz = train.load @frozen : tensor<2xf32>
+  %o = train.matmul %a, %w2 bias %fz {transpose_b} : tensor<16x8xf32>, tensor<2x8xf32>, tensor<2xf32> -> tensor<16x2xf32>
+  %l = train.mse %o, %y : tensor<16x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A value used twice (a residual connection) gets the sum of its gradients.
+train.param @w : tensor<4x4xf32> init(<normal, 2.000000e-02>) trainable
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[X:.*]] = train.matmul
+// CHECK: %[[G:.*]] = train.gelu %[[X]]
+// CHECK: %[[R:.*]] = train.add %[[X]], %[[G]]
+// CHECK: %[[DR:.*]] = train.mse_grad %[[R]]
+// CHECK-NEXT: %[[DX1:.*]] = train.gelu_grad %[[X]], %[[DR]]
+// CHECK-NEXT: %[[SUM:.*]] = train.add %[[DR]], %[[DX1]] : tensor<2x4xf32>
+// CHECK-NEXT: %[[DW:.*]] = train.matmul %[[SUM]], %{{.*}} {transpose_a}
+// CHECK-NEXT: train.accumulate %[[DW]], @w.grad
+func.func @forward(%in: tensor<2x4xf32>, %t: tensor<2x4xf32>) -> tensor<f32> {
+  %w = train.load @w : tensor<4x4xf32>
+  %x = train.matmul %in, %w {transpose_b} : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %g = train.gelu %x : tensor<2x4xf32>
+  %r = train.add %x, %g : tensor<2x4xf32>
+  %l = train.mse %r, %t : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A tied embedding: the table is the input embedding and the output head;
+// it gets one gradient, the sum of the scatter-add and the head's matmul.
+train.param @wte : tensor<16x8xf32> init(<normal, 2.000000e-02>) trainable
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[DLOGITS:.*]] = train.cross_entropy_grad
+// CHECK: %[[DHEAD:.*]] = train.matmul %{{.*}}, %{{.*}} {transpose_a} : tensor<6x16xf32>, tensor<6x8xf32> -> tensor<16x8xf32>
+// CHECK: %[[DEMB:.*]] = train.embedding_grad %{{.*}}, %{{.*}} : tensor<2x3xi32>, tensor<2x3x8xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: %[[DWTE:.*]] = train.add %[[DHEAD]], %[[DEMB]] : tensor<16x8xf32>
+// CHECK-NEXT: train.accumulate %[[DWTE]], @wte.grad
+// CHECK-NOT: train.accumulate
+// CHECK: return
+func.func @forward(%ids: tensor<2x3xi32>, %targets: tensor<2x3xi32>) -> tensor<f32> {
+  %wte = train.load @wte : tensor<16x8xf32>
+  %x = train.embedding %wte, %ids : tensor<16x8xf32>, tensor<2x3xi32> -> tensor<2x3x8xf32>
+  %logits = train.matmul %x, %wte {transpose_b} : tensor<2x3x8xf32>, tensor<16x8xf32> -> tensor<2x3x16xf32>
+  %l2 = train.reshape %logits : tensor<2x3x16xf32> -> tensor<6x16xf32>
+  %t2 = train.reshape %targets : tensor<2x3xi32> -> tensor<6xi32>
+  %loss = train.cross_entropy %l2, %t2 : tensor<6x16xf32>, tensor<6xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Arguments marked train.requires_grad get their gradient returned.
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK-SAME: -> (tensor<f32>, tensor<3xf32>)
+// CHECK: %[[DA:.*]] = train.mse_grad
+// CHECK: return %{{.*}}, %[[DA]] : tensor<f32>, tensor<3xf32>
+func.func @forward(%a: tensor<3xf32> {train.requires_grad}, %b: tensor<3xf32>) -> tensor<f32> {
+  %l = train.mse %a, %b : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
