@@ -1,0 +1,657 @@
+/*===- zrt/zrt.h - Zero runtime C ABI ---------------------------*- C -*-===//
+//
+// Public C ABI of the Zero runtime (CPU backend). Generated programs include
+// this header and link `zero_runtime`.
+//
+// Conventions (apply to every function below unless its comment says
+// otherwise):
+//   * All tensors are dense, contiguous, row-major (C order). A shape written
+//     [N, C] means element (i, j) lives at index i*C + j.
+//   * Sizes and counts are in ELEMENTS (int64_t), except where a parameter is
+//     named `bytes`.
+//   * Arithmetic is IEEE f32. "bf16" storage is the upper 16 bits of an IEEE
+//     f32, stored as uint16_t (zrt_bf16); f32 -> bf16 rounds to nearest even.
+//   * Backward kernels OVERWRITE their gradient outputs (they never
+//     accumulate); the caller adds gradients where they fan in (zrt_add,
+//     zrt_axpy).
+//   * Functions that can fail return an int status: ZRT_OK (0) on success,
+//     a positive ZRT_ERR_* code on failure. On failure nothing has been
+//     written to the outputs (argument checks run before any write), and a
+//     human-readable message is available from zrt_last_error() on the
+//     calling thread. Successful calls do not clear the message.
+//   * Output buffers must not overlap input buffers, except that the
+//     elementwise functions (zrt_fill .. zrt_relu_backward) accept an
+//     output that is exactly the same pointer as an input (in-place).
+//   * Pointers may be NULL when the corresponding element count is zero.
+//   * Kernels are OpenMP-parallel and call OpenBLAS cblas_sgemm for matrix
+//     products. Kernels are re-entrant; collectives must be called from the
+//     thread that called zrt_init (MPI_THREAD_FUNNELED).
+//
+//===----------------------------------------------------------------------===*/
+#ifndef ZRT_ZRT_H
+#define ZRT_ZRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===//
+// Status codes and errors
+//===----------------------------------------------------------------------===*/
+
+/// Status codes returned by every fallible zrt_ function.
+enum zrt_status {
+  ZRT_OK = 0,                   ///< Success.
+  ZRT_ERR_INVALID_ARGUMENT = 1, ///< Bad size, NULL pointer, bad enum value.
+  ZRT_ERR_OUT_OF_RANGE = 2,     ///< Index (token id, target, rank) out of range.
+  ZRT_ERR_IO = 3,               ///< File missing, unreadable, or empty.
+  ZRT_ERR_FORMAT = 4,           ///< File content malformed (bad magic, truncated).
+  ZRT_ERR_OUT_OF_MEMORY = 5,    ///< Allocation or arena space exhausted.
+  ZRT_ERR_MPI = 6,              ///< An MPI call failed.
+  ZRT_ERR_NOT_INITIALIZED = 7,  ///< Collective used before zrt_init / after zrt_finalize.
+};
+
+/// Message of the most recent failing zrt_ call on the calling thread
+/// (thread-local, like errno); "" if none since start or zrt_clear_error().
+/// The pointer stays valid until the next zrt_ call on this thread.
+const char *zrt_last_error(void);
+
+/// Clears the calling thread's zrt_last_error() message.
+void zrt_clear_error(void);
+
+/// Static name of a status code, e.g. "ZRT_ERR_IO"; "ZRT_UNKNOWN" otherwise.
+const char *zrt_status_name(int status);
+
+/// Sets the thread count used by OpenMP loops and by OpenBLAS (n >= 1).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT if n < 1.
+int zrt_set_num_threads(int n);
+
+/*===----------------------------------------------------------------------===//
+// bf16 conversion
+//===----------------------------------------------------------------------===*/
+
+/// bf16 storage type: the upper 16 bits of an IEEE-754 binary32.
+typedef uint16_t zrt_bf16;
+
+/// Rounds one f32 to bf16, round-to-nearest-even on the 16 dropped bits.
+/// Overflow rounds to +-Inf; Inf stays Inf; NaN stays NaN (sign and top
+/// payload bits kept, quiet bit 0x0040 forced so the result is never Inf).
+/// Same rounding as PyTorch c10::BFloat16 / Eigen bfloat16 (RNE).
+zrt_bf16 zrt_f32_to_bf16(float x);
+
+/// Widens one bf16 to f32 exactly (bits << 16).
+float zrt_bf16_to_f32(zrt_bf16 x);
+
+/// dst[i] = zrt_f32_to_bf16(src[i]) for i in [0, n). n in elements.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (n < 0, NULL pointer with n > 0).
+int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n);
+
+/// dst[i] = zrt_bf16_to_f32(src[i]) for i in [0, n). n in elements.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n);
+
+/*===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===*/
+
+/// Stride sentinel for zrt_matmul: the batch stride of a densely packed
+/// stack of matrices (M*K for A, K*N for B, M*N for C).
+#define ZRT_STRIDE_PACKED (-1)
+
+/// Batched matrix product with optional bias (cblas_sgemm per batch):
+///   C[b] = alpha * op(A[b]) . op(B[b]) + beta * C[b] + bias     b in [0,batch)
+/// op(A[b]) is [M, K]: A[b] is stored [M, K] if trans_a == 0, else [K, M].
+/// op(B[b]) is [K, N]: B[b] is stored [K, N] if trans_b == 0, else [N, K].
+/// C[b] is [M, N]. All row-major. bias is NULL or [N] and is added to every
+/// row of every C[b] (broadcast over rows and batches).
+/// stride_a/stride_b/stride_c are element offsets between consecutive
+/// matrices; ZRT_STRIDE_PACKED means densely packed; 0 for A or B means the
+/// same matrix is reused for every batch (cuBLAS strided-batched semantics).
+/// If beta == 0, C is not read (may hold garbage/NaN).
+/// Backward of C = A.B (no transposes): dA = dC . B^T  (zrt_matmul with
+/// trans_b = 1), dB = A^T . dC (trans_a = 1), dbias = zrt_bias_backward(dC).
+/// Semantics: BLAS SGEMM.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (negative sizes, sizes above INT32_MAX,
+/// stride_c == 0 with batch > 1, negative strides other than the sentinel,
+/// NULL pointers).
+int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
+               int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
+               int trans_b, float alpha, float beta, int64_t stride_a,
+               int64_t stride_b, int64_t stride_c);
+
+/// Bias gradient: dbias[j] = sum_r dout[r, j] over rows r in [0, rows);
+/// dout is [rows, N], dbias is [N] and is OVERWRITTEN. Sum accumulated in
+/// f32 per column. (PyTorch nn.Linear bias gradient.)
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
+                      int64_t N);
+
+/// Axis permutation [A, B, C, D] -> [A, C, B, D] (torch .transpose(1, 2)
+/// .contiguous()), e.g. [B, T, H, Dh] -> [B, H, T, Dh] for attention heads.
+/// Its own backward: call again with (A, C, B, D) on the gradient.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (negative dims, NULL, in == out).
+int zrt_permute_0213(const float *in, float *out, int64_t A, int64_t B,
+                     int64_t C, int64_t D);
+
+/*===----------------------------------------------------------------------===//
+// Elementwise (n elements, f32). out may equal an input pointer (in-place).
+// All return ZRT_ERR_INVALID_ARGUMENT for n < 0 or NULL pointers with n > 0.
+//===----------------------------------------------------------------------===*/
+
+/// out[i] = value.
+int zrt_fill(float *out, float value, int64_t n);
+
+/// out[i] = x[i] (memmove semantics; overlap allowed).
+int zrt_copy(const float *x, float *out, int64_t n);
+
+/// out[i] = a[i] + b[i]. Backward: da = dout, db = dout (zrt_add_backward).
+int zrt_add(const float *a, const float *b, float *out, int64_t n);
+
+/// da[i] = dout[i], db[i] = dout[i] (OVERWRITE); da or db may be NULL.
+int zrt_add_backward(const float *dout, float *da, float *db, int64_t n);
+
+/// y[i] += alpha * x[i] (BLAS saxpy; the one accumulating helper, for
+/// gradient fan-in and gradient accumulation).
+int zrt_axpy(float alpha, const float *x, float *y, int64_t n);
+
+/// out[i] = a[i] * b[i].
+int zrt_mul(const float *a, const float *b, float *out, int64_t n);
+
+/// da[i] = dout[i] * b[i], db[i] = dout[i] * a[i] (OVERWRITE); da or db may
+/// be NULL; da/db must not alias a, b or dout.
+int zrt_mul_backward(const float *a, const float *b, const float *dout,
+                     float *da, float *db, int64_t n);
+
+/// out[i] = alpha * x[i]. Backward: dx = alpha * dout (same function).
+int zrt_scale(const float *x, float alpha, float *out, int64_t n);
+
+/// GELU, tanh approximation:
+///   out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+/// Source: PyTorch torch.nn.functional.gelu(approximate='tanh'); llm.c
+/// gelu_forward.
+int zrt_gelu(const float *x, float *out, int64_t n);
+
+/// dx = dout * d/dx gelu_tanh(x) (OVERWRITE), with
+///   d/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi)(1 + 3*0.044715 x^2),
+///   u = sqrt(2/pi)(x + 0.044715 x^3). Source: llm.c gelu_backward,
+/// PyTorch GeluBackward(approximate='tanh'). x is the forward INPUT.
+int zrt_gelu_backward(const float *x, const float *dout, float *dx,
+                      int64_t n);
+
+/// out = max(x, 0) (torch.relu).
+int zrt_relu(const float *x, float *out, int64_t n);
+
+/// dx = x > 0 ? dout : 0 (OVERWRITE; gradient 0 at x == 0, as PyTorch).
+/// x is the forward INPUT.
+int zrt_relu_backward(const float *x, const float *dout, float *dx,
+                      int64_t n);
+
+/*===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===*/
+
+/// Layer normalization over the last dim of x [N, C]:
+///   mean_i = sum_j x_ij / C,  var_i = sum_j (x_ij - mean_i)^2 / C (biased),
+///   rstd_i = 1 / sqrt(var_i + eps),
+///   out_ij = (x_ij - mean_i) * rstd_i * weight_j + bias_j.
+/// weight, bias: [C] or NULL (NULL = 1 resp. 0). mean, rstd: [N] f32 outputs
+/// saved for zrt_layer_norm_backward, or NULL if not needed. Statistics are
+/// computed in f32 (two-pass). Source: PyTorch torch.nn.functional.layer_norm,
+/// llm.c layernorm_forward.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (N < 0, C < 1, eps < 0, NULL x/out).
+int zrt_layer_norm(const float *x, const float *weight, const float *bias,
+                   float *out, float *mean, float *rstd, int64_t N, int64_t C,
+                   float eps);
+
+/// Layer-norm backward. Inputs: dout [N, C], x [N, C] (forward input),
+/// weight [C] or NULL (=1), mean and rstd [N] from zrt_layer_norm.
+/// Outputs (all OVERWRITTEN; any may be NULL to skip): dx [N, C],
+/// dweight [C] = sum_i dout_ij * xhat_ij, dbias [C] = sum_i dout_ij, where
+/// xhat = (x - mean) * rstd and
+///   dx_ij = rstd_i (g_ij - mean_j(g_ij) - xhat_ij mean_j(g_ij xhat_ij)),
+///   g_ij = weight_j dout_ij.
+/// Source: llm.c layernorm_backward (same formula as PyTorch).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_layer_norm_backward(const float *dout, const float *x,
+                            const float *weight, const float *mean,
+                            const float *rstd, float *dx, float *dweight,
+                            float *dbias, int64_t N, int64_t C);
+
+/// Softmax over the last dim of x [N, C] into out [N, C] (max-subtracted,
+/// torch.softmax(x, dim=-1)).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (N < 0, C < 1, NULL).
+int zrt_softmax(const float *x, float *out, int64_t N, int64_t C);
+
+/// Softmax backward from the forward OUTPUT y [N, C] and dy [N, C]:
+///   dx_ij = y_ij (dy_ij - sum_k y_ik dy_ik)   (OVERWRITE dx).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_softmax_backward(const float *y, const float *dy, float *dx,
+                         int64_t N, int64_t C);
+
+/*===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===*/
+
+/// Causal scaled-dot-product attention per (batch, head):
+///   S = (q . k^T) / sqrt(D)  [T, T];  S_ij = -inf for j > i (causal);
+///   P = softmax_row(S);  out = P . v  [T, D].
+/// q, k, v, out: [B, H, T, D]. probs: [B, H, T, T] output holding P (zeros
+/// above the diagonal), required by zrt_causal_attention_backward; may be
+/// NULL when no backward is needed. QK^T and PV use cblas_sgemm.
+/// Source: PyTorch F.scaled_dot_product_attention(is_causal=True); nanoGPT
+/// CausalSelfAttention.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (non-positive T or D, negative B/H,
+/// NULL pointers, sizes above INT32_MAX).
+int zrt_causal_attention(const float *q, const float *k, const float *v,
+                         float *out, float *probs, int64_t B, int64_t H,
+                         int64_t T, int64_t D);
+
+/// Backward of zrt_causal_attention. Inputs: dout [B, H, T, D], q, k, v
+/// [B, H, T, D], probs [B, H, T, T] from the forward. Outputs dq, dk, dv
+/// [B, H, T, D] (OVERWRITTEN). With s = 1/sqrt(D):
+///   dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(P * dP)),
+///   dQ = s dS K, dK = s dS^T Q.
+/// Allocates a [T, T] scratch per call.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT, ZRT_ERR_OUT_OF_MEMORY.
+int zrt_causal_attention_backward(const float *dout, const float *q,
+                                  const float *k, const float *v,
+                                  const float *probs, float *dq, float *dk,
+                                  float *dv, int64_t B, int64_t H, int64_t T,
+                                  int64_t D);
+
+/*===----------------------------------------------------------------------===//
+// Embedding and losses
+//===----------------------------------------------------------------------===*/
+
+/// Embedding lookup: out[i, :] = table[ids[i], :]. table [V, C], ids [N]
+/// int32, out [N, C]. Source: torch.nn.functional.embedding.
+/// Errors: ZRT_ERR_OUT_OF_RANGE if any id is outside [0, V) (nothing
+/// written); ZRT_ERR_INVALID_ARGUMENT.
+int zrt_embedding(const float *table, const int32_t *ids, float *out,
+                  int64_t N, int64_t V, int64_t C);
+
+/// Embedding backward: dtable [V, C] is first ZEROED (overwrite contract),
+/// then dtable[ids[i], :] += dout[i, :] for every i (repeated ids
+/// accumulate). dout [N, C]. Deterministic (parallel over columns).
+/// Errors: ZRT_ERR_OUT_OF_RANGE (ids outside [0, V); nothing written),
+/// ZRT_ERR_INVALID_ARGUMENT.
+int zrt_embedding_backward(const float *dout, const int32_t *ids,
+                           float *dtable, int64_t N, int64_t V, int64_t C);
+
+/// Default ignore_index of PyTorch's cross_entropy.
+#define ZRT_IGNORE_INDEX_DEFAULT (-100)
+
+/// Mean cross-entropy of logits [N, V] against targets [N] (int32):
+///   loss = (1/M) sum_{i: t_i != ignore_index} (logsumexp(logits_i) - logits_i[t_i])
+/// with M the number of non-ignored rows; *loss is a single f32. Computed
+/// max-subtracted, accumulated in double. If M == 0 the loss is NaN (as
+/// PyTorch). Pass ZRT_IGNORE_INDEX_DEFAULT (-100) when nothing is ignored.
+/// Source: torch.nn.functional.cross_entropy(reduction='mean',
+/// ignore_index=...).
+/// Errors: ZRT_ERR_OUT_OF_RANGE (a target not in [0, V) and != ignore_index),
+/// ZRT_ERR_INVALID_ARGUMENT (N < 0, V < 1, NULL).
+int zrt_cross_entropy(const float *logits, const int32_t *targets,
+                      float *loss, int64_t N, int64_t V, int32_t ignore_index);
+
+/// Cross-entropy backward (OVERWRITE dlogits [N, V]):
+///   dlogits_i = (softmax(logits_i) - onehot(t_i)) * dloss / M,
+/// rows with t_i == ignore_index get 0. dloss is the upstream scalar
+/// gradient of the mean loss (1.0 for the training loss).
+/// Errors: as zrt_cross_entropy.
+int zrt_cross_entropy_backward(const float *logits, const int32_t *targets,
+                               float dloss, float *dlogits, int64_t N,
+                               int64_t V, int32_t ignore_index);
+
+/// Mean squared error over n elements: *loss = (1/n) sum (pred - target)^2
+/// (accumulated in double). Source: torch.nn.functional.mse_loss
+/// (reduction='mean'). n == 0 gives NaN.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_mse(const float *pred, const float *target, float *loss, int64_t n);
+
+/// MSE backward: dpred = 2 (pred - target) / n * dloss; dtarget = -dpred.
+/// Both OVERWRITTEN; either may be NULL.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_mse_backward(const float *pred, const float *target, float dloss,
+                     float *dpred, float *dtarget, int64_t n);
+
+/*===----------------------------------------------------------------------===//
+// Optimizer and gradient norm
+//===----------------------------------------------------------------------===*/
+
+/// One AdamW step on a flat range of n elements, exactly following PyTorch
+/// torch.optim.AdamW (single-tensor path, amsgrad=False, maximize=False):
+///   g     = grad * grad_scale                       (clip coefficient)
+///   p    *= 1 - lr * weight_decay                   (decoupled decay, first)
+///   m     = beta1 * m + (1 - beta1) * g
+///   v     = beta2 * v + (1 - beta2) * g * g
+///   bc1   = 1 - beta1^step,  bc2 = 1 - beta2^step   (step >= 1, 1 = first)
+///   p    -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps)
+/// param (f32 master weights), m, v: [n] f32, updated in place. grad: [n]
+/// f32, read only. out_f32 ([n] f32) and out_bf16 ([n] bf16, round to
+/// nearest even) receive copies of the updated parameter when non-NULL (the
+/// working copy used by forward/backward in mixed precision).
+/// Hyperparameters are double, like PyTorch's Python floats: scalars derived
+/// from them (1 - lr*wd, 1 - beta, lr / bc1, sqrt(bc2)) are computed in
+/// double and rounded to f32 where PyTorch hands them to its f32 kernels, so
+/// results agree with PyTorch to f32 rounding (e.g. 1 - 0.999 is not
+/// 1 - 0.999f). grad_scale is f32 (a tensor value in PyTorch).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (n < 0, step < 1, NULL required pointer).
+int zrt_adamw_step(float *param, float *m, float *v, const float *grad,
+                   float *out_f32, zrt_bf16 *out_bf16, int64_t n, double lr,
+                   double beta1, double beta2, double eps, double weight_decay,
+                   float grad_scale, int64_t step);
+
+/// zrt_adamw_step with a bf16 gradient (widened to f32 before scaling).
+int zrt_adamw_step_bf16_grad(float *param, float *m, float *v,
+                             const zrt_bf16 *grad, float *out_f32,
+                             zrt_bf16 *out_bf16, int64_t n, double lr,
+                             double beta1, double beta2, double eps,
+                             double weight_decay, float grad_scale,
+                             int64_t step);
+
+/// *out = sum_i x[i]^2 over n f32 elements (accumulated in double, returned
+/// as f32). Per-rank partial of the global gradient norm; all-reduce (sum)
+/// the partials, then total_norm = sqrt(sum).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_sum_squares(const float *x, int64_t n, float *out);
+
+/// zrt_sum_squares for bf16 input.
+int zrt_sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out);
+
+/// Gradient clipping coefficient as torch.nn.utils.clip_grad_norm_:
+///   min(1, max_norm / (total_norm + 1e-6)).
+/// Pass the result as grad_scale to zrt_adamw_step.
+float zrt_clip_coef(float total_norm, float max_norm);
+
+/*===----------------------------------------------------------------------===//
+// Random initialization (counter-based, shard-invariant)
+//===----------------------------------------------------------------------===*/
+
+/// Fills ptr[i], i in [0, n), with element (offset + i) of the normal stream
+/// N(mean, std^2) selected by seed. Element e of the stream depends only on
+/// (seed, e): Philox4x32-10 (Salmon et al., "Parallel Random Numbers: As
+/// Easy as 1, 2, 3", SC'11) keyed by seed with counter e, then Box-Muller in
+/// double. Hence initializing a flat tensor in shards (offset = shard start)
+/// gives bit-identical values to initializing it whole.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (n < 0, offset < 0, std < 0, NULL).
+int zrt_init_normal(float *ptr, int64_t n, float mean, float std,
+                    uint64_t seed, int64_t offset);
+
+/// As zrt_init_normal, uniform on [low, high) (independent stream from the
+/// normal one for the same seed).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (also high < low).
+int zrt_init_uniform(float *ptr, int64_t n, float low, float high,
+                     uint64_t seed, int64_t offset);
+
+/*===----------------------------------------------------------------------===//
+// Process group and collectives (MPI)
+//===----------------------------------------------------------------------===*/
+
+/// Initializes MPI (MPI_Init_thread, MPI_THREAD_FUNNELED) unless it already
+/// is, and duplicates MPI_COMM_WORLD into the runtime's communicator (errors
+/// return, not abort). Works without mpirun (Open MPI singleton: world size
+/// 1). argc/argv may be NULL. A second call is a no-op.
+/// Errors: ZRT_ERR_MPI; ZRT_ERR_NOT_INITIALIZED if called after
+/// zrt_finalize (MPI cannot be re-initialized).
+int zrt_init(int *argc, char ***argv);
+
+/// Frees the runtime communicator and finalizes MPI if zrt_init initialized
+/// it. Outstanding requests must have been waited. No-op if not initialized.
+int zrt_finalize(void);
+
+/// Rank of this process in the runtime communicator; -1 before zrt_init.
+int zrt_rank(void);
+
+/// Number of ranks N in the runtime communicator; -1 before zrt_init.
+int zrt_world_size(void);
+
+/// MPI_Barrier on the runtime communicator. Errors: ZRT_ERR_NOT_INITIALIZED,
+/// ZRT_ERR_MPI.
+int zrt_barrier(void);
+
+/// Element type of collective buffers.
+enum zrt_dtype {
+  ZRT_F32 = 0,  ///< float, 4 bytes.
+  ZRT_BF16 = 1, ///< zrt_bf16 (uint16_t), 2 bytes.
+};
+
+/// Reduction operator of reduce_scatter / all_reduce.
+enum zrt_reduce_op {
+  ZRT_SUM = 0, ///< Elementwise sum.
+  ZRT_AVG = 1, ///< Sum, then multiply by 1/N in f32 (NCCL ncclAvg).
+  ZRT_MAX = 2, ///< Elementwise maximum.
+};
+
+/// Opaque handle of an in-flight nonblocking collective.
+typedef struct zrt_request_s *zrt_request;
+
+/// All-gather: every rank contributes `send` ([n] elements of dtype); recv
+/// ([n * N] elements) receives rank r's shard at element offset r * n, on
+/// every rank. In place if send == recv + rank * n.
+/// bf16 is moved as raw 16-bit data (no arithmetic). Blocking (start+wait).
+/// Bytes counted: n * (N - 1) * sizeof(dtype).
+/// Errors: ZRT_ERR_NOT_INITIALIZED, ZRT_ERR_INVALID_ARGUMENT, ZRT_ERR_MPI.
+int zrt_all_gather(const void *send, void *recv, int64_t n, int dtype);
+
+/// Reduce-scatter: send holds [n * N] elements on every rank; recv ([n])
+/// on rank r receives op over ranks of send[r*n .. r*n + n). op: ZRT_SUM,
+/// ZRT_AVG, ZRT_MAX. bf16: inputs are widened to f32, reduced in f32 by MPI,
+/// and rounded to bf16 once at the end (RNE). Blocking (start+wait).
+/// Bytes counted: n * (N - 1) * sizeof(dtype).
+/// Errors: ZRT_ERR_NOT_INITIALIZED, ZRT_ERR_INVALID_ARGUMENT, ZRT_ERR_MPI,
+/// ZRT_ERR_OUT_OF_MEMORY.
+int zrt_reduce_scatter(const void *send, void *recv, int64_t n, int dtype,
+                       int op);
+
+/// All-reduce over [n] elements: recv = op over ranks of send (send ==
+/// recv is in place). bf16 reduced in f32 as zrt_reduce_scatter.
+/// Blocking (start+wait). Bytes counted: 2 * n * (N - 1) / N * sizeof(dtype)
+/// (rounded down).
+/// Errors: as zrt_reduce_scatter.
+int zrt_all_reduce(const void *send, void *recv, int64_t n, int dtype,
+                   int op);
+
+/// Broadcast [n] elements of buf from rank `root` to all ranks (in place).
+/// Blocking (start+wait). Bytes counted: n * sizeof(dtype) when N > 1
+/// (NCCL convention busBw = algBw for broadcast), 0 when N == 1.
+/// Errors: ZRT_ERR_NOT_INITIALIZED, ZRT_ERR_INVALID_ARGUMENT (also root out
+/// of [0, N)), ZRT_ERR_MPI.
+int zrt_broadcast(void *buf, int64_t n, int dtype, int root);
+
+/// Nonblocking forms (MPI-3 MPI_Iallgather, MPI_Ireduce_scatter_block,
+/// MPI_Iallreduce, MPI_Ibcast). Same arguments and byte counting as the
+/// blocking forms (bytes are counted at start); *req receives a handle that
+/// must be passed to zrt_wait exactly once. Buffers must not be touched
+/// until zrt_wait returns; the result (including ZRT_AVG scaling and bf16
+/// rounding) is in recv only after zrt_wait. On failure *req is NULL.
+int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
+                         zrt_request *req);
+/// Nonblocking zrt_reduce_scatter; see zrt_all_gather_start.
+int zrt_reduce_scatter_start(const void *send, void *recv, int64_t n,
+                             int dtype, int op, zrt_request *req);
+/// Nonblocking zrt_all_reduce; see zrt_all_gather_start.
+int zrt_all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
+                         int op, zrt_request *req);
+/// Nonblocking zrt_broadcast; see zrt_all_gather_start.
+int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
+                        zrt_request *req);
+
+/// Completes a nonblocking collective (MPI_Wait), applies its epilogue
+/// (ZRT_AVG scaling, bf16 rounding) and frees the handle. The time spent
+/// inside zrt_wait is added to zrt_comm_wait_seconds(). req == NULL is a
+/// no-op returning ZRT_OK.
+/// Errors: ZRT_ERR_MPI (the handle is still freed).
+int zrt_wait(zrt_request req);
+
+/// Collective kinds for the traffic counters.
+enum zrt_coll_kind {
+  ZRT_COLL_ALL_GATHER = 0,     ///< zrt_all_gather[_start].
+  ZRT_COLL_REDUCE_SCATTER = 1, ///< zrt_reduce_scatter[_start].
+  ZRT_COLL_ALL_REDUCE = 2,     ///< zrt_all_reduce[_start].
+  ZRT_COLL_BROADCAST = 3,      ///< zrt_broadcast[_start].
+  ZRT_COLL_NUM_KINDS = 4,      ///< Number of kinds (not a kind).
+};
+
+/// Bytes SENT by this rank for collectives of `kind` since start or the last
+/// zrt_comm_reset, using ring-algorithm cost with total size S bytes and N
+/// ranks: all-gather and reduce-scatter S (N-1)/N, all-reduce 2 S (N-1)/N,
+/// broadcast S. S is the gathered output size (all-gather), the input size
+/// (reduce-scatter) or the buffer size (all-reduce, broadcast), in the
+/// LOGICAL dtype (bf16 = 2 bytes, even though the CPU backend reduces bf16
+/// in f32 internally). Source: NCCL tests "busBw" convention
+/// (nccl-tests/doc/PERFORMANCE.md). Returns -1 for an invalid kind.
+int64_t zrt_comm_bytes(int kind);
+
+/// Number of collectives of `kind` started since the last reset; -1 for an
+/// invalid kind.
+int64_t zrt_comm_calls(int kind);
+
+/// Seconds this rank spent blocked inside zrt_wait (blocking collectives
+/// included), i.e. exposed communication time, since the last reset.
+double zrt_comm_wait_seconds(void);
+
+/// Resets byte counters, call counters and wait time to 0.
+void zrt_comm_reset(void);
+
+/*===----------------------------------------------------------------------===//
+// Memory arenas
+//===----------------------------------------------------------------------===*/
+
+/// What an arena holds; used only for the byte counters.
+enum zrt_mem_kind {
+  ZRT_MEM_PARAMETERS = 0,     ///< Working (f32 or bf16) parameters.
+  ZRT_MEM_GRADIENTS = 1,      ///< Gradients.
+  ZRT_MEM_MASTER_WEIGHTS = 2, ///< f32 master weights (mixed precision).
+  ZRT_MEM_MOMENTS = 3,        ///< Optimizer state (AdamW m and v).
+  ZRT_MEM_ACTIVATIONS = 4,    ///< Saved activations.
+  ZRT_MEM_TEMPORARIES = 5,    ///< Scratch space.
+  ZRT_MEM_COMM_BUFFERS = 6,   ///< Gather/scatter staging buffers.
+  ZRT_MEM_NUM_KINDS = 7,      ///< Number of kinds (not a kind).
+};
+
+/// Opaque arena handle.
+typedef struct zrt_arena_s *zrt_arena;
+
+/// Allocates one block of `bytes` bytes, 64-byte aligned and zero-filled,
+/// tagged with `kind` (enum zrt_mem_kind), and adds `bytes` to that kind's
+/// live counter (peak counters updated). bytes == 0 is allowed.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (bytes < 0, bad kind, NULL out),
+/// ZRT_ERR_OUT_OF_MEMORY.
+int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out);
+
+/// Frees the block and subtracts its bytes from its kind's live counter.
+/// NULL is a no-op.
+void zrt_arena_destroy(zrt_arena arena);
+
+/// Base address of the block (64-byte aligned); the compiler places tensors
+/// at byte offsets from it. NULL for a NULL arena.
+void *zrt_arena_base(zrt_arena arena);
+
+/// Size in bytes given at creation; -1 for a NULL arena.
+int64_t zrt_arena_size(zrt_arena arena);
+
+/// Optional bump allocation inside the arena: rounds the current bump
+/// offset up to `align` bytes (power of two; 0 means 64), returns it in
+/// *offset and advances the bump offset by `bytes`.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT, ZRT_ERR_OUT_OF_MEMORY (does not fit).
+int zrt_arena_alloc(zrt_arena arena, int64_t bytes, int64_t align,
+                    int64_t *offset);
+
+/// Current bump offset in bytes (0 after create/reset); -1 for NULL.
+int64_t zrt_arena_used(zrt_arena arena);
+
+/// Resets the bump offset to 0 (memory contents unchanged).
+void zrt_arena_reset(zrt_arena arena);
+
+/// Live bytes in arenas of `kind` on this process; -1 for an invalid kind.
+int64_t zrt_memory_bytes(int kind);
+
+/// Peak live bytes of `kind` since start or zrt_memory_reset_peak; -1 for
+/// an invalid kind.
+int64_t zrt_memory_peak_bytes(int kind);
+
+/// Live bytes over all kinds on this process.
+int64_t zrt_memory_total_bytes(void);
+
+/// Peak of the live total over all kinds (peak of the sum, not the sum of
+/// per-kind peaks).
+int64_t zrt_memory_peak_total_bytes(void);
+
+/// Sets every peak counter to the current live value.
+void zrt_memory_reset_peak(void);
+
+/*===----------------------------------------------------------------------===//
+// Data loading
+//===----------------------------------------------------------------------===*/
+
+/// Opaque token dataset (all tokens held in memory as int32).
+typedef struct zrt_dataset_s *zrt_dataset;
+
+/// Default validation fraction (last 10% of the tokens).
+#define ZRT_DEFAULT_VAL_FRACTION 0.1
+
+/// Data split selector.
+enum zrt_split {
+  ZRT_SPLIT_TRAIN = 0, ///< First L - floor(L * val_fraction) tokens.
+  ZRT_SPLIT_VAL = 1,   ///< Last floor(L * val_fraction) tokens.
+};
+
+/// Magic number of llm.c token files (header[0]).
+#define ZRT_LLMC_MAGIC 20240520
+
+/// Opens a raw byte-level text file: every byte is one token id in
+/// [0, 255] (UTF-8 is not decoded). Splits off the last
+/// floor(L * val_fraction) tokens as validation, val_fraction in [0, 1).
+/// Errors: ZRT_ERR_IO (missing/unreadable/empty file),
+/// ZRT_ERR_INVALID_ARGUMENT (bad fraction, NULL).
+int zrt_dataset_open_text(const char *path, double val_fraction,
+                          zrt_dataset *out);
+
+/// Opens an llm.c / nanoGPT token file: a header of 256 little-endian
+/// int32 (header[0] = 20240520, header[1] = 1 (version), header[2] = token
+/// count L), then L uint16 tokens. Split as zrt_dataset_open_text.
+/// Source: llm.c dev/data/data_common.py write_datafile.
+/// Errors: ZRT_ERR_IO (missing/unreadable), ZRT_ERR_FORMAT (short header,
+/// bad magic, unsupported version, zero or negative count, fewer tokens
+/// than the header says), ZRT_ERR_INVALID_ARGUMENT.
+int zrt_dataset_open_bin(const char *path, double val_fraction,
+                         zrt_dataset *out);
+
+/// Opens `path` as .bin (zrt_dataset_open_bin) if it ends in ".bin",
+/// otherwise as text (zrt_dataset_open_text).
+int zrt_dataset_open(const char *path, double val_fraction, zrt_dataset *out);
+
+/// Frees the dataset. NULL is a no-op.
+void zrt_dataset_close(zrt_dataset ds);
+
+/// Number of tokens in `split`; -1 for a NULL dataset or a bad split.
+int64_t zrt_dataset_num_tokens(zrt_dataset ds, int split);
+
+/// Smallest vocabulary covering the data: 256 for text, max token + 1 for
+/// .bin files; -1 for NULL.
+int64_t zrt_dataset_vocab_size(zrt_dataset ds);
+
+/// Samples this rank's part of global batch `step`. The global batch is B
+/// sequences of T+1 consecutive tokens from `split` (L tokens); sequence b
+/// starts at
+///   shuffle != 0: Philox(seed; step, b, split) mod (L - T)  (random windows)
+///   shuffle == 0: ((step * B + b) mod floor((L - 1) / T)) * T (sequential
+///                 non-overlapping windows; seed ignored),
+/// and gives inputs[b, :] = tok[s .. s+T), targets[b, :] = tok[s+1 .. s+T].
+/// The global batch depends only on (data, split, B, T, seed, step,
+/// shuffle), never on world_size. Rank r receives sequences
+/// [r*B/N, (r+1)*B/N) in inputs and targets, each [B/N, T] int32.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (B < 1, T < 1, step < 0, world_size < 1,
+/// B % world_size != 0, rank outside [0, world_size), bad split, NULL),
+/// ZRT_ERR_OUT_OF_RANGE (T + 1 > L: the split is shorter than one sequence).
+int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
+                      uint64_t seed, int64_t step, int shuffle, int rank,
+                      int world_size, int32_t *inputs, int32_t *targets);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // ZRT_ZRT_H

@@ -1,0 +1,367 @@
+//===- comm.cpp - Process group and collectives over MPI -------------------===//
+//
+// All collectives are MPI-3 nonblocking collectives on a duplicate of
+// MPI_COMM_WORLD with MPI_ERRORS_RETURN; the blocking forms are start + wait.
+// bf16 reductions widen to f32 staging buffers owned by the request, reduce
+// in f32 and round back to bf16 once in zrt_wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <new>
+#include <vector>
+
+struct zrt_request_s {
+  MPI_Request mpi = MPI_REQUEST_NULL;
+  // Epilogue applied in zrt_wait.
+  float *scaleOut = nullptr; // f32 result to multiply by `scale` (ZRT_AVG)
+  float scale = 1.0f;
+  int64_t count = 0;
+  zrt_bf16 *bf16Out = nullptr; // bf16 destination of the f32 staging result
+  std::vector<float> stageIn, stageOut;
+};
+
+namespace {
+
+struct CommState {
+  bool initialized = false;
+  bool finalized = false;
+  bool ownsMpi = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = -1;
+  int size = -1;
+  int64_t bytes[ZRT_COLL_NUM_KINDS] = {};
+  int64_t calls[ZRT_COLL_NUM_KINDS] = {};
+  double waitSeconds = 0.0;
+};
+
+CommState state;
+
+int mpiFail(const char *fn, int code) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, msg, &len);
+  return zrt::fail(ZRT_ERR_MPI, "%s: MPI error: %.*s", fn, len, msg);
+}
+
+int requireInit(const char *fn) {
+  if (!state.initialized)
+    return zrt::fail(ZRT_ERR_NOT_INITIALIZED,
+                     "%s: the runtime is not initialized (call zrt_init)", fn);
+  return ZRT_OK;
+}
+
+size_t dtypeSize(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+
+int checkCommon(const char *fn, int64_t n, int dtype, zrt_request *req) {
+  if (req)
+    *req = nullptr;
+  if (int st = requireInit(fn))
+    return st;
+  ZRT_REQUIRE(req != nullptr, "%s: req is NULL", fn);
+  ZRT_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
+  ZRT_REQUIRE(n <= INT_MAX, "%s: n = %lld exceeds the MPI count limit", fn,
+              (long long)n);
+  ZRT_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16,
+              "%s: unknown dtype %d", fn, dtype);
+  return ZRT_OK;
+}
+
+int checkOp(const char *fn, int op) {
+  ZRT_REQUIRE(op == ZRT_SUM || op == ZRT_AVG || op == ZRT_MAX,
+              "%s: unknown reduce op %d", fn, op);
+  return ZRT_OK;
+}
+
+MPI_Op mpiOp(int op) { return op == ZRT_MAX ? MPI_MAX : MPI_SUM; }
+
+void countTraffic(int kind, int64_t bytes) {
+  state.bytes[kind] += bytes;
+  state.calls[kind] += 1;
+}
+
+zrt_request newRequest(const char *fn, int *status) {
+  zrt_request r = new (std::nothrow) zrt_request_s;
+  if (!r)
+    *status = zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  return r;
+}
+
+// Allocates the f32 staging buffers of a bf16 reduction.
+int stageBf16(const char *fn, zrt_request r, const void *send, int64_t nIn,
+              int64_t nOut) {
+  try {
+    r->stageIn.resize(static_cast<size_t>(nIn));
+    r->stageOut.resize(static_cast<size_t>(nOut));
+  } catch (const std::bad_alloc &) {
+    return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
+                     "%s: cannot allocate f32 staging buffers", fn);
+  }
+  zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(send), r->stageIn.data(),
+                       nIn);
+  return ZRT_OK;
+}
+
+// Starts a reduction (reduce-scatter if scatter, else all-reduce).
+int startReduction(const char *fn, bool scatter, const void *send, void *recv,
+                   int64_t n, int dtype, int op, zrt_request *req) {
+  if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  if (int st = checkOp(fn, op))
+    return st;
+  const int64_t N = state.size;
+  ZRT_REQUIRE(!scatter || n * N <= INT_MAX, "%s: n * N exceeds the MPI count "
+              "limit", fn);
+  const int64_t nIn = scatter ? n * N : n;
+  ZRT_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  int status = ZRT_OK;
+  zrt_request r = newRequest(fn, &status);
+  if (!r)
+    return status;
+  const void *in = send;
+  void *out = recv;
+  if (dtype == ZRT_BF16) {
+    if (int st = stageBf16(fn, r, send, nIn, n)) {
+      delete r;
+      return st;
+    }
+    in = r->stageIn.data();
+    out = r->stageOut.data();
+    r->bf16Out = static_cast<zrt_bf16 *>(recv);
+  } else {
+    r->scaleOut = static_cast<float *>(recv);
+  }
+  r->count = n;
+  if (op == ZRT_AVG)
+    r->scale = 1.0f / static_cast<float>(N);
+  const int cnt = static_cast<int>(n);
+  int rc;
+  if (scatter) {
+    rc = MPI_Ireduce_scatter_block(in, out, cnt, MPI_FLOAT, mpiOp(op),
+                                   state.comm, &r->mpi);
+  } else {
+    if (dtype == ZRT_F32 && in == out)
+      in = MPI_IN_PLACE;
+    rc = MPI_Iallreduce(in, out, cnt, MPI_FLOAT, mpiOp(op), state.comm,
+                        &r->mpi);
+  }
+  if (rc != MPI_SUCCESS) {
+    delete r;
+    return mpiFail(fn, rc);
+  }
+  const int64_t elemBytes = static_cast<int64_t>(dtypeSize(dtype));
+  if (scatter)
+    countTraffic(ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * elemBytes);
+  else
+    countTraffic(ZRT_COLL_ALL_REDUCE, 2 * n * elemBytes * (N - 1) / N);
+  *req = r;
+  return ZRT_OK;
+}
+
+
+} // namespace
+
+extern "C" {
+
+int zrt_init(int *argc, char ***argv) {
+  if (state.initialized)
+    return ZRT_OK;
+  if (state.finalized)
+    return zrt::fail(ZRT_ERR_NOT_INITIALIZED,
+                     "zrt_init: called after zrt_finalize; MPI cannot be "
+                     "re-initialized");
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    int provided = 0;
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS)
+      return zrt::fail(ZRT_ERR_MPI, "zrt_init: MPI_Init_thread failed (%d)",
+                       rc);
+    state.ownsMpi = true;
+  }
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &state.comm);
+  if (rc != MPI_SUCCESS)
+    return mpiFail("zrt_init", rc);
+  MPI_Comm_set_errhandler(state.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(state.comm, &state.rank);
+  MPI_Comm_size(state.comm, &state.size);
+  state.initialized = true;
+  return ZRT_OK;
+}
+
+int zrt_finalize(void) {
+  if (!state.initialized)
+    return ZRT_OK;
+  MPI_Comm_free(&state.comm);
+  state.comm = MPI_COMM_NULL;
+  state.initialized = false;
+  state.finalized = true;
+  state.rank = state.size = -1;
+  if (state.ownsMpi) {
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS)
+      return zrt::fail(ZRT_ERR_MPI, "zrt_finalize: MPI_Finalize failed (%d)",
+                       rc);
+  }
+  return ZRT_OK;
+}
+
+int zrt_rank(void) { return state.initialized ? state.rank : -1; }
+
+int zrt_world_size(void) { return state.initialized ? state.size : -1; }
+
+int zrt_barrier(void) {
+  if (int st = requireInit("zrt_barrier"))
+    return st;
+  int rc = MPI_Barrier(state.comm);
+  return rc == MPI_SUCCESS ? ZRT_OK : mpiFail("zrt_barrier", rc);
+}
+
+int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
+                         zrt_request *req) {
+  const char *fn = "zrt_all_gather_start";
+  if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  const int64_t N = state.size;
+  ZRT_REQUIRE(n * N <= INT_MAX, "%s: n * N exceeds the MPI count limit", fn);
+  ZRT_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  int status = ZRT_OK;
+  zrt_request r = newRequest(fn, &status);
+  if (!r)
+    return status;
+  const size_t es = dtypeSize(dtype);
+  const MPI_Datatype type = dtype == ZRT_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+  const char *mine = static_cast<const char *>(recv) +
+                     static_cast<size_t>(state.rank) * n * es;
+  const void *in = (n > 0 && send == mine) ? MPI_IN_PLACE : send;
+  const int cnt = static_cast<int>(n);
+  int rc = MPI_Iallgather(in, cnt, type, recv, cnt, type, state.comm, &r->mpi);
+  if (rc != MPI_SUCCESS) {
+    delete r;
+    return mpiFail(fn, rc);
+  }
+  countTraffic(ZRT_COLL_ALL_GATHER, n * (N - 1) * static_cast<int64_t>(es));
+  *req = r;
+  return ZRT_OK;
+}
+
+int zrt_reduce_scatter_start(const void *send, void *recv, int64_t n,
+                             int dtype, int op, zrt_request *req) {
+  return startReduction("zrt_reduce_scatter_start", true, send, recv, n, dtype,
+                        op, req);
+}
+
+int zrt_all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
+                         int op, zrt_request *req) {
+  return startReduction("zrt_all_reduce_start", false, send, recv, n, dtype,
+                        op, req);
+}
+
+int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
+                        zrt_request *req) {
+  const char *fn = "zrt_broadcast_start";
+  if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  ZRT_REQUIRE(root >= 0 && root < state.size, "%s: root %d outside [0, %d)",
+              fn, root, state.size);
+  ZRT_REQUIRE(n == 0 || buf, "%s: NULL buffer", fn);
+  int status = ZRT_OK;
+  zrt_request r = newRequest(fn, &status);
+  if (!r)
+    return status;
+  const MPI_Datatype type = dtype == ZRT_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+  int rc = MPI_Ibcast(buf, static_cast<int>(n), type, root, state.comm,
+                      &r->mpi);
+  if (rc != MPI_SUCCESS) {
+    delete r;
+    return mpiFail(fn, rc);
+  }
+  countTraffic(ZRT_COLL_BROADCAST,
+               state.size > 1 ? n * static_cast<int64_t>(dtypeSize(dtype)) : 0);
+  *req = r;
+  return ZRT_OK;
+}
+
+int zrt_wait(zrt_request req) {
+  if (!req)
+    return ZRT_OK;
+  const auto t0 = std::chrono::steady_clock::now();
+  int rc = MPI_Wait(&req->mpi, MPI_STATUS_IGNORE);
+  state.waitSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  if (rc != MPI_SUCCESS) {
+    delete req;
+    return mpiFail("zrt_wait", rc);
+  }
+  const int64_t n = req->count;
+  if (req->bf16Out) {
+    float *src = req->stageOut.data();
+    const float s = req->scale;
+    zrt_bf16 *dst = req->bf16Out;
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = zrt::f32ToBf16(src[i] * s);
+  } else if (req->scaleOut && req->scale != 1.0f) {
+    zrt_scale(req->scaleOut, req->scale, req->scaleOut, n);
+  }
+  delete req;
+  return ZRT_OK;
+}
+
+int zrt_all_gather(const void *send, void *recv, int64_t n, int dtype) {
+  zrt_request r = nullptr;
+  if (int st = zrt_all_gather_start(send, recv, n, dtype, &r))
+    return st;
+  return zrt_wait(r);
+}
+
+int zrt_reduce_scatter(const void *send, void *recv, int64_t n, int dtype,
+                       int op) {
+  zrt_request r = nullptr;
+  if (int st = zrt_reduce_scatter_start(send, recv, n, dtype, op, &r))
+    return st;
+  return zrt_wait(r);
+}
+
+int zrt_all_reduce(const void *send, void *recv, int64_t n, int dtype,
+                   int op) {
+  zrt_request r = nullptr;
+  if (int st = zrt_all_reduce_start(send, recv, n, dtype, op, &r))
+    return st;
+  return zrt_wait(r);
+}
+
+int zrt_broadcast(void *buf, int64_t n, int dtype, int root) {
+  zrt_request r = nullptr;
+  if (int st = zrt_broadcast_start(buf, n, dtype, root, &r))
+    return st;
+  return zrt_wait(r);
+}
+
+int64_t zrt_comm_bytes(int kind) {
+  if (kind < 0 || kind >= ZRT_COLL_NUM_KINDS)
+    return -1;
+  return state.bytes[kind];
+}
+
+int64_t zrt_comm_calls(int kind) {
+  if (kind < 0 || kind >= ZRT_COLL_NUM_KINDS)
+    return -1;
+  return state.calls[kind];
+}
+
+double zrt_comm_wait_seconds(void) { return state.waitSeconds; }
+
+void zrt_comm_reset(void) {
+  for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+    state.bytes[k] = state.calls[k] = 0;
+  state.waitSeconds = 0.0;
+}
+
+} // extern "C"

@@ -1,0 +1,161 @@
+//===- elementwise.cpp - Elementwise kernels ------------------------------===//
+
+#include "internal.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace {
+using zrt::kParallelGrain;
+
+// sqrt(2 / pi) and the cubic coefficient of the tanh GELU approximation.
+constexpr float kGeluScale = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+} // namespace
+
+#define ZRT_EW_CHECK(fn, n)                                                    \
+  ZRT_REQUIRE((n) >= 0, "%s: n = %lld < 0", fn, (long long)(n))
+
+extern "C" {
+
+int zrt_fill(float *out, float value, int64_t n) {
+  ZRT_EW_CHECK("zrt_fill", n);
+  ZRT_REQUIRE_BUF("zrt_fill", n, out);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = value;
+  return ZRT_OK;
+}
+
+int zrt_copy(const float *x, float *out, int64_t n) {
+  ZRT_EW_CHECK("zrt_copy", n);
+  ZRT_REQUIRE_BUF("zrt_copy", n, x);
+  ZRT_REQUIRE_BUF("zrt_copy", n, out);
+  if (n > 0 && x != out)
+    std::memmove(out, x, static_cast<size_t>(n) * sizeof(float));
+  return ZRT_OK;
+}
+
+int zrt_add(const float *a, const float *b, float *out, int64_t n) {
+  ZRT_EW_CHECK("zrt_add", n);
+  ZRT_REQUIRE_BUF("zrt_add", n, a);
+  ZRT_REQUIRE_BUF("zrt_add", n, b);
+  ZRT_REQUIRE_BUF("zrt_add", n, out);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = a[i] + b[i];
+  return ZRT_OK;
+}
+
+int zrt_add_backward(const float *dout, float *da, float *db, int64_t n) {
+  ZRT_EW_CHECK("zrt_add_backward", n);
+  ZRT_REQUIRE_BUF("zrt_add_backward", n, dout);
+  if (da)
+    zrt_copy(dout, da, n);
+  if (db)
+    zrt_copy(dout, db, n);
+  return ZRT_OK;
+}
+
+int zrt_axpy(float alpha, const float *x, float *y, int64_t n) {
+  ZRT_EW_CHECK("zrt_axpy", n);
+  ZRT_REQUIRE_BUF("zrt_axpy", n, x);
+  ZRT_REQUIRE_BUF("zrt_axpy", n, y);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] += alpha * x[i];
+  return ZRT_OK;
+}
+
+int zrt_mul(const float *a, const float *b, float *out, int64_t n) {
+  ZRT_EW_CHECK("zrt_mul", n);
+  ZRT_REQUIRE_BUF("zrt_mul", n, a);
+  ZRT_REQUIRE_BUF("zrt_mul", n, b);
+  ZRT_REQUIRE_BUF("zrt_mul", n, out);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = a[i] * b[i];
+  return ZRT_OK;
+}
+
+int zrt_mul_backward(const float *a, const float *b, const float *dout,
+                     float *da, float *db, int64_t n) {
+  ZRT_EW_CHECK("zrt_mul_backward", n);
+  ZRT_REQUIRE_BUF("zrt_mul_backward", n, a);
+  ZRT_REQUIRE_BUF("zrt_mul_backward", n, b);
+  ZRT_REQUIRE_BUF("zrt_mul_backward", n, dout);
+#pragma omp parallel for schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    float g = dout[i], av = a[i], bv = b[i];
+    if (da)
+      da[i] = g * bv;
+    if (db)
+      db[i] = g * av;
+  }
+  return ZRT_OK;
+}
+
+int zrt_scale(const float *x, float alpha, float *out, int64_t n) {
+  ZRT_EW_CHECK("zrt_scale", n);
+  ZRT_REQUIRE_BUF("zrt_scale", n, x);
+  ZRT_REQUIRE_BUF("zrt_scale", n, out);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = alpha * x[i];
+  return ZRT_OK;
+}
+
+int zrt_gelu(const float *x, float *out, int64_t n) {
+  ZRT_EW_CHECK("zrt_gelu", n);
+  ZRT_REQUIRE_BUF("zrt_gelu", n, x);
+  ZRT_REQUIRE_BUF("zrt_gelu", n, out);
+#pragma omp parallel for schedule(static) if (n > kParallelGrain / 8)
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float u = kGeluScale * (v + kGeluCubic * v * v * v);
+    out[i] = 0.5f * v * (1.0f + std::tanh(u));
+  }
+  return ZRT_OK;
+}
+
+int zrt_gelu_backward(const float *x, const float *dout, float *dx,
+                      int64_t n) {
+  ZRT_EW_CHECK("zrt_gelu_backward", n);
+  ZRT_REQUIRE_BUF("zrt_gelu_backward", n, x);
+  ZRT_REQUIRE_BUF("zrt_gelu_backward", n, dout);
+  ZRT_REQUIRE_BUF("zrt_gelu_backward", n, dx);
+#pragma omp parallel for schedule(static) if (n > kParallelGrain / 8)
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float u = kGeluScale * (v + kGeluCubic * v * v * v);
+    float t = std::tanh(u);
+    float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
+    float grad = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+    dx[i] = grad * dout[i];
+  }
+  return ZRT_OK;
+}
+
+int zrt_relu(const float *x, float *out, int64_t n) {
+  ZRT_EW_CHECK("zrt_relu", n);
+  ZRT_REQUIRE_BUF("zrt_relu", n, x);
+  ZRT_REQUIRE_BUF("zrt_relu", n, out);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = x[i] < 0.0f ? 0.0f : x[i]; // NaN propagates, as torch.relu
+  return ZRT_OK;
+}
+
+int zrt_relu_backward(const float *x, const float *dout, float *dx,
+                      int64_t n) {
+  ZRT_EW_CHECK("zrt_relu_backward", n);
+  ZRT_REQUIRE_BUF("zrt_relu_backward", n, x);
+  ZRT_REQUIRE_BUF("zrt_relu_backward", n, dout);
+  ZRT_REQUIRE_BUF("zrt_relu_backward", n, dx);
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = x[i] > 0.0f ? dout[i] : 0.0f;
+  return ZRT_OK;
+}
+
+} // extern "C"

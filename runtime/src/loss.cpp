@@ -1,0 +1,193 @@
+//===- loss.cpp - Embedding, cross-entropy and MSE -------------------------===//
+
+#include "internal.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace {
+
+int checkIds(const char *fn, const int32_t *ids, int64_t N, int64_t V) {
+  for (int64_t i = 0; i < N; ++i)
+    if (ids[i] < 0 || ids[i] >= V)
+      return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
+                       "%s: ids[%lld] = %d is outside [0, %lld)", fn,
+                       (long long)i, ids[i], (long long)V);
+  return ZRT_OK;
+}
+
+int checkTargets(const char *fn, const int32_t *targets, int64_t N, int64_t V,
+                 int32_t ignore, int64_t *count) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    if (targets[i] == ignore)
+      continue;
+    if (targets[i] < 0 || targets[i] >= V)
+      return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
+                       "%s: targets[%lld] = %d is outside [0, %lld) and is "
+                       "not ignore_index (%d)",
+                       fn, (long long)i, targets[i], (long long)V, ignore);
+    ++c;
+  }
+  *count = c;
+  return ZRT_OK;
+}
+
+// Row max and log(sum_j exp(row_j - max)); the loss is then
+// logSum - (row_t - max), which never adds a large max back (as
+// torch.log_softmax).
+void rowLse(const float *row, int64_t V, float *maxOut, double *logSumOut) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < V; ++j)
+    mx = row[j] > mx ? row[j] : mx;
+  double sum = 0.0;
+  for (int64_t j = 0; j < V; ++j)
+    sum += std::exp(static_cast<double>(row[j] - mx));
+  *maxOut = mx;
+  *logSumOut = std::log(sum);
+}
+
+} // namespace
+
+extern "C" {
+
+int zrt_embedding(const float *table, const int32_t *ids, float *out,
+                  int64_t N, int64_t V, int64_t C) {
+  const char *fn = "zrt_embedding";
+  ZRT_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
+  ZRT_REQUIRE_BUF(fn, N, ids);
+  ZRT_REQUIRE_BUF(fn, N * C, out);
+  ZRT_REQUIRE_BUF(fn, V * C, table);
+  if (int st = checkIds(fn, ids, N, V))
+    return st;
+  const size_t rowBytes = static_cast<size_t>(C) * sizeof(float);
+#pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i)
+    std::memcpy(out + i * C, table + static_cast<int64_t>(ids[i]) * C,
+                rowBytes);
+  return ZRT_OK;
+}
+
+int zrt_embedding_backward(const float *dout, const int32_t *ids,
+                           float *dtable, int64_t N, int64_t V, int64_t C) {
+  const char *fn = "zrt_embedding_backward";
+  ZRT_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
+  ZRT_REQUIRE_BUF(fn, N, ids);
+  ZRT_REQUIRE_BUF(fn, N * C, dout);
+  ZRT_REQUIRE_BUF(fn, V * C, dtable);
+  if (int st = checkIds(fn, ids, N, V))
+    return st;
+  zrt_fill(dtable, 0.0f, V * C);
+  // Column blocks in parallel; every thread walks all ids in order, so the
+  // summation order (and result) is independent of the thread count.
+  constexpr int64_t kBlock = 64;
+  const int64_t nblocks = (C + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
+  for (int64_t blk = 0; blk < nblocks; ++blk) {
+    const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < C ? j0 + kBlock : C;
+    for (int64_t i = 0; i < N; ++i) {
+      float *dst = dtable + static_cast<int64_t>(ids[i]) * C;
+      const float *src = dout + i * C;
+      for (int64_t j = j0; j < j1; ++j)
+        dst[j] += src[j];
+    }
+  }
+  return ZRT_OK;
+}
+
+int zrt_cross_entropy(const float *logits, const int32_t *targets,
+                      float *loss, int64_t N, int64_t V,
+                      int32_t ignore_index) {
+  const char *fn = "zrt_cross_entropy";
+  ZRT_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
+  ZRT_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
+  ZRT_REQUIRE_BUF(fn, N, logits);
+  ZRT_REQUIRE_BUF(fn, N, targets);
+  int64_t count = 0;
+  if (int st = checkTargets(fn, targets, N, V, ignore_index, &count))
+    return st;
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (N * V > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    if (targets[i] == ignore_index)
+      continue;
+    const float *row = logits + i * V;
+    float mx;
+    double logSum;
+    rowLse(row, V, &mx, &logSum);
+    total += logSum - static_cast<double>(row[targets[i]] - mx);
+  }
+  *loss = count > 0 ? static_cast<float>(total / static_cast<double>(count))
+                    : std::numeric_limits<float>::quiet_NaN();
+  return ZRT_OK;
+}
+
+int zrt_cross_entropy_backward(const float *logits, const int32_t *targets,
+                               float dloss, float *dlogits, int64_t N,
+                               int64_t V, int32_t ignore_index) {
+  const char *fn = "zrt_cross_entropy_backward";
+  ZRT_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
+  ZRT_REQUIRE_BUF(fn, N, logits);
+  ZRT_REQUIRE_BUF(fn, N, targets);
+  ZRT_REQUIRE_BUF(fn, N, dlogits);
+  int64_t count = 0;
+  if (int st = checkTargets(fn, targets, N, V, ignore_index, &count))
+    return st;
+  const float g = count > 0 ? dloss / static_cast<float>(count) : 0.0f;
+#pragma omp parallel for schedule(static) if (N * V > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    float *drow = dlogits + i * V;
+    if (targets[i] == ignore_index) {
+      for (int64_t j = 0; j < V; ++j)
+        drow[j] = 0.0f;
+      continue;
+    }
+    const float *row = logits + i * V;
+    float mx;
+    double logSum;
+    rowLse(row, V, &mx, &logSum);
+    const float ls = static_cast<float>(logSum);
+    for (int64_t j = 0; j < V; ++j)
+      drow[j] = std::exp((row[j] - mx) - ls) * g;
+    drow[targets[i]] -= g;
+  }
+  return ZRT_OK;
+}
+
+int zrt_mse(const float *pred, const float *target, float *loss, int64_t n) {
+  const char *fn = "zrt_mse";
+  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
+  ZRT_REQUIRE_BUF(fn, n, pred);
+  ZRT_REQUIRE_BUF(fn, n, target);
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    double d = static_cast<double>(pred[i]) - static_cast<double>(target[i]);
+    total += d * d;
+  }
+  *loss = n > 0 ? static_cast<float>(total / static_cast<double>(n))
+                : std::numeric_limits<float>::quiet_NaN();
+  return ZRT_OK;
+}
+
+int zrt_mse_backward(const float *pred, const float *target, float dloss,
+                     float *dpred, float *dtarget, int64_t n) {
+  const char *fn = "zrt_mse_backward";
+  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_REQUIRE_BUF(fn, n, pred);
+  ZRT_REQUIRE_BUF(fn, n, target);
+  const float g = n > 0 ? 2.0f * dloss / static_cast<float>(n) : 0.0f;
+#pragma omp parallel for simd schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    float d = (pred[i] - target[i]) * g;
+    if (dpred)
+      dpred[i] = d;
+    if (dtarget)
+      dtarget[i] = -d;
+  }
+  return ZRT_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,110 @@
+//===- matmul.cpp - Matrix products (cblas_sgemm) --------------------------===//
+
+#include "internal.h"
+
+#include <cblas.h>
+
+namespace {
+constexpr int64_t kIntMax = INT_MAX;
+} // namespace
+
+extern "C" {
+
+int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
+               int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
+               int trans_b, float alpha, float beta, int64_t stride_a,
+               int64_t stride_b, int64_t stride_c) {
+  const char *fn = "zrt_matmul";
+  ZRT_REQUIRE(batch >= 0 && M >= 0 && N >= 0 && K >= 0,
+              "%s: negative size (batch=%lld M=%lld N=%lld K=%lld)", fn,
+              (long long)batch, (long long)M, (long long)N, (long long)K);
+  ZRT_REQUIRE(M <= kIntMax && N <= kIntMax && K <= kIntMax,
+              "%s: M, N, K must fit in int32 for BLAS", fn);
+  if (stride_a == ZRT_STRIDE_PACKED)
+    stride_a = M * K;
+  if (stride_b == ZRT_STRIDE_PACKED)
+    stride_b = K * N;
+  if (stride_c == ZRT_STRIDE_PACKED)
+    stride_c = M * N;
+  ZRT_REQUIRE(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
+              "%s: strides must be >= 0 or ZRT_STRIDE_PACKED", fn);
+  ZRT_REQUIRE(batch <= 1 || stride_c > 0 || M * N == 0,
+              "%s: stride_c = 0 with batch = %lld would race on C", fn,
+              (long long)batch);
+  if (batch == 0 || M == 0 || N == 0)
+    return ZRT_OK;
+  ZRT_REQUIRE(C != nullptr, "%s: C is NULL", fn);
+  ZRT_REQUIRE(K == 0 || (A != nullptr && B != nullptr), "%s: A or B is NULL",
+              fn);
+
+  const int m = static_cast<int>(M), n = static_cast<int>(N),
+            k = static_cast<int>(K);
+  const int lda = trans_a ? m : k;
+  const int ldb = trans_b ? k : n;
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  for (int64_t b = 0; b < batch; ++b) {
+    float *c = C + b * stride_c;
+    if (K == 0) {
+      // C = beta * C (BLAS semantics with an empty inner dimension).
+      for (int64_t i = 0; i < M * N; ++i)
+        c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    } else {
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A + b * stride_a,
+                  lda > 0 ? lda : 1, B + b * stride_b, ldb > 0 ? ldb : 1,
+                  beta, c, n);
+    }
+    if (bias) {
+#pragma omp parallel for schedule(static) if (M * N > zrt::kParallelGrain)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          c[i * N + j] += bias[j];
+    }
+  }
+  return ZRT_OK;
+}
+
+int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
+                      int64_t N) {
+  const char *fn = "zrt_bias_backward";
+  ZRT_REQUIRE(rows >= 0 && N >= 0, "%s: negative size", fn);
+  ZRT_REQUIRE_BUF(fn, N, dbias);
+  ZRT_REQUIRE_BUF(fn, rows * N, dout);
+  // Parallel over column blocks; each thread sums its columns over all rows
+  // (row-sequential inner loop keeps the access contiguous).
+  constexpr int64_t kBlock = 64;
+  const int64_t nblocks = (N + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (rows * N > zrt::kParallelGrain)
+  for (int64_t blk = 0; blk < nblocks; ++blk) {
+    const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < N ? j0 + kBlock : N;
+    float acc[kBlock] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = dout + r * N;
+      for (int64_t j = j0; j < j1; ++j)
+        acc[j - j0] += row[j];
+    }
+    for (int64_t j = j0; j < j1; ++j)
+      dbias[j] = acc[j - j0];
+  }
+  return ZRT_OK;
+}
+
+int zrt_permute_0213(const float *in, float *out, int64_t A, int64_t B,
+                     int64_t C, int64_t D) {
+  const char *fn = "zrt_permute_0213";
+  ZRT_REQUIRE(A >= 0 && B >= 0 && C >= 0 && D >= 0, "%s: negative dim", fn);
+  const int64_t total = A * B * C * D;
+  ZRT_REQUIRE_BUF(fn, total, in);
+  ZRT_REQUIRE_BUF(fn, total, out);
+  ZRT_REQUIRE(total == 0 || in != out, "%s: in-place is not supported", fn);
+  const size_t rowBytes = static_cast<size_t>(D) * sizeof(float);
+#pragma omp parallel for collapse(2) schedule(static) if (total > zrt::kParallelGrain)
+  for (int64_t a = 0; a < A; ++a)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        std::memcpy(out + ((a * C + c) * B + b) * D,
+                    in + ((a * B + b) * C + c) * D, rowBytes);
+  return ZRT_OK;
+}
+
+} // extern "C"

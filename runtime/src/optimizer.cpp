@@ -1,0 +1,108 @@
+//===- optimizer.cpp - AdamW, gradient norm, clipping ----------------------===//
+
+#include "internal.h"
+
+#include <cmath>
+
+namespace {
+
+inline float loadGrad(const float *g, int64_t i) { return g[i]; }
+inline float loadGrad(const uint16_t *g, int64_t i) {
+  return zrt::bf16ToF32(g[i]);
+}
+
+// torch.optim.AdamW, _single_tensor_adamw (PyTorch 1.13 / 2.x), with the
+// python-double scalars (1 - lr*wd, 1 - beta^t, lr / bc1, sqrt(bc2)) computed
+// in double and rounded to f32 where PyTorch feeds them to f32 kernels.
+template <typename G>
+int adamw(const char *fn, float *param, float *m, float *v, const G *grad,
+          float *outF32, uint16_t *outBf16, int64_t n, double lr, double beta1,
+          double beta2, double eps, double weightDecay, float gradScale,
+          int64_t step) {
+  ZRT_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
+  ZRT_REQUIRE(step >= 1, "%s: step = %lld must be >= 1 (1 = first step)", fn,
+              (long long)step);
+  ZRT_REQUIRE_BUF(fn, n, param);
+  ZRT_REQUIRE_BUF(fn, n, m);
+  ZRT_REQUIRE_BUF(fn, n, v);
+  ZRT_REQUIRE_BUF(fn, n, grad);
+  const float decay = static_cast<float>(1.0 - lr * weightDecay);
+  const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+  const float oneMinusB1 = static_cast<float>(1.0 - beta1);
+  const float oneMinusB2 = static_cast<float>(1.0 - beta2);
+  const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
+  const float negStepSize = static_cast<float>(-(lr / bc1));
+  const float bc2Sqrt = static_cast<float>(std::sqrt(bc2));
+  const float epsF = static_cast<float>(eps);
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain / 4)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = loadGrad(grad, i) * gradScale;
+    float p = param[i] * decay;
+    const float mi = m[i] * b1 + oneMinusB1 * g;
+    const float vi = v[i] * b2 + oneMinusB2 * g * g;
+    const float denom = std::sqrt(vi) / bc2Sqrt + epsF;
+    p = p + negStepSize * (mi / denom);
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p;
+    if (outF32)
+      outF32[i] = p;
+    if (outBf16)
+      outBf16[i] = zrt::f32ToBf16(p);
+  }
+  return ZRT_OK;
+}
+
+template <typename T>
+int sumSquares(const char *fn, const T *x, int64_t n, float *out) {
+  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_REQUIRE(out != nullptr, "%s: out is NULL", fn);
+  ZRT_REQUIRE_BUF(fn, n, x);
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = loadGrad(x, i);
+    total += d * d;
+  }
+  *out = static_cast<float>(total);
+  return ZRT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int zrt_adamw_step(float *param, float *m, float *v, const float *grad,
+                   float *out_f32, zrt_bf16 *out_bf16, int64_t n, double lr,
+                   double beta1, double beta2, double eps, double weight_decay,
+                   float grad_scale, int64_t step) {
+  return adamw("zrt_adamw_step", param, m, v, grad, out_f32, out_bf16, n, lr,
+               beta1, beta2, eps, weight_decay, grad_scale, step);
+}
+
+int zrt_adamw_step_bf16_grad(float *param, float *m, float *v,
+                             const zrt_bf16 *grad, float *out_f32,
+                             zrt_bf16 *out_bf16, int64_t n, double lr,
+                             double beta1, double beta2, double eps,
+                             double weight_decay, float grad_scale,
+                             int64_t step) {
+  return adamw("zrt_adamw_step_bf16_grad", param, m, v, grad, out_f32,
+               out_bf16, n, lr, beta1, beta2, eps, weight_decay, grad_scale,
+               step);
+}
+
+int zrt_sum_squares(const float *x, int64_t n, float *out) {
+  return sumSquares("zrt_sum_squares", x, n, out);
+}
+
+int zrt_sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out) {
+  return sumSquares("zrt_sum_squares_bf16", x, n, out);
+}
+
+float zrt_clip_coef(float total_norm, float max_norm) {
+  const float coef = max_norm / (total_norm + 1e-6f);
+  return coef < 1.0f ? coef : 1.0f;
+}
+
+} // extern "C"

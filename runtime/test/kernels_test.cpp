@@ -1,0 +1,596 @@
+//===- kernels_test.cpp - Forward values and finite-difference gradients ---===//
+//
+// Every backward kernel is checked against central finite differences of
+// L = sum(w * forward(x)) evaluated with the f32 forward kernel (L in
+// double), with the upstream gradient dout = w.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test_util.h"
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+using namespace zrt_test;
+
+namespace {
+
+// Naive reference: C[b] = alpha op(A[b]) op(B[b]) + beta C[b] + bias, double.
+std::vector<double> naiveMatmul(const std::vector<float> &A,
+                                const std::vector<float> &B,
+                                const float *bias, const std::vector<float> &C0,
+                                int batch, int M, int N, int K, bool ta,
+                                bool tb, float alpha, float beta) {
+  std::vector<double> C(static_cast<size_t>(batch) * M * N);
+  for (int b = 0; b < batch; ++b)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double acc = 0.0;
+        for (int k = 0; k < K; ++k) {
+          double a = ta ? A[b * M * K + k * M + i] : A[b * M * K + i * K + k];
+          double bv = tb ? B[b * K * N + j * K + k] : B[b * K * N + k * N + j];
+          acc += a * bv;
+        }
+        double c = alpha * acc + beta * C0[b * M * N + i * N + j];
+        if (bias)
+          c += bias[j];
+        C[b * M * N + i * N + j] = c;
+      }
+  return C;
+}
+
+class MatmulTransposeTest
+    : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+} // namespace
+
+TEST_P(MatmulTransposeTest, ForwardMatchesNaive) {
+  const bool ta = std::get<0>(GetParam()), tb = std::get<1>(GetParam());
+  const int batch = 3, M = 4, N = 5, K = 6;
+  auto A = randomVec(batch * M * K, 1), B = randomVec(batch * K * N, 2);
+  auto bias = randomVec(N, 3), C = randomVec(batch * M * N, 4);
+  auto ref = naiveMatmul(A, B, bias.data(), C, batch, M, N, K, ta, tb, 0.75f,
+                         0.5f);
+  ASSERT_EQ(zrt_matmul(A.data(), B.data(), bias.data(), C.data(), batch, M, N,
+                       K, ta, tb, 0.75f, 0.5f, ZRT_STRIDE_PACKED,
+                       ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED),
+            ZRT_OK);
+  expectAllNear(C.data(), ref, "C");
+}
+
+// Checks the documented backward recipe (matmuls with flipped transposes and
+// zrt_bias_backward) against finite differences, batched.
+TEST_P(MatmulTransposeTest, GradientsMatchFiniteDifferences) {
+  const bool ta = std::get<0>(GetParam()), tb = std::get<1>(GetParam());
+  const int batch = 2, M = 3, N = 4, K = 5;
+  auto A = randomVec(batch * M * K, 11), B = randomVec(batch * K * N, 12);
+  auto bias = randomVec(N, 13), w = randomVec(batch * M * N, 14);
+  const int64_t P = ZRT_STRIDE_PACKED;
+  auto forward = [&] {
+    std::vector<float> C(batch * M * N);
+    EXPECT_EQ(zrt_matmul(A.data(), B.data(), bias.data(), C.data(), batch, M,
+                         N, K, ta, tb, 1.0f, 0.0f, P, P, P),
+              ZRT_OK);
+    return weightedSum(w, C);
+  };
+  const float *dC = w.data();
+  std::vector<float> dA(A.size()), dB(B.size()), dbias(N);
+  // d op(A) = dC op(B)^T  [M, K];  d op(B) = op(A)^T dC  [K, N].
+  if (!ta) {
+    ASSERT_EQ(zrt_matmul(dC, B.data(), nullptr, dA.data(), batch, M, K, N, 0,
+                         tb ? 0 : 1, 1.0f, 0.0f, P, P, P),
+              ZRT_OK);
+  } else { // dA stored [K, M] = op(B) dC^T
+    ASSERT_EQ(zrt_matmul(B.data(), dC, nullptr, dA.data(), batch, K, M, N,
+                         tb ? 1 : 0, 1, 1.0f, 0.0f, P, P, P),
+              ZRT_OK);
+  }
+  if (!tb) {
+    ASSERT_EQ(zrt_matmul(A.data(), dC, nullptr, dB.data(), batch, K, N, M,
+                         ta ? 0 : 1, 0, 1.0f, 0.0f, P, P, P),
+              ZRT_OK);
+  } else { // dB stored [N, K] = dC^T op(A)
+    ASSERT_EQ(zrt_matmul(dC, A.data(), nullptr, dB.data(), batch, N, K, M, 1,
+                         ta ? 1 : 0, 1.0f, 0.0f, P, P, P),
+              ZRT_OK);
+  }
+  ASSERT_EQ(zrt_bias_backward(dC, dbias.data(), batch * M, N), ZRT_OK);
+  expectGradNear(dA, numericGrad(A, forward), "dA");
+  expectGradNear(dB, numericGrad(B, forward), "dB");
+  expectGradNear(dbias, numericGrad(bias, forward), "dbias");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransposes, MatmulTransposeTest,
+                         ::testing::Combine(::testing::Bool(),
+                                            ::testing::Bool()));
+
+TEST(MatmulTest, BroadcastStrideZeroReusesB) {
+  const int batch = 3, M = 2, N = 3, K = 4;
+  auto A = randomVec(batch * M * K, 21), B1 = randomVec(K * N, 22);
+  std::vector<float> Bfull;
+  for (int b = 0; b < batch; ++b)
+    Bfull.insert(Bfull.end(), B1.begin(), B1.end());
+  std::vector<float> C1(batch * M * N), C2(batch * M * N);
+  ASSERT_EQ(zrt_matmul(A.data(), B1.data(), nullptr, C1.data(), batch, M, N, K,
+                       0, 0, 1.0f, 0.0f, ZRT_STRIDE_PACKED, 0,
+                       ZRT_STRIDE_PACKED),
+            ZRT_OK);
+  ASSERT_EQ(zrt_matmul(A.data(), Bfull.data(), nullptr, C2.data(), batch, M, N,
+                       K, 0, 0, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
+                       ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED),
+            ZRT_OK);
+  EXPECT_EQ(C1, C2);
+}
+
+TEST(MatmulTest, BetaZeroIgnoresGarbageInC) {
+  std::vector<float> A = {1, 2, 3, 4}, B = {1, 0, 0, 1};
+  std::vector<float> C(4, std::numeric_limits<float>::quiet_NaN());
+  ASSERT_EQ(zrt_matmul(A.data(), B.data(), nullptr, C.data(), 1, 2, 2, 2, 0, 0,
+                       1.0f, 0.0f, ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED,
+                       ZRT_STRIDE_PACKED),
+            ZRT_OK);
+  EXPECT_EQ(C, A);
+}
+
+TEST(MatmulTest, RejectsBadArguments) {
+  float x[4] = {};
+  EXPECT_EQ(zrt_matmul(x, x, nullptr, x, 1, -1, 2, 2, 0, 0, 1, 0, -1, -1, -1),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("zrt_matmul"),
+            std::string::npos);
+  EXPECT_EQ(zrt_matmul(x, x, nullptr, x, 2, 1, 1, 1, 0, 0, 1, 0, -1, -1, 0),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_matmul(nullptr, x, nullptr, x, 1, 2, 2, 2, 0, 0, 1, 0, -1, -1,
+                       -1),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_matmul(x, x, nullptr, x, 1, 1, 1, 1, 0, 0, 1, 0, -5, -1, -1),
+            ZRT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(PermuteTest, SwapsMiddleAxesAndInverts) {
+  const int A = 2, B = 3, C = 4, D = 5;
+  auto x = randomVec(A * B * C * D, 31);
+  std::vector<float> y(x.size()), z(x.size());
+  ASSERT_EQ(zrt_permute_0213(x.data(), y.data(), A, B, C, D), ZRT_OK);
+  for (int a = 0; a < A; ++a)
+    for (int b = 0; b < B; ++b)
+      for (int c = 0; c < C; ++c)
+        for (int d = 0; d < D; ++d)
+          EXPECT_EQ(y[((a * C + c) * B + b) * D + d],
+                    x[((a * B + b) * C + c) * D + d]);
+  ASSERT_EQ(zrt_permute_0213(y.data(), z.data(), A, C, B, D), ZRT_OK);
+  EXPECT_EQ(z, x);
+  EXPECT_EQ(zrt_permute_0213(x.data(), x.data(), A, B, C, D),
+            ZRT_ERR_INVALID_ARGUMENT);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+TEST(ElementwiseTest, AddAndMulGradients) {
+  const int n = 17;
+  auto a = randomVec(n, 41), b = randomVec(n, 42), w = randomVec(n, 43);
+  auto addLoss = [&] {
+    std::vector<float> y(n);
+    EXPECT_EQ(zrt_add(a.data(), b.data(), y.data(), n), ZRT_OK);
+    return weightedSum(w, y);
+  };
+  std::vector<float> da(n), db(n);
+  ASSERT_EQ(zrt_add_backward(w.data(), da.data(), db.data(), n), ZRT_OK);
+  expectGradNear(da, numericGrad(a, addLoss), "add da");
+  expectGradNear(db, numericGrad(b, addLoss), "add db");
+
+  auto mulLoss = [&] {
+    std::vector<float> y(n);
+    EXPECT_EQ(zrt_mul(a.data(), b.data(), y.data(), n), ZRT_OK);
+    return weightedSum(w, y);
+  };
+  ASSERT_EQ(zrt_mul_backward(a.data(), b.data(), w.data(), da.data(),
+                             db.data(), n),
+            ZRT_OK);
+  expectGradNear(da, numericGrad(a, mulLoss), "mul da");
+  expectGradNear(db, numericGrad(b, mulLoss), "mul db");
+
+  auto scaleLoss = [&] {
+    std::vector<float> y(n);
+    EXPECT_EQ(zrt_scale(a.data(), -2.5f, y.data(), n), ZRT_OK);
+    return weightedSum(w, y);
+  };
+  ASSERT_EQ(zrt_scale(w.data(), -2.5f, da.data(), n), ZRT_OK);
+  expectGradNear(da, numericGrad(a, scaleLoss), "scale dx");
+}
+
+TEST(ElementwiseTest, ValuesInPlaceAndHelpers) {
+  std::vector<float> a = {1, 2, 3}, b = {10, 20, 30}, y(3);
+  ASSERT_EQ(zrt_add(a.data(), b.data(), a.data(), 3), ZRT_OK); // in place
+  EXPECT_EQ(a, (std::vector<float>{11, 22, 33}));
+  ASSERT_EQ(zrt_mul(a.data(), b.data(), y.data(), 3), ZRT_OK);
+  EXPECT_EQ(y, (std::vector<float>{110, 440, 990}));
+  ASSERT_EQ(zrt_axpy(2.0f, b.data(), y.data(), 3), ZRT_OK);
+  EXPECT_EQ(y, (std::vector<float>{130, 480, 1050}));
+  ASSERT_EQ(zrt_fill(y.data(), 7.0f, 3), ZRT_OK);
+  EXPECT_EQ(y, (std::vector<float>{7, 7, 7}));
+  ASSERT_EQ(zrt_copy(b.data(), y.data(), 3), ZRT_OK);
+  EXPECT_EQ(y, b);
+  EXPECT_EQ(zrt_add(a.data(), nullptr, y.data(), 3), ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_add(a.data(), b.data(), y.data(), -1),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_add(nullptr, nullptr, nullptr, 0), ZRT_OK);
+}
+
+TEST(ElementwiseTest, LargeParallelAdd) {
+  const int64_t n = 300000; // above the OpenMP grain
+  std::vector<float> a(n), b(n), y(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i);
+    b[i] = 1.0f;
+  }
+  ASSERT_EQ(zrt_add(a.data(), b.data(), y.data(), n), ZRT_OK);
+  for (int64_t i = 0; i < n; i += 997)
+    ASSERT_EQ(y[i], static_cast<float>(i) + 1.0f);
+}
+
+TEST(ElementwiseTest, GeluMatchesTanhFormulaAndGradient) {
+  const int n = 25;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = -3.0f + 0.25f * static_cast<float>(i);
+  std::vector<float> y(n);
+  ASSERT_EQ(zrt_gelu(x.data(), y.data(), n), ZRT_OK);
+  std::vector<double> ref(n);
+  for (int i = 0; i < n; ++i) {
+    double v = x[i];
+    ref[i] = 0.5 * v *
+             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+  }
+  expectAllNear(y.data(), ref, "gelu", 1e-5, 1e-6);
+  // torch.nn.functional.gelu(torch.tensor(1.0), approximate='tanh')
+  float one = 1.0f, g1;
+  zrt_gelu(&one, &g1, 1);
+  EXPECT_NEAR(g1, 0.8411920071f, 1e-6);
+
+  auto w = randomVec(n, 51);
+  auto loss = [&] {
+    std::vector<float> out(n);
+    EXPECT_EQ(zrt_gelu(x.data(), out.data(), n), ZRT_OK);
+    return weightedSum(w, out);
+  };
+  std::vector<float> dx(n);
+  ASSERT_EQ(zrt_gelu_backward(x.data(), w.data(), dx.data(), n), ZRT_OK);
+  expectGradNear(dx, numericGrad(x, loss), "gelu dx");
+}
+
+TEST(ElementwiseTest, ReluValuesAndGradient) {
+  const int n = 20;
+  auto x = randomVec(n, 61);
+  for (float &v : x) // keep away from the kink at 0
+    v = v >= 0 ? v + 0.1f : v - 0.1f;
+  auto w = randomVec(n, 62);
+  auto loss = [&] {
+    std::vector<float> out(n);
+    EXPECT_EQ(zrt_relu(x.data(), out.data(), n), ZRT_OK);
+    return weightedSum(w, out);
+  };
+  std::vector<float> dx(n), y(n);
+  ASSERT_EQ(zrt_relu(x.data(), y.data(), n), ZRT_OK);
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f);
+  ASSERT_EQ(zrt_relu_backward(x.data(), w.data(), dx.data(), n), ZRT_OK);
+  expectGradNear(dx, numericGrad(x, loss), "relu dx");
+  float zero = 0.0f, g = 5.0f, d = -1.0f;
+  zrt_relu_backward(&zero, &g, &d, 1);
+  EXPECT_EQ(d, 0.0f);
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm and softmax
+//===----------------------------------------------------------------------===//
+
+TEST(LayerNormTest, ForwardMatchesDoubleReference) {
+  const int N = 4, C = 7;
+  const float eps = 1e-5f;
+  auto x = randomVec(N * C, 71, -2, 3), w = randomVec(C, 72), b = randomVec(C, 73);
+  std::vector<float> y(N * C), mean(N), rstd(N);
+  ASSERT_EQ(zrt_layer_norm(x.data(), w.data(), b.data(), y.data(), mean.data(),
+                           rstd.data(), N, C, eps),
+            ZRT_OK);
+  std::vector<double> ref(N * C), refMean(N), refRstd(N);
+  for (int i = 0; i < N; ++i) {
+    double m = 0, v = 0;
+    for (int j = 0; j < C; ++j)
+      m += x[i * C + j];
+    m /= C;
+    for (int j = 0; j < C; ++j)
+      v += (x[i * C + j] - m) * (x[i * C + j] - m);
+    v /= C;
+    refMean[i] = m;
+    refRstd[i] = 1.0 / std::sqrt(v + eps);
+    for (int j = 0; j < C; ++j)
+      ref[i * C + j] = (x[i * C + j] - m) * refRstd[i] * w[j] + b[j];
+  }
+  expectAllNear(y.data(), ref, "y", 1e-5, 1e-5);
+  expectAllNear(mean.data(), refMean, "mean", 1e-5, 1e-6);
+  expectAllNear(rstd.data(), refRstd, "rstd", 1e-5, 1e-6);
+}
+
+TEST(LayerNormTest, GradientsMatchFiniteDifferences) {
+  const int N = 3, C = 8;
+  const float eps = 1e-5f;
+  auto x = randomVec(N * C, 81, -2, 2), w = randomVec(C, 82, 0.5f, 1.5f);
+  auto b = randomVec(C, 83), up = randomVec(N * C, 84);
+  auto loss = [&] {
+    std::vector<float> y(N * C);
+    EXPECT_EQ(zrt_layer_norm(x.data(), w.data(), b.data(), y.data(), nullptr,
+                             nullptr, N, C, eps),
+              ZRT_OK);
+    return weightedSum(up, y);
+  };
+  std::vector<float> y(N * C), mean(N), rstd(N), dx(N * C), dw(C), db(C);
+  ASSERT_EQ(zrt_layer_norm(x.data(), w.data(), b.data(), y.data(), mean.data(),
+                           rstd.data(), N, C, eps),
+            ZRT_OK);
+  ASSERT_EQ(zrt_layer_norm_backward(up.data(), x.data(), w.data(), mean.data(),
+                                    rstd.data(), dx.data(), dw.data(),
+                                    db.data(), N, C),
+            ZRT_OK);
+  expectGradNear(dx, numericGrad(x, loss), "dx");
+  expectGradNear(dw, numericGrad(w, loss), "dweight");
+  expectGradNear(db, numericGrad(b, loss), "dbias");
+}
+
+TEST(LayerNormTest, NoAffineAndErrors) {
+  std::vector<float> x = {1, 2, 3, 4}, y(4);
+  ASSERT_EQ(zrt_layer_norm(x.data(), nullptr, nullptr, y.data(), nullptr,
+                           nullptr, 1, 4, 0.0f),
+            ZRT_OK);
+  double s = 0;
+  for (float v : y)
+    s += v;
+  EXPECT_NEAR(s, 0.0, 1e-6);
+  EXPECT_NEAR(y[3], 1.5 / std::sqrt(1.25), 1e-6);
+  EXPECT_EQ(zrt_layer_norm(x.data(), nullptr, nullptr, y.data(), nullptr,
+                           nullptr, 1, 0, 1e-5f),
+            ZRT_ERR_INVALID_ARGUMENT);
+}
+
+TEST(SoftmaxTest, RowsSumToOneAndGradient) {
+  const int N = 3, C = 6;
+  auto x = randomVec(N * C, 91, -3, 3), w = randomVec(N * C, 92);
+  std::vector<float> y(N * C), dx(N * C);
+  ASSERT_EQ(zrt_softmax(x.data(), y.data(), N, C), ZRT_OK);
+  for (int i = 0; i < N; ++i) {
+    double s = 0;
+    for (int j = 0; j < C; ++j)
+      s += y[i * C + j];
+    EXPECT_NEAR(s, 1.0, 1e-6);
+  }
+  auto loss = [&] {
+    std::vector<float> out(N * C);
+    EXPECT_EQ(zrt_softmax(x.data(), out.data(), N, C), ZRT_OK);
+    return weightedSum(w, out);
+  };
+  ASSERT_EQ(zrt_softmax_backward(y.data(), w.data(), dx.data(), N, C), ZRT_OK);
+  expectGradNear(dx, numericGrad(x, loss), "softmax dx");
+  // Large logits stay finite (max-subtracted).
+  std::vector<float> big = {1000.0f, 1001.0f}, p(2);
+  ASSERT_EQ(zrt_softmax(big.data(), p.data(), 1, 2), ZRT_OK);
+  EXPECT_NEAR(p[1], 1.0 / (1.0 + std::exp(-1.0)), 1e-6);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+TEST(AttentionTest, ForwardMatchesNaive) {
+  const int B = 2, H = 2, T = 5, D = 3;
+  const int n = B * H * T * D;
+  auto q = randomVec(n, 101), k = randomVec(n, 102), v = randomVec(n, 103);
+  std::vector<float> out(n), probs(B * H * T * T);
+  ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out.data(),
+                                 probs.data(), B, H, T, D),
+            ZRT_OK);
+  std::vector<double> ref(n), refP(B * H * T * T);
+  for (int s = 0; s < B * H; ++s)
+    for (int i = 0; i < T; ++i) {
+      std::vector<double> sc(T, 0.0);
+      double mx = -1e300;
+      for (int j = 0; j <= i; ++j) {
+        double d = 0;
+        for (int c = 0; c < D; ++c)
+          d += double(q[(s * T + i) * D + c]) * k[(s * T + j) * D + c];
+        sc[j] = d / std::sqrt(double(D));
+        mx = std::max(mx, sc[j]);
+      }
+      double z = 0;
+      for (int j = 0; j <= i; ++j)
+        z += std::exp(sc[j] - mx);
+      for (int j = 0; j < T; ++j)
+        refP[(s * T + i) * T + j] = j <= i ? std::exp(sc[j] - mx) / z : 0.0;
+      for (int c = 0; c < D; ++c) {
+        double o = 0;
+        for (int j = 0; j <= i; ++j)
+          o += refP[(s * T + i) * T + j] * v[(s * T + j) * D + c];
+        ref[(s * T + i) * D + c] = o;
+      }
+    }
+  expectAllNear(out.data(), ref, "out", 1e-5, 1e-6);
+  expectAllNear(probs.data(), refP, "probs", 1e-5, 1e-6);
+  // probs == NULL gives the same output.
+  std::vector<float> out2(n);
+  ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out2.data(),
+                                 nullptr, B, H, T, D),
+            ZRT_OK);
+  EXPECT_EQ(out, out2);
+}
+
+TEST(AttentionTest, GradientsMatchFiniteDifferences) {
+  const int B = 1, H = 2, T = 4, D = 3;
+  const int n = B * H * T * D;
+  auto q = randomVec(n, 111), k = randomVec(n, 112), v = randomVec(n, 113);
+  auto w = randomVec(n, 114);
+  auto loss = [&] {
+    std::vector<float> out(n);
+    EXPECT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out.data(),
+                                   nullptr, B, H, T, D),
+              ZRT_OK);
+    return weightedSum(w, out);
+  };
+  std::vector<float> out(n), probs(B * H * T * T), dq(n), dk(n), dv(n);
+  ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out.data(),
+                                 probs.data(), B, H, T, D),
+            ZRT_OK);
+  ASSERT_EQ(zrt_causal_attention_backward(w.data(), q.data(), k.data(),
+                                          v.data(), probs.data(), dq.data(),
+                                          dk.data(), dv.data(), B, H, T, D),
+            ZRT_OK);
+  expectGradNear(dq, numericGrad(q, loss), "dq");
+  expectGradNear(dk, numericGrad(k, loss), "dk");
+  expectGradNear(dv, numericGrad(v, loss), "dv");
+}
+
+TEST(AttentionTest, RejectsBadShapes) {
+  float x[4] = {};
+  EXPECT_EQ(zrt_causal_attention(x, x, x, x, nullptr, 1, 1, 0, 4),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_causal_attention(nullptr, x, x, x, nullptr, 1, 1, 1, 4),
+            ZRT_ERR_INVALID_ARGUMENT);
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and losses
+//===----------------------------------------------------------------------===//
+
+TEST(EmbeddingTest, ForwardAndScatterAddBackward) {
+  const int V = 5, C = 3, N = 6;
+  auto table = randomVec(V * C, 121);
+  std::vector<int32_t> ids = {2, 0, 2, 4, 2, 0}; // repeated ids accumulate
+  std::vector<float> out(N * C);
+  ASSERT_EQ(zrt_embedding(table.data(), ids.data(), out.data(), N, V, C),
+            ZRT_OK);
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c)
+      EXPECT_EQ(out[i * C + c], table[ids[i] * C + c]);
+  auto w = randomVec(N * C, 122);
+  auto loss = [&] {
+    std::vector<float> o(N * C);
+    EXPECT_EQ(zrt_embedding(table.data(), ids.data(), o.data(), N, V, C),
+              ZRT_OK);
+    return weightedSum(w, o);
+  };
+  std::vector<float> dtable(V * C, 123.0f); // garbage: must be overwritten
+  ASSERT_EQ(zrt_embedding_backward(w.data(), ids.data(), dtable.data(), N, V,
+                                   C),
+            ZRT_OK);
+  expectGradNear(dtable, numericGrad(table, loss), "dtable");
+  for (int c = 0; c < C; ++c) {
+    EXPECT_EQ(dtable[1 * C + c], 0.0f); // unused row
+    EXPECT_FLOAT_EQ(dtable[2 * C + c], w[0 * C + c] + w[2 * C + c] + w[4 * C + c]);
+  }
+}
+
+TEST(EmbeddingTest, OutOfRangeIdsAreErrors) {
+  std::vector<float> table(6, 1.0f), out(4, -7.0f), dtable(6, -7.0f);
+  std::vector<int32_t> ids = {1, 3};
+  EXPECT_EQ(zrt_embedding(table.data(), ids.data(), out.data(), 2, 3, 2),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_NE(std::string(zrt_last_error()).find("ids[1] = 3"),
+            std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(out, std::vector<float>(4, -7.0f)); // nothing written
+  EXPECT_EQ(zrt_embedding_backward(out.data(), ids.data(), dtable.data(), 2, 3,
+                                   2),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(dtable, std::vector<float>(6, -7.0f));
+  ids = {-1, 0};
+  EXPECT_EQ(zrt_embedding(table.data(), ids.data(), out.data(), 2, 3, 2),
+            ZRT_ERR_OUT_OF_RANGE);
+}
+
+TEST(CrossEntropyTest, ValueMatchesReference) {
+  const int N = 3, V = 4;
+  auto logits = randomVec(N * V, 131, -2, 2);
+  std::vector<int32_t> t = {3, 0, 2};
+  double ref = 0;
+  for (int i = 0; i < N; ++i) {
+    double z = 0;
+    for (int j = 0; j < V; ++j)
+      z += std::exp(double(logits[i * V + j]));
+    ref += std::log(z) - logits[i * V + t[i]];
+  }
+  ref /= N;
+  float loss = 0;
+  ASSERT_EQ(zrt_cross_entropy(logits.data(), t.data(), &loss, N, V,
+                              ZRT_IGNORE_INDEX_DEFAULT),
+            ZRT_OK);
+  EXPECT_NEAR(loss, ref, 1e-6);
+  // Uniform logits: loss = log(V), even for huge magnitudes.
+  std::vector<float> big(N * V, 1e4f);
+  ASSERT_EQ(zrt_cross_entropy(big.data(), t.data(), &loss, N, V, -100),
+            ZRT_OK);
+  EXPECT_NEAR(loss, std::log(4.0), 1e-6);
+}
+
+TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
+  const int N = 4, V = 5;
+  auto logits = randomVec(N * V, 141, -2, 2);
+  std::vector<int32_t> t = {1, 4, -100, 0}; // one ignored row
+  const float dloss = 1.7f;
+  auto loss = [&] {
+    float l = 0;
+    EXPECT_EQ(zrt_cross_entropy(logits.data(), t.data(), &l, N, V, -100),
+              ZRT_OK);
+    return double(dloss) * l;
+  };
+  std::vector<float> d(N * V);
+  ASSERT_EQ(zrt_cross_entropy_backward(logits.data(), t.data(), dloss,
+                                       d.data(), N, V, -100),
+            ZRT_OK);
+  expectGradNear(d, numericGrad(logits, loss), "dlogits");
+  for (int j = 0; j < V; ++j)
+    EXPECT_EQ(d[2 * V + j], 0.0f);
+}
+
+TEST(CrossEntropyTest, IgnoreIndexAndErrors) {
+  std::vector<float> logits = {0, 1, 2, 3, 4, 5};
+  std::vector<int32_t> t = {5, 1};
+  float loss = -1;
+  EXPECT_EQ(zrt_cross_entropy(logits.data(), t.data(), &loss, 2, 3, -100),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(loss, -1.0f);
+  EXPECT_NE(std::string(zrt_last_error()).find("targets[0] = 5"),
+            std::string::npos);
+  t = {5, 5};
+  ASSERT_EQ(zrt_cross_entropy(logits.data(), t.data(), &loss, 2, 3, 5),
+            ZRT_OK);
+  EXPECT_TRUE(std::isnan(loss)); // all ignored: NaN, as PyTorch
+  t = {5, 1};
+  ASSERT_EQ(zrt_cross_entropy(logits.data(), t.data(), &loss, 2, 3, 5),
+            ZRT_OK);
+  EXPECT_NEAR(loss, std::log(std::exp(3.) + std::exp(4.) + std::exp(5.)) - 4.,
+              1e-5);
+}
+
+TEST(MseTest, ValueAndGradient) {
+  const int n = 9;
+  auto p = randomVec(n, 151), t = randomVec(n, 152);
+  float loss = 0;
+  ASSERT_EQ(zrt_mse(p.data(), t.data(), &loss, n), ZRT_OK);
+  double ref = 0;
+  for (int i = 0; i < n; ++i)
+    ref += double(p[i] - t[i]) * (p[i] - t[i]);
+  EXPECT_NEAR(loss, ref / n, 1e-6);
+  const float dloss = 0.5f;
+  auto fn = [&] {
+    float l = 0;
+    EXPECT_EQ(zrt_mse(p.data(), t.data(), &l, n), ZRT_OK);
+    return double(dloss) * l;
+  };
+  std::vector<float> dp(n), dt(n);
+  ASSERT_EQ(zrt_mse_backward(p.data(), t.data(), dloss, dp.data(), dt.data(),
+                             n),
+            ZRT_OK);
+  expectGradNear(dp, numericGrad(p, fn), "dpred");
+  expectGradNear(dt, numericGrad(t, fn), "dtarget");
+}
