@@ -21,7 +21,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["zero-opt"]
+tools = ["zero-opt", "zero-model"]
 llvm_config.add_tool_substitutions(tools, [config.zero_tools_dir])
 
 if config.zero_have_cuda:

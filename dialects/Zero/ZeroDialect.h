@@ -26,6 +26,11 @@ namespace mlir::zero {
 struct CommResource : public SideEffects::Resource::Base<CommResource> {
   llvm::StringRef getName() final { return "zero::CommResource"; }
 };
+/// The side-effect resource of sharded state (zero.shard): shard loads read
+/// it, shard stores and accumulations write it.
+struct ShardResource : public SideEffects::Resource::Base<ShardResource> {
+  llvm::StringRef getName() final { return "zero::ShardResource"; }
+};
 } // namespace mlir::zero
 
 #endif // ZERO_ZERO_ZERODIALECT_H

@@ -45,6 +45,23 @@ def Zero_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
   let cppNamespace = "::mlir::zero";
   let genSpecializedAttr = 0;
 }
+def Zero_ShardKind : I32EnumAttr<"ShardKind", "what a shard holds", [
+    I32EnumAttrCase<"param", 0>,
+    I32EnumAttrCase<"grad", 1>,
+    I32EnumAttrCase<"master", 2>,
+    I32EnumAttrCase<"exp_avg", 3>,
+    I32EnumAttrCase<"exp_avg_sq", 4>
+  ]> {
+  let cppNamespace = "::mlir::zero";
+  let genSpecializedAttr = 0;
+}
+def Zero_ShardKindAttr : EnumAttr<Zero_Dialect, Zero_ShardKind, "shard_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+/// Sharded state that shard_load / shard_store / shard_accumulate touch.
+def Zero_ShardResource : Resource<"::mlir::zero::ShardResource">;
+
 def Zero_ReduceKindAttr : EnumAttr<Zero_Dialect, Zero_ReduceKind, "reduce_kind"> {
   let assemblyFormat = "`<` $value `>`";
 }

@@ -5,6 +5,8 @@
 
 include "Zero/ZeroDialect.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
 
 def Zero_Tensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 def Zero_FlatTensor : 1DTensorOf<[F32, BF16, F16]>;
@@ -74,6 +76,208 @@ def Zero_AllReduceOp : Zero_Op<"all_reduce", [Zero_CollectiveEffects,
   let results = (outs Zero_Tensor:$result);
   let assemblyFormat = [{
     $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Partition layout and sharded state
+//===----------------------------------------------------------------------===//
+
+def Zero_GroupOp : Zero_Op<"group", [Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A flat shard group: the partition layout of some parameters";
+  let description = [{
+    The parameters `members` are laid out one after another, flattened
+    row-major, in one flat buffer of `padded` elements: member i occupies
+    elements [offsets[i], offsets[i] + numel(member i)); the tail up to
+    `padded` is zero padding. `padded` is the smallest multiple of
+    `world_size` ≥ the members' total, so rank r owns the one contiguous
+    slice [r·S, (r+1)·S) with S = padded / world_size (ZeRO §5; PyTorch
+    FSDP's FlatParameter). `decay[i]` says whether member i takes weight
+    decay. Every collective on the group moves the whole flat buffer; the
+    runtime and checkpoints read this layout rather than re-derive it.
+
+    Example:
+    ```mlir
+    zero.group @h0 world_size(4) members [@h0.w, @h0.b] offsets [0, 4096] decay [true, false] padded(4160)
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       FlatSymbolRefArrayAttr:$members,
+                       DenseI64ArrayAttr:$offsets,
+                       DenseBoolArrayAttr:$decay,
+                       I64Attr:$padded);
+  let assemblyFormat = [{
+    $sym_name `world_size` `(` $world_size `)` `members` $members `offsets` $offsets
+    `decay` $decay `padded` `(` $padded `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Elements each rank owns: padded / world_size.
+    int64_t getShardSize() { return getPadded() / getWorldSize(); }
+  }];
+}
+
+def Zero_ShardOp : Zero_Op<"shard", [Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "This rank's slice of one kind of state of a shard group";
+  let description = [{
+    A flat tensor of S = padded / world_size elements of group `group`: the
+    rank's slice of its parameters (stage 3), gradients (stages 2–3), f32
+    master weights or AdamW moments (stages 1–3). Master weights start as
+    the rank's slice of the parameters; everything else starts at zero.
+
+    Example:
+    ```mlir
+    zero.shard @h0.exp_avg : tensor<1040xf32> kind(<exp_avg>) of(@h0)
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Zero_FlatTensor>:$type,
+                       Zero_ShardKindAttr:$kind,
+                       FlatSymbolRefAttr:$group);
+  let assemblyFormat = [{
+    $sym_name `:` $type `kind` `(` $kind `)` `of` `(` $group `)` attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The shard's flat tensor type.
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Zero_ShardLoadOp : Zero_Op<"shard_load", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Zero_ShardResource>]>]> {
+  let summary = "Reads a shard";
+  let description = [{
+    Example:
+    ```mlir
+    %s = zero.shard_load @h0.param : tensor<1040xbf16>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Zero_FlatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Zero_ShardStoreOp : Zero_Op<"shard_store", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite<Zero_ShardResource>]>]> {
+  let summary = "Overwrites a shard";
+  let description = [{
+    Example:
+    ```mlir
+    zero.shard_store %m, @h0.exp_avg : tensor<1040xf32>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$value, FlatSymbolRefAttr:$name);
+  let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
+}
+
+def Zero_ShardAccumulateOp : Zero_Op<"shard_accumulate", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Zero_ShardResource>, MemWrite<Zero_ShardResource>]>]> {
+  let summary = "Adds into a shard (gradient accumulation, stages 2–3)";
+  let description = [{
+    `name += value`, summed in f32.
+
+    Example:
+    ```mlir
+    zero.shard_accumulate %g, @h0.grad : tensor<1040xbf16>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$value, FlatSymbolRefAttr:$name);
+  let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
+}
+
+def Zero_PackOp : Zero_Op<"pack", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Lays the members of a group out in its flat buffer";
+  let description = [{
+    One operand per member of `group`, in order, each of the member's
+    shape; the result is the group's flat buffer of `padded` elements with
+    zero padding.
+
+    Example:
+    ```mlir
+    %flat = zero.pack @h0 (%w, %b) : tensor<64x64xf32>, tensor<64xf32> -> tensor<4160xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$group, Variadic<StaticShapeTensorOf<[F32, BF16, F16]>>:$members);
+  let results = (outs Zero_FlatTensor:$result);
+  let assemblyFormat = "$group `(` $members `)` attr-dict `:` type($members) `->` type($result)";
+}
+
+def Zero_UnpackOp : Zero_Op<"unpack", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Views the members of a group in its flat buffer";
+  let description = [{
+    The inverse of `zero.pack`: one result per member, padding dropped.
+
+    Example:
+    ```mlir
+    %w, %b = zero.unpack @h0 %flat : tensor<4160xf32> -> tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$group, Zero_FlatTensor:$flat);
+  let results = (outs Variadic<StaticShapeTensorOf<[F32, BF16, F16]>>:$members);
+  let assemblyFormat = "$group $flat attr-dict `:` type($flat) `->` type($members)";
+}
+
+def Zero_LocalShardOp : Zero_Op<"local_shard", [Pure]> {
+  let summary = "This rank's slice of a flat buffer, with no communication";
+  let description = [{
+    Elements [r·n, (r+1)·n) of the input of n × world_size elements, r the
+    rank.
+
+    Example:
+    ```mlir
+    %s = zero.local_shard %flat world_size(4) : tensor<4160xf32> -> tensor<1040xf32>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Zero_FlatTensor:$result);
+  let assemblyFormat = "$input `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Zero_F32Scalar : 0DTensorOf<[F32]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
+def Zero_I64Scalar : 0DTensorOf<[I64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
+
+def Zero_ShardAdamWOp : Zero_Op<"shard_adamw", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
+                   "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "AdamW on this rank's slice of a shard group";
+  let description = [{
+    `train.adamw` element-wise over the rank's slice of `group`, with weight
+    decay `weight_decay` on the elements of members whose `decay` flag is
+    set and none elsewhere (padding included: it stays zero). `param`,
+    `exp_avg`, `exp_avg_sq` are f32 shards; `grad` is the gradient shard.
+
+    Example:
+    ```mlir
+    %p2, %m2, %v2 = zero.shard_adamw @h0 %p, %g, %m, %v, %lr, %t, %coef beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<1040xf32>, tensor<1040xbf16>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$group,
+                       Zero_FlatTensor:$param, Zero_FlatTensor:$grad,
+                       Zero_FlatTensor:$exp_avg, Zero_FlatTensor:$exp_avg_sq,
+                       Zero_F32Scalar:$lr, Zero_I64Scalar:$step,
+                       Zero_F32Scalar:$coef,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64Attr:$weight_decay);
+  let results = (outs Zero_FlatTensor:$new_param, Zero_FlatTensor:$new_exp_avg,
+                      Zero_FlatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $group $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step `,` $coef
+    `beta1` `(` $beta1 `)` `beta2` `(` $beta2 `)` `eps` `(` $eps `)`
+    `weight_decay` `(` $weight_decay `)` attr-dict `:` type($param) `,` type($grad)
   }];
 }
 
