@@ -47,8 +47,10 @@ Attribute InitAttr::parse(AsmParser &parser, Type) {
     return {};
   }
   double std = 0.0;
-  if (succeeded(parser.parseOptionalComma()) && parser.parseFloat(std))
-    return {};
+  if (*kind == InitKind::normal) {
+    if (parser.parseComma() || parser.parseFloat(std))
+      return {};
+  }
   if (parser.parseGreater())
     return {};
   return parser.getChecked<InitAttr>(loc, parser.getContext(), *kind,

@@ -49,6 +49,10 @@ LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   } else if (!elt.isF32()) {
     return emitOpError("master weights and moments are f32, got ") << elt;
   }
+  if (getKind() == StateKind::master &&
+      param.getTensorType().getElementType().isF32())
+    return emitOpError("master weights are for bf16/f16 parameters; '")
+           << getParam() << "' is f32";
   return success();
 }
 
@@ -81,6 +85,9 @@ LogicalResult StoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult AccumulateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (!symbolTable.lookupNearestSymbolFrom<StateOp>(*this, getNameAttr()))
+    return emitOpError("'") << getName()
+                            << "' is not a train.state (only state accumulates)";
   return verifyStateUse(*this, getNameAttr(), getValue().getType(), "value",
                         symbolTable);
 }
@@ -159,6 +166,10 @@ LogicalResult LayerNormOp::verify() {
   RankedTensorType x = getInput().getType(), w = getWeight().getType();
   if (x.getRank() < 1)
     return emitOpError("input must have rank >= 1");
+  if (w.getElementType() != x.getElementType())
+    return emitOpError("weight and bias element type ")
+           << w.getElementType() << " differs from the input's "
+           << x.getElementType();
   if (w.getRank() != 1 || w.getDimSize(0) != x.getShape().back())
     return emitOpError("weight and bias must be [")
            << x.getShape().back() << "] (the last dimension of the input), got "
@@ -252,7 +263,28 @@ LogicalResult ConcatOp::verify() {
   return verifyTiling(*this, getType(), getInputs().getTypes(), getDim());
 }
 
+LogicalResult SoftmaxOp::verify() {
+  if (getType().getRank() < 1)
+    return emitOpError("needs rank >= 1 (it normalizes the last dimension)");
+  return success();
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  if (getType().getRank() < 1)
+    return emitOpError("needs rank >= 1 (it normalizes the last dimension)");
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (getGrad().getType().getRank() != 4)
+    return emitOpError("query, key, value and grad must be [B, H, T, D], got ")
+           << getGrad().getType();
+  return success();
+}
+
 LogicalResult CastOp::verify() {
+  if (getInput().getType() == getType())
+    return emitOpError("casts ") << getType() << " to itself";
   if (getInput().getType().getShape() != getType().getShape())
     return emitOpError("shape changes from ")
            << getInput().getType() << " to " << getType();
@@ -265,19 +297,31 @@ int64_t CrossEntropyOp::getEffectiveNumClasses() {
   return getLogits().getType().getDimSize(1);
 }
 
-LogicalResult CrossEntropyOp::verify() {
-  RankedTensorType logits = getLogits().getType(), targets = getTargets().getType();
+/// The shape rules shared by cross_entropy and cross_entropy_grad.
+static LogicalResult verifyCrossEntropy(Operation *op, RankedTensorType logits,
+                                        RankedTensorType targets,
+                                        std::optional<uint64_t> numClasses) {
   if (logits.getRank() != 2)
-    return emitOpError("logits must be [N, V], got ") << logits;
+    return op->emitOpError("logits must be [N, V], got ") << logits;
   if (targets.getRank() != 1 || targets.getDimSize(0) != logits.getDimSize(0))
-    return emitOpError("targets must be [")
+    return op->emitOpError("targets must be [")
            << logits.getDimSize(0) << "] (one per row of logits), got "
            << targets;
-  if (getEffectiveNumClasses() > logits.getDimSize(1))
-    return emitOpError("num_classes ")
-           << getEffectiveNumClasses() << " exceeds the " << logits.getDimSize(1)
+  if (numClasses && static_cast<int64_t>(*numClasses) > logits.getDimSize(1))
+    return op->emitOpError("num_classes ")
+           << *numClasses << " exceeds the " << logits.getDimSize(1)
            << " logit columns";
   return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  return verifyCrossEntropy(*this, getLogits().getType(),
+                            getTargets().getType(), getNumClasses());
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyCrossEntropy(*this, getLogits().getType(),
+                            getTargets().getType(), getNumClasses());
 }
 
 //===----------------------------------------------------------------------===//
@@ -308,13 +352,22 @@ LogicalResult EmbeddingGradOp::verify() {
 
 LogicalResult LayerNormGradOp::verify() {
   RankedTensorType x = getInput().getType(), w = getWeight().getType();
-  if (w.getRank() != 1 || x.getRank() < 1 || w.getDimSize(0) != x.getShape().back())
+  if (x.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (w.getRank() != 1 || w.getDimSize(0) != x.getShape().back())
     return emitOpError("weight must be [")
            << x.getShape().back() << "], got " << w;
   return success();
 }
 
 LogicalResult AdamWOp::verify() {
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(b1 >= 0.0 && b1 < 1.0) || !(b2 >= 0.0 && b2 < 1.0))
+    return emitOpError("betas must be in [0, 1), got ") << b1 << ", " << b2;
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError("eps must be positive");
+  if (getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError("weight_decay must be >= 0");
   if (!getParam().getType().getElementType().isF32())
     return emitOpError("param, exp_avg and exp_avg_sq must be f32, got ")
            << getParam().getType();

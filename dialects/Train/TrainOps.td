@@ -324,6 +324,7 @@ def Train_SoftmaxOp : Train_UnaryElementwise<"softmax"> {
   }];
   let arguments = (ins Train_FloatTensor:$input);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
@@ -599,6 +600,7 @@ def Train_SoftmaxGradOp : Train_Op<"softmax_grad", [Pure,
   let arguments = (ins Train_FloatTensor:$output, Train_FloatTensor:$grad);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
@@ -644,6 +646,7 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
   let results = (outs Train_FloatTensor:$query_grad, Train_FloatTensor:$key_grad,
                       Train_FloatTensor:$value_grad);
   let assemblyFormat = "$query `,` $key `,` $value `,` $grad attr-dict `:` type($grad)";
+  let hasVerifier = 1;
 }
 
 def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
@@ -663,6 +666,7 @@ def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_classes);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$logits `,` $targets `,` $grad attr-dict `:` type($logits) `,` type($targets)";
+  let hasVerifier = 1;
 }
 
 def Train_MseGradOp : Train_Op<"mse_grad", [Pure,

@@ -1,0 +1,132 @@
+/*===- zrt/model.h - contract between generated code and the driver -*- C -*-===//
+//
+// A compiled training step (the C++ that `zero-compile` generates from the
+// partitioned IR) describes itself with one zrt_model_desc and hands it to
+// the runtime's training driver:
+//
+//     int main(int argc, char **argv) {
+//       return zrt_train_main(argc, argv, zrt_model_get());
+//     }
+//
+// The generated code owns its buffers (arenas allocated once in `init`) and
+// calls the kernels and collectives of zrt.h; the driver owns everything
+// else: MPI start-up, flags, data, the learning-rate schedule, gradient
+// accumulation, logging, validation, sampling and checkpoints.
+//
+// Shapes: `batch` and `seq` are the per-rank micro-batch B and sequence
+// length T the step was compiled for. Token ids and targets are int32
+// [B, T], row-major. Every rank runs the same program (SPMD).
+//
+//===----------------------------------------------------------------------===*/
+#ifndef ZRT_MODEL_H
+#define ZRT_MODEL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Version of this contract; generated code sets zrt_model_desc::abi_version
+/// to it and the driver refuses any other value.
+#define ZRT_MODEL_ABI_VERSION 1
+
+/// What a state tensor holds (ZeRO's model-state categories).
+enum zrt_state_kind {
+  ZRT_STATE_PARAM = 0,      ///< Parameter (full, or this rank's shard at stage 3).
+  ZRT_STATE_GRAD = 1,       ///< Gradient accumulator (shard at stages 2-3).
+  ZRT_STATE_MASTER = 2,     ///< f32 master weights (mixed precision; shard at 1-3).
+  ZRT_STATE_EXP_AVG = 3,    ///< AdamW first moment (shard at stages 1-3).
+  ZRT_STATE_EXP_AVG_SQ = 4, ///< AdamW second moment (shard at stages 1-3).
+};
+
+/// One named state tensor as the compiled program stores it on this rank.
+typedef struct zrt_state_desc {
+  const char *name;     ///< IR symbol name, e.g. "h0.attn.c_attn.weight" or "h0.exp_avg".
+  int kind;             ///< enum zrt_state_kind.
+  int dtype;            ///< enum zrt_dtype (ZRT_F32 / ZRT_BF16).
+  int64_t numel;        ///< Elements stored on this rank.
+  int sharded;          ///< 1 if this is the rank's slice of `group`, 0 if whole.
+  int group;            ///< Index into zrt_model_desc::groups when sharded, else -1.
+  void *data;           ///< Where it lives after init() (inside an arena).
+} zrt_state_desc;
+
+/// A flat shard group (the IR's zero.group): members laid out back to back,
+/// zero-padded to `padded` = world_size x shard elements; rank r owns
+/// [r*shard, (r+1)*shard).
+typedef struct zrt_group_desc {
+  const char *name;
+  int num_members;
+  const char *const *members;   ///< Parameter names.
+  const int64_t *offsets;       ///< Element offset of each member.
+  const int64_t *numels;        ///< Element count of each member.
+  const uint8_t *decay;         ///< 1 if the member takes weight decay.
+  int64_t padded;               ///< Elements of the whole flat buffer.
+  int64_t shard;                ///< Elements each rank owns.
+} zrt_group_desc;
+
+/// The compile-time plan of this rank's memory and traffic (zero-report),
+/// which the driver compares with what the runtime measures.
+typedef struct zrt_plan_desc {
+  int64_t state_bytes[5];       ///< Bytes per zrt_state_kind on this rank.
+  int64_t padding_bytes;        ///< Of those, bytes of shard padding.
+  int64_t comm_bytes_micro[4];  ///< Bytes sent per forward_backward, per zrt_coll_kind.
+  int64_t comm_bytes_step[4];   ///< Bytes sent per optimizer_step, per zrt_coll_kind.
+} zrt_plan_desc;
+
+/// Everything the driver needs to know about a compiled training step.
+typedef struct zrt_model_desc {
+  int abi_version;          ///< ZRT_MODEL_ABI_VERSION.
+  const char *name;         ///< Model name (e.g. "gpt2").
+  int world_size;           ///< N the program was partitioned for.
+  int stage;                ///< ZeRO stage 0..3.
+  int64_t batch;            ///< Per-rank micro-batch B.
+  int64_t seq;              ///< Sequence length T.
+  int64_t vocab;            ///< Vocabulary size V (targets are < V).
+  int64_t padded_vocab;     ///< Logit columns Vp >= V.
+  int64_t num_params;       ///< Parameter count (unpadded, whole model).
+  int num_states;
+  zrt_state_desc *states;   ///< data pointers filled by init().
+  int num_groups;
+  const zrt_group_desc *groups;
+  zrt_plan_desc plan;
+
+  /// Allocates every arena once and initializes the states: parameters from
+  /// their initializers with the counter-based RNG seeded by `seed` (a shard
+  /// gets exactly the values of its slice of the whole tensor), master
+  /// weights as copies of the parameters, everything else zero. Call after
+  /// zrt_init. Returns ZRT_OK or a ZRT_ERR_* status (zrt_last_error() says why).
+  int (*init)(uint64_t seed);
+  /// Loss of one micro-batch (no gradients, no state change): the IR's
+  /// @forward. `loss` receives this rank's mean loss over its B·T tokens.
+  int (*forward)(const int32_t *ids, const int32_t *targets, float *loss);
+  /// Forward and backward of one micro-batch (@forward_backward): adds the
+  /// gradients into the gradient state (reduce-scattering them at stages
+  /// 2-3) and returns this rank's loss.
+  int (*forward_backward)(const int32_t *ids, const int32_t *targets,
+                          float *loss);
+  /// One optimizer update (@optimizer_step) after k micro-batches with
+  /// grad_scale = 1/k; zeroes the gradients; `grad_norm` receives the global
+  /// gradient norm before clipping. `step` counts from 1.
+  int (*optimizer_step)(float lr, int64_t step, float grad_scale,
+                        float *grad_norm);
+  /// Logits of the last position of every row, [B, padded_vocab] f32, for
+  /// sampling (the IR's @logits); NULL when the model has none.
+  int (*last_logits)(const int32_t *ids, float *logits);
+  /// Frees the arenas.
+  void (*destroy)(void);
+} zrt_model_desc;
+
+/// Defined by the generated code: the description of the compiled step.
+const zrt_model_desc *zrt_model_get(void);
+
+/// The training driver (runtime/src/driver.cpp): parses the command line,
+/// starts MPI, checks the model against the launch (world size), trains, and
+/// returns the process exit code. See runtime/README.md for the flags.
+int zrt_train_main(int argc, char **argv, const zrt_model_desc *model);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZRT_MODEL_H */

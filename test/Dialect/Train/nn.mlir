@@ -1,0 +1,123 @@
+// RUN: zero-opt %s -split-input-file | FileCheck %s
+// RUN: zero-opt %s -split-input-file | zero-opt -split-input-file | FileCheck %s
+// RUN: zero-opt %s -split-input-file -mlir-print-op-generic | zero-opt -split-input-file | FileCheck %s
+
+//===----------------------------------------------------------------------===//
+// train.layer_norm / train.layer_norm_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<4x32x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[B:.*]]: tensor<64xf32>, %[[V:.*]]: tensor<8xbf16>, %[[VW:.*]]: tensor<8xbf16>)
+func.func @layer_norm(%x: tensor<4x32x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>,
+                      %v: tensor<8xbf16>, %vw: tensor<8xbf16>)
+    -> (tensor<4x32x64xf32>, tensor<8xbf16>) {
+  // CHECK: %[[Y:.*]] = train.layer_norm %[[X]], %[[W]], %[[B]] eps(1.000000e-05) : tensor<4x32x64xf32>, tensor<64xf32>
+  %y = train.layer_norm %x, %w, %b eps(1.0e-05) : tensor<4x32x64xf32>, tensor<64xf32>
+  // A rank-1 input is one row.
+  // CHECK: %[[Z:.*]] = train.layer_norm %[[V]], %[[VW]], %[[VW]] eps(1.000000e-01) : tensor<8xbf16>, tensor<8xbf16>
+  %z = train.layer_norm %v, %vw, %vw eps(0.1) : tensor<8xbf16>, tensor<8xbf16>
+  // CHECK: return %[[Y]], %[[Z]]
+  return %y, %z : tensor<4x32x64xf32>, tensor<8xbf16>
+}
+
+// CHECK-LABEL: func.func @layer_norm_grad
+// CHECK-SAME: (%[[X:.*]]: tensor<4x32x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[DY:.*]]: tensor<4x32x64xf32>, %[[V:.*]]: tensor<8xf16>, %[[VW:.*]]: tensor<8xf16>)
+func.func @layer_norm_grad(%x: tensor<4x32x64xf32>, %w: tensor<64xf32>, %dy: tensor<4x32x64xf32>,
+                           %v: tensor<8xf16>, %vw: tensor<8xf16>)
+    -> (tensor<4x32x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf16>) {
+  // CHECK: %[[DX:.*]], %[[DW:.*]], %[[DB:.*]] = train.layer_norm_grad %[[X]], %[[W]], %[[DY]] eps(1.000000e-05) : tensor<4x32x64xf32>, tensor<64xf32>
+  %dx, %dw, %db = train.layer_norm_grad %x, %w, %dy eps(1.0e-05) : tensor<4x32x64xf32>, tensor<64xf32>
+  // CHECK: %[[DV:.*]], %{{.*}}, %{{.*}} = train.layer_norm_grad %[[V]], %[[VW]], %[[V]] eps(2.000000e-03) : tensor<8xf16>, tensor<8xf16>
+  %dv:3 = train.layer_norm_grad %v, %vw, %v eps(0.002) : tensor<8xf16>, tensor<8xf16>
+  // CHECK: return %[[DX]], %[[DW]], %[[DB]], %[[DV]]
+  return %dx, %dw, %db, %dv#0 : tensor<4x32x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.causal_attention / train.attention_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x4x32x16xf32>, %[[K:.*]]: tensor<4x4x32x16xf32>, %[[V:.*]]: tensor<4x4x32x16xf32>, %[[DO:.*]]: tensor<4x4x32x16xf32>, %[[H:.*]]: tensor<1x2x8x4xbf16>)
+func.func @attention(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x32x16xf32>,
+                     %v: tensor<4x4x32x16xf32>, %do: tensor<4x4x32x16xf32>,
+                     %h: tensor<1x2x8x4xbf16>)
+    -> (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>,
+        tensor<4x4x32x16xf32>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) {
+  // CHECK: %[[O:.*]] = train.causal_attention %[[Q]], %[[K]], %[[V]] : tensor<4x4x32x16xf32>
+  %o = train.causal_attention %q, %k, %v : tensor<4x4x32x16xf32>
+  // CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = train.attention_grad %[[Q]], %[[K]], %[[V]], %[[DO]] : tensor<4x4x32x16xf32>
+  %dq, %dk, %dv = train.attention_grad %q, %k, %v, %do : tensor<4x4x32x16xf32>
+  // CHECK: %[[OH:.*]] = train.causal_attention %[[H]], %[[H]], %[[H]] : tensor<1x2x8x4xbf16>
+  %oh = train.causal_attention %h, %h, %h : tensor<1x2x8x4xbf16>
+  // CHECK: %{{.*}}, %{{.*}}, %[[DVH:.*]] = train.attention_grad %[[H]], %[[H]], %[[H]], %[[OH]] : tensor<1x2x8x4xbf16>
+  %gh:3 = train.attention_grad %h, %h, %h, %oh : tensor<1x2x8x4xbf16>
+  // CHECK: return %[[O]], %[[DQ]], %[[DK]], %[[DV]], %[[OH]], %[[DVH]]
+  return %o, %dq, %dk, %dv, %oh, %gh#2 : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>,
+                                         tensor<4x4x32x16xf32>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.cross_entropy / train.cross_entropy_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-SAME: (%[[L:.*]]: tensor<128x256xf32>, %[[T:.*]]: tensor<128xi32>, %[[LB:.*]]: tensor<2x10xbf16>, %[[TB:.*]]: tensor<2xi32>)
+func.func @cross_entropy(%logits: tensor<128x256xf32>, %t: tensor<128xi32>,
+                         %lb: tensor<2x10xbf16>, %tb: tensor<2xi32>)
+    -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+  // CHECK: %[[A:.*]] = train.cross_entropy %[[L]], %[[T]] : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  %a = train.cross_entropy %logits, %t : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  // Only the first 250 columns are classes; the rest is padding.
+  // CHECK: %[[B:.*]] = train.cross_entropy %[[L]], %[[T]] {num_classes = 250 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  %b = train.cross_entropy %logits, %t {num_classes = 250 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  // num_classes may equal V.
+  // CHECK: %[[C:.*]] = train.cross_entropy %[[L]], %[[T]] {num_classes = 256 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  %c = train.cross_entropy %logits, %t {num_classes = 256 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  // Narrow logits still give an f32 loss.
+  // CHECK: %[[D:.*]] = train.cross_entropy %[[LB]], %[[TB]] : tensor<2x10xbf16>, tensor<2xi32> -> tensor<f32>
+  %d = train.cross_entropy %lb, %tb : tensor<2x10xbf16>, tensor<2xi32> -> tensor<f32>
+  // CHECK: return %[[A]], %[[B]], %[[C]], %[[D]]
+  return %a, %b, %c, %d : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// CHECK-LABEL: func.func @cross_entropy_grad
+// CHECK-SAME: (%[[L:.*]]: tensor<128x256xf32>, %[[T:.*]]: tensor<128xi32>, %[[DL:.*]]: tensor<f32>, %[[LB:.*]]: tensor<2x10xbf16>, %[[TB:.*]]: tensor<2xi32>)
+func.func @cross_entropy_grad(%logits: tensor<128x256xf32>, %t: tensor<128xi32>, %dloss: tensor<f32>,
+                              %lb: tensor<2x10xbf16>, %tb: tensor<2xi32>)
+    -> (tensor<128x256xf32>, tensor<128x256xf32>, tensor<2x10xbf16>) {
+  // CHECK: %[[A:.*]] = train.cross_entropy_grad %[[L]], %[[T]], %[[DL]] : tensor<128x256xf32>, tensor<128xi32>
+  %a = train.cross_entropy_grad %logits, %t, %dloss : tensor<128x256xf32>, tensor<128xi32>
+  // CHECK: %[[B:.*]] = train.cross_entropy_grad %[[L]], %[[T]], %[[DL]] {num_classes = 250 : i64} : tensor<128x256xf32>, tensor<128xi32>
+  %b = train.cross_entropy_grad %logits, %t, %dloss {num_classes = 250 : i64} : tensor<128x256xf32>, tensor<128xi32>
+  // CHECK: %[[C:.*]] = train.cross_entropy_grad %[[LB]], %[[TB]], %[[DL]] : tensor<2x10xbf16>, tensor<2xi32>
+  %c = train.cross_entropy_grad %lb, %tb, %dloss : tensor<2x10xbf16>, tensor<2xi32>
+  // CHECK: return %[[A]], %[[B]], %[[C]]
+  return %a, %b, %c : tensor<128x256xf32>, tensor<128x256xf32>, tensor<2x10xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.mse / train.mse_grad
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @mse
+// CHECK-SAME: (%[[Y:.*]]: tensor<16x4xf32>, %[[T:.*]]: tensor<16x4xf32>, %[[DL:.*]]: tensor<f32>, %[[H:.*]]: tensor<3xf16>)
+func.func @mse(%y: tensor<16x4xf32>, %t: tensor<16x4xf32>, %dl: tensor<f32>, %h: tensor<3xf16>)
+    -> (tensor<f32>, tensor<16x4xf32>, tensor<f32>, tensor<3xf16>) {
+  // CHECK: %[[L:.*]] = train.mse %[[Y]], %[[T]] : tensor<16x4xf32> -> tensor<f32>
+  %l = train.mse %y, %t : tensor<16x4xf32> -> tensor<f32>
+  // CHECK: %[[DY:.*]] = train.mse_grad %[[Y]], %[[T]], %[[DL]] : tensor<16x4xf32>
+  %dy = train.mse_grad %y, %t, %dl : tensor<16x4xf32>
+  // CHECK: %[[LH:.*]] = train.mse %[[H]], %[[H]] : tensor<3xf16> -> tensor<f32>
+  %lh = train.mse %h, %h : tensor<3xf16> -> tensor<f32>
+  // CHECK: %[[DH:.*]] = train.mse_grad %[[H]], %[[H]], %[[LH]] : tensor<3xf16>
+  %dh = train.mse_grad %h, %h, %lh : tensor<3xf16>
+  // CHECK: return %[[L]], %[[DY]], %[[LH]], %[[DH]]
+  return %l, %dy, %lh, %dh : tensor<f32>, tensor<16x4xf32>, tensor<f32>, tensor<3xf16>
+}
