@@ -13,6 +13,7 @@
 
 void mlir::zero::registerAllPasses() {
   registerTrainPasses();
+  registerZeroPasses();
 }
 
 void mlir::zero::registerAllDialects(mlir::DialectRegistry &registry) {

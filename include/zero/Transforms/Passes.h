@@ -25,13 +25,29 @@ class DialectRegistry;
 // Project passes live in the namespace of the `zero` dialect.
 namespace mlir::zero {
 
+// Each generated file #undefs the macro it reads: define it before each.
 #define GEN_PASS_DECL
 #include "zero/Transforms/TrainPasses.h.inc"
+#define GEN_PASS_DECL
 #include "zero/Transforms/ZeroPasses.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "zero/Transforms/TrainPasses.h.inc"
+#define GEN_PASS_REGISTRATION
 #include "zero/Transforms/ZeroPasses.h.inc"
+
+/// Unit attribute train-autodiff puts on the `train.fill 1.0` that seeds
+/// the backward sweep: ops after it in the step function are backward ops.
+inline constexpr llvm::StringLiteral kLossSeedAttr = "train.loss_seed";
+
+/// Module attributes zero-partition sets: the world size and ZeRO stage the
+/// step was partitioned for.
+inline constexpr llvm::StringLiteral kWorldSizeAttr = "zero.world_size";
+inline constexpr llvm::StringLiteral kStageAttr = "zero.stage";
+/// Unit attribute on a train.param whose storage is its group's zero.shard
+/// of kind param (stage 3): the declaration keeps shape, initializer and
+/// the trainable flag.
+inline constexpr llvm::StringLiteral kShardedParamAttr = "zero.sharded";
 
 /// Registers every pass and pass pipeline of the project with the global
 /// registry (for zero-opt and zero-compile).

@@ -153,7 +153,11 @@ LogicalResult TrainAutodiffPass::differentiate(ModuleOp module,
     }
   };
   Location lossLoc = lossValue.getLoc();
-  grads[lossValue] = FillOp::create(b, lossLoc, scalarF32, b.getF64FloatAttr(1.0));
+  // The seed marks where the backward part starts (zero-partition gathers
+  // stage-3 parameters again for their backward uses after it).
+  auto seed = FillOp::create(b, lossLoc, scalarF32, b.getF64FloatAttr(1.0));
+  seed->setAttr(zero::kLossSeedAttr, b.getUnitAttr());
+  grads[lossValue] = seed;
 
   // Each parameter's gradient is accumulated when the sweep reaches its
   // first load in program order: by then every use has been differentiated.

@@ -20,7 +20,7 @@ train.param @frozen : tensor<2xf32> init(<zeros>)
 // CHECK: %[[W2:.*]] = train.load @w2
 // CHECK: %[[O:.*]] = train.matmul %[[A]], %[[W2]]
 // CHECK: %[[L:.*]] = train.mse %[[O]], %[[Y]]
-// CHECK-NEXT: %[[ONE:.*]] = train.fill 1.000000e+00 : tensor<f32>
+// CHECK-NEXT: %[[ONE:.*]] = train.fill 1.000000e+00 {train.loss_seed} : tensor<f32>
 // CHECK-NEXT: %[[DO:.*]] = train.mse_grad %[[O]], %[[Y]], %[[ONE]]
 // CHECK-NEXT: %[[DA:.*]] = train.matmul %[[DO]], %[[W2]] : tensor<16x2xf32>, tensor<2x8xf32> -> tensor<16x8xf32>
 // CHECK-NEXT: %[[DW2:.*]] = train.matmul %[[DO]], %[[A]] {transpose_a} : tensor<16x2xf32>, tensor<16x8xf32> -> tensor<2x8xf32>

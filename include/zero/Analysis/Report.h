@@ -1,0 +1,72 @@
+//===- Report.h - per-rank memory and communication of a step ---*- C++ -*-===//
+///
+/// \file
+/// The analysis behind `zero-report`: from a training step's IR (after
+/// train-autodiff, train-optimizer and zero-partition), the bytes each rank
+/// keeps per model-state category and the bytes each rank sends per
+/// collective kind — exactly, at compile time (64-bit sizes throughout).
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_ANALYSIS_REPORT_H
+#define ZERO_ANALYSIS_REPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <cstdint>
+
+namespace mlir::zero {
+
+/// Model-state categories, in the order of the runtime's zrt_state_kind.
+enum class StateCategory { Param = 0, Grad, Master, ExpAvg, ExpAvgSq };
+constexpr int kNumStateCategories = 5;
+
+/// Collective kinds, in the order of the runtime's zrt_coll_kind.
+enum class CollectiveKind { AllGather = 0, ReduceScatter, AllReduce, Broadcast };
+constexpr int kNumCollectiveKinds = 4;
+
+/// What one rank keeps and sends.
+struct StepReport {
+  int64_t worldSize = 1;
+  int stage = 0;                       ///< From the module's zero.stage attribute (0 if absent).
+  int64_t numParams = 0;               ///< Ψ: parameter elements, unpadded.
+  int64_t numPaddedParams = 0;         ///< Ψ with shard-group padding.
+  /// Bytes this rank stores per StateCategory (shards count their local size).
+  std::array<int64_t, kNumStateCategories> stateBytes{};
+  /// Of stateBytes, bytes that are shard padding.
+  int64_t paddingBytes = 0;
+  /// Bytes sent by this rank per CollectiveKind in one @forward_backward
+  /// (one micro-batch), ring-algorithm cost (NCCL busBw convention):
+  /// all-gather / reduce-scatter of S bytes send S·(N−1)/N, all-reduce
+  /// 2·S·(N−1)/N.
+  std::array<int64_t, kNumCollectiveKinds> commBytesMicro{};
+  /// The same for one @optimizer_step.
+  std::array<int64_t, kNumCollectiveKinds> commBytesStep{};
+  /// Elements moved (not bytes) for the paper's Ψ units, per micro-batch and
+  /// per optimizer step, excluding scalar (0-D) reductions such as the norm.
+  int64_t commElementsMicro = 0, commElementsStep = 0;
+  /// Bytes of scalar (0-D) reductions per optimizer step (gradient norm).
+  int64_t scalarCommBytesStep = 0;
+
+  /// Total model-state bytes on this rank.
+  int64_t totalStateBytes() const;
+};
+
+/// Analyses `module`. Fails (with a diagnostic) on IR it cannot account
+/// for, e.g. a collective whose size does not fit 64 bits.
+FailureOr<StepReport> analyzeStep(ModuleOp module);
+
+/// Prints the report as a table; `microBatches` (k) scales the per-step
+/// traffic: forward_backward runs k times per optimizer step.
+void printReportTable(const StepReport &report, int64_t microBatches,
+                      llvm::raw_ostream &os);
+
+/// Writes the report as JSON.
+void printReportJson(const StepReport &report, int64_t microBatches,
+                     llvm::raw_ostream &os);
+
+} // namespace mlir::zero
+
+#endif // ZERO_ANALYSIS_REPORT_H

@@ -1,0 +1,225 @@
+//===- Report.cpp - per-rank memory and communication of a step -----------===//
+
+#include "zero/Analysis/Report.h"
+#include "zero/Transforms/Passes.h"
+
+#include "Train/TrainOps.h"
+#include "Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+int64_t StepReport::totalStateBytes() const {
+  int64_t total = 0;
+  for (int64_t b : stateBytes)
+    total += b;
+  return total;
+}
+
+/// Bytes of a statically shaped tensor, failing on overflow.
+static FailureOr<int64_t> tensorBytes(Operation *op, Type type) {
+  auto t = cast<RankedTensorType>(type);
+  int64_t elt = t.getElementTypeBitWidth() / 8;
+  int64_t numel = t.getNumElements();
+  if (numel > std::numeric_limits<int64_t>::max() / std::max<int64_t>(elt, 1))
+    return op->emitOpError("tensor of ") << numel << " elements overflows 64-bit byte counts";
+  return numel * elt;
+}
+
+static StateCategory categoryOf(train::StateKind kind) {
+  switch (kind) {
+  case train::StateKind::grad:
+    return StateCategory::Grad;
+  case train::StateKind::master:
+    return StateCategory::Master;
+  case train::StateKind::exp_avg:
+    return StateCategory::ExpAvg;
+  case train::StateKind::exp_avg_sq:
+    return StateCategory::ExpAvgSq;
+  }
+  llvm_unreachable("unknown state kind");
+}
+
+static StateCategory categoryOf(ShardKind kind) {
+  switch (kind) {
+  case ShardKind::param:
+    return StateCategory::Param;
+  case ShardKind::grad:
+    return StateCategory::Grad;
+  case ShardKind::master:
+    return StateCategory::Master;
+  case ShardKind::exp_avg:
+    return StateCategory::ExpAvg;
+  case ShardKind::exp_avg_sq:
+    return StateCategory::ExpAvgSq;
+  }
+  llvm_unreachable("unknown shard kind");
+}
+
+/// Adds the traffic of the collectives in `fn` to `bytes` and `elements`.
+/// Ring costs, as the runtime counts them (runtime/src/comm.cpp): all-gather
+/// of a shard of n elements sends n·(N−1)·e bytes; reduce-scatter to a shard
+/// of n the same; all-reduce of n elements 2·n·e·(N−1)/N (integer division).
+static LogicalResult countCollectives(func::FuncOp fn,
+                                      std::array<int64_t, kNumCollectiveKinds> &bytes,
+                                      int64_t &elements, int64_t &scalarBytes) {
+  WalkResult result = fn.walk([&](Operation *op) {
+    auto count = [&](CollectiveKind kind, Type shardOrWhole, int64_t n,
+                     bool allReduce) {
+      auto t = cast<RankedTensorType>(shardOrWhole);
+      int64_t numel = t.getNumElements();
+      int64_t e = t.getElementTypeBitWidth() / 8;
+      int64_t sent = allReduce ? 2 * numel * e * (n - 1) / n : numel * (n - 1) * e;
+      if (allReduce && t.getRank() == 0) {
+        scalarBytes += sent;
+        return;
+      }
+      bytes[static_cast<int>(kind)] += sent;
+      elements += allReduce ? 2 * numel * (n - 1) / n : numel * (n - 1);
+    };
+    if (auto ag = dyn_cast<AllGatherOp>(op))
+      count(CollectiveKind::AllGather, ag.getShard().getType(), ag.getWorldSize(), false);
+    else if (auto rs = dyn_cast<ReduceScatterOp>(op))
+      count(CollectiveKind::ReduceScatter, rs.getType(), rs.getWorldSize(), false);
+    else if (auto ar = dyn_cast<AllReduceOp>(op))
+      count(CollectiveKind::AllReduce, ar.getType(), ar.getWorldSize(), true);
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
+  StepReport report;
+  if (auto ws = module->getAttrOfType<IntegerAttr>(kWorldSizeAttr))
+    report.worldSize = ws.getInt();
+  if (auto st = module->getAttrOfType<IntegerAttr>(kStageAttr))
+    report.stage = st.getInt();
+
+  for (Operation &op : *module.getBody()) {
+    if (auto param = dyn_cast<train::ParamOp>(op)) {
+      report.numParams += param.getTensorType().getNumElements();
+      if (param->hasAttr(kShardedParamAttr))
+        continue;
+      FailureOr<int64_t> bytes = tensorBytes(param, param.getType());
+      if (failed(bytes))
+        return failure();
+      report.stateBytes[static_cast<int>(StateCategory::Param)] += *bytes;
+    } else if (auto state = dyn_cast<train::StateOp>(op)) {
+      FailureOr<int64_t> bytes = tensorBytes(state, state.getType());
+      if (failed(bytes))
+        return failure();
+      report.stateBytes[static_cast<int>(categoryOf(state.getKind()))] += *bytes;
+    } else if (auto shard = dyn_cast<ShardOp>(op)) {
+      FailureOr<int64_t> bytes = tensorBytes(shard, shard.getType());
+      if (failed(bytes))
+        return failure();
+      report.stateBytes[static_cast<int>(categoryOf(shard.getKind()))] += *bytes;
+      auto group = module.lookupSymbol<GroupOp>(shard.getGroup());
+      int64_t total = 0;
+      for (auto ref : group.getMembers().getAsRange<FlatSymbolRefAttr>())
+        total += module.lookupSymbol<train::ParamOp>(ref).getTensorType().getNumElements();
+      int64_t e = shard.getTensorType().getElementTypeBitWidth() / 8;
+      // Padding sits at the end of the group; averaged over the ranks.
+      report.paddingBytes += (group.getPadded() - total) * e / group.getWorldSize();
+    }
+  }
+  report.numPaddedParams = report.numParams;
+  for (auto group : module.getOps<GroupOp>()) {
+    int64_t total = 0;
+    for (auto ref : group.getMembers().getAsRange<FlatSymbolRefAttr>())
+      total += module.lookupSymbol<train::ParamOp>(ref).getTensorType().getNumElements();
+    report.numPaddedParams += group.getPadded() - total;
+  }
+
+  int64_t scalarMicro = 0;
+  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
+    if (failed(countCollectives(fb, report.commBytesMicro,
+                                report.commElementsMicro, scalarMicro)))
+      return failure();
+  if (auto step = module.lookupSymbol<func::FuncOp>("optimizer_step"))
+    if (failed(countCollectives(step, report.commBytesStep,
+                                report.commElementsStep,
+                                report.scalarCommBytesStep)))
+      return failure();
+  return report;
+}
+
+static const char *const kStateNames[] = {"parameters", "gradients",
+                                          "master weights", "exp_avg",
+                                          "exp_avg_sq"};
+static const char *const kStateKeys[] = {"param", "grad", "master", "exp_avg",
+                                         "exp_avg_sq"};
+static const char *const kCollNames[] = {"all_gather", "reduce_scatter",
+                                         "all_reduce", "broadcast"};
+
+/// Bytes in decimal GB and binary GiB, like the paper (which uses GB).
+static void printBytes(llvm::raw_ostream &os, int64_t bytes) {
+  os << llvm::format("%20lld B %12.3f GB %12.3f GiB", (long long)bytes,
+                     bytes / 1e9, bytes / double(1ull << 30));
+}
+
+void mlir::zero::printReportTable(const StepReport &r, int64_t k,
+                                  llvm::raw_ostream &os) {
+  double psi = r.numPaddedParams ? double(r.numPaddedParams) : 1.0;
+  os << "zero-report: stage " << r.stage << ", world size " << r.worldSize
+     << ", " << r.numParams << " parameters (Ψ = " << r.numPaddedParams
+     << " with padding), " << k << " micro-batch(es) per step\n";
+  os << "model states per rank:\n";
+  for (int i = 0; i < kNumStateCategories; ++i) {
+    os << llvm::format("  %-16s", kStateNames[i]);
+    printBytes(os, r.stateBytes[i]);
+    os << llvm::format("  %8.4f Ψ\n", r.stateBytes[i] / psi);
+  }
+  os << llvm::format("  %-16s", "total");
+  printBytes(os, r.totalStateBytes());
+  os << llvm::format("  %8.4f Ψ\n", r.totalStateBytes() / psi);
+  os << llvm::format("  %-16s", "(of it padding)");
+  printBytes(os, r.paddingBytes);
+  os << "\n";
+  os << "sent per rank per optimizer step:\n";
+  int64_t total = 0;
+  for (int i = 0; i < kNumCollectiveKinds; ++i) {
+    int64_t bytes = r.commBytesMicro[i] * k + r.commBytesStep[i];
+    total += bytes;
+    os << llvm::format("  %-16s", kCollNames[i]);
+    printBytes(os, bytes);
+    os << "\n";
+  }
+  int64_t elements = r.commElementsMicro * k + r.commElementsStep;
+  os << llvm::format("  %-16s", "total");
+  printBytes(os, total);
+  os << llvm::format("  %.6f Ψ elements\n", elements / psi);
+  os << "  elements moved: " << elements << "\n";
+  os << "  scalar all-reduce (gradient norm): " << r.scalarCommBytesStep
+     << " B\n";
+}
+
+void mlir::zero::printReportJson(const StepReport &r, int64_t k,
+                                 llvm::raw_ostream &os) {
+  llvm::json::Object states, micro, step;
+  for (int i = 0; i < kNumStateCategories; ++i)
+    states[kStateKeys[i]] = r.stateBytes[i];
+  for (int i = 0; i < kNumCollectiveKinds; ++i) {
+    micro[kCollNames[i]] = r.commBytesMicro[i];
+    step[kCollNames[i]] = r.commBytesStep[i];
+  }
+  llvm::json::Object root{
+      {"stage", r.stage},
+      {"world_size", r.worldSize},
+      {"num_params", r.numParams},
+      {"num_padded_params", r.numPaddedParams},
+      {"micro_batches", k},
+      {"state_bytes", std::move(states)},
+      {"state_bytes_total", r.totalStateBytes()},
+      {"padding_bytes", r.paddingBytes},
+      {"comm_bytes_per_micro_batch", std::move(micro)},
+      {"comm_bytes_per_optimizer_step", std::move(step)},
+      {"comm_elements_per_step", r.commElementsMicro * k + r.commElementsStep},
+      {"scalar_comm_bytes_per_step", r.scalarCommBytesStep},
+  };
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}
