@@ -223,3 +223,69 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
 }
+
+void mlir::zero::printMemoryChartSvg(llvm::ArrayRef<StepReport> reports,
+                                     llvm::StringRef title,
+                                     llvm::raw_ostream &os) {
+  static const char *const kColors[] = {"#4e79a7", "#f28e2b", "#e15759",
+                                        "#76b7b2", "#59a14f"};
+  const int width = 160 + 150 * static_cast<int>(reports.size()),
+            height = 420, top = 60, bottom = 360, left = 90;
+  int64_t maxBytes = 1;
+  for (const StepReport &r : reports)
+    maxBytes = std::max(maxBytes, r.totalStateBytes());
+  auto y = [&](double bytes) {
+    return bottom - (bottom - top) * bytes / double(maxBytes);
+  };
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+     << "\" height=\"" << height << "\" font-family=\"sans-serif\" "
+     << "font-size=\"12\">\n";
+  os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  os << "<text x=\"" << width / 2 << "\" y=\"24\" text-anchor=\"middle\" "
+     << "font-size=\"15\">";
+  // Escape the title for XML.
+  for (char c : title) {
+    if (c == '<') os << "&lt;";
+    else if (c == '>') os << "&gt;";
+    else if (c == '&') os << "&amp;";
+    else os << c;
+  }
+  os << "</text>\n";
+  os << "<line x1=\"" << left << "\" y1=\"" << bottom << "\" x2=\""
+     << width - 20 << "\" y2=\"" << bottom << "\" stroke=\"black\"/>\n";
+  os << "<text x=\"20\" y=\"" << top - 10 << "\">GB per rank</text>\n";
+  for (int t = 0; t <= 4; ++t) {
+    double bytes = maxBytes * t / 4.0;
+    os << llvm::format("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.2f</text>\n",
+                       left - 6, y(bytes) + 4, bytes / 1e9);
+    os << llvm::format("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+                       "stroke=\"#ddd\"/>\n",
+                       left, y(bytes), width - 20, y(bytes));
+  }
+  for (auto [i, r] : llvm::enumerate(reports)) {
+    int x = left + 30 + 150 * static_cast<int>(i);
+    double base = 0;
+    for (int c = 0; c < kNumStateCategories; ++c) {
+      double bytes = r.stateBytes[c];
+      if (bytes <= 0)
+        continue;
+      os << llvm::format("<rect x=\"%d\" y=\"%.2f\" width=\"80\" height=\"%.2f\" "
+                         "fill=\"%s\"><title>%s: %.3f GB</title></rect>\n",
+                         x, y(base + bytes), y(base) - y(base + bytes),
+                         kColors[c], kStateNames[c], bytes / 1e9);
+      base += bytes;
+    }
+    os << llvm::format("<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%.3f GB</text>\n",
+                       x + 40, y(base) - 6, base / 1e9);
+    os << "<text x=\"" << x + 40 << "\" y=\"" << bottom + 18
+       << "\" text-anchor=\"middle\">stage " << r.stage << "</text>\n";
+  }
+  for (int c = 0; c < kNumStateCategories; ++c) {
+    int x = left + 125 * c;
+    os << "<rect x=\"" << x << "\" y=\"" << bottom + 32
+       << "\" width=\"12\" height=\"12\" fill=\"" << kColors[c] << "\"/>\n";
+    os << "<text x=\"" << x + 16 << "\" y=\"" << bottom + 43 << "\">"
+       << kStateNames[c] << "</text>\n";
+  }
+  os << "</svg>\n";
+}

@@ -67,6 +67,12 @@ void printReportTable(const StepReport &report, int64_t microBatches,
 void printReportJson(const StepReport &report, int64_t microBatches,
                      llvm::raw_ostream &os);
 
+/// Writes an SVG bar chart of per-rank model states by category, one bar per
+/// report (e.g. stages 0-3 of one model at one world size), labelled
+/// "stage <s>" with the total in GB.
+void printMemoryChartSvg(llvm::ArrayRef<StepReport> reports,
+                         llvm::StringRef title, llvm::raw_ostream &os);
+
 } // namespace mlir::zero
 
 #endif // ZERO_ANALYSIS_REPORT_H

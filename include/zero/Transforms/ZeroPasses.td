@@ -71,6 +71,10 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
     paper's Ψ units beside them (ZeRO §5, Figure 1). With `micro-batches`
     = k, forward_backward traffic counts k times (stages 2-3 reduce every
     micro-batch; stages 0-1 once per step). The IR is unchanged.
+
+    With `svg=FILE` on a step that is not partitioned yet, it partitions
+    copies at stages 0-3 for `svg-world-size` ranks and draws their per-rank
+    model states side by side, by category (ZeRO Figure 1).
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
@@ -78,7 +82,13 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
     Option<"jsonFile", "json", "std::string", /*default=*/"\"\"",
            "Also write the report as JSON to this file ('-' = stdout)">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
-           "Do not print the table">
+           "Do not print the table">,
+    Option<"svgFile", "svg", "std::string", /*default=*/"\"\"",
+           "Write an SVG chart of per-rank model states for stages 0-3 side "
+           "by side (the paper's Figure 1 for this model); needs the step "
+           "before zero-partition">,
+    Option<"svgWorldSize", "svg-world-size", "int64_t", /*default=*/"64",
+           "World size N of the SVG chart">
   ];
 }
 

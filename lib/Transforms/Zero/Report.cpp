@@ -7,6 +7,9 @@
 #include "Zero/ZeroDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,6 +23,40 @@ using namespace mlir;
 namespace {
 struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
   using Base::Base;
+
+  /// Partitions copies of the (unpartitioned) step at stages 0-3 and draws
+  /// their per-rank model states.
+  LogicalResult writeChart(ModuleOp module) {
+    if (module->hasAttr(zero::kStageAttr))
+      return module.emitError("zero-report: svg needs the training step "
+                              "before zero-partition (it partitions copies at "
+                              "every stage)");
+    int64_t n = svgWorldSize;
+    SmallVector<zero::StepReport> reports;
+    for (int stage = 0; stage <= 3; ++stage) {
+      OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+      PassManager pm(module.getContext());
+      std::string pipeline = llvm::formatv(
+          "zero-partition{{stage={0} world-size={1}}", stage, n);
+      if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(*copy)))
+        return failure();
+      FailureOr<zero::StepReport> r = zero::analyzeStep(*copy);
+      if (failed(r))
+        return failure();
+      reports.push_back(*r);
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream os(svgFile, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return module.emitError("zero-report: cannot write '")
+             << svgFile << "': " << ec.message();
+    std::string title = llvm::formatv(
+        "Model states per rank: {0} parameters, N = {1}",
+        reports.front().numParams, n);
+    zero::printMemoryChartSvg(reports, title, os);
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (microBatches < 1) {
@@ -46,6 +83,8 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
         zero::printReportJson(*report, microBatches, os);
       }
     }
+    if (!svgFile.empty() && failed(writeChart(module)))
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };
