@@ -9,13 +9,11 @@
 // RUN: zero-opt %s --train-autodiff --train-optimizer --zero-partition="stage=auto world-size=4 device-memory=752" | FileCheck %s --check-prefix=S2
 // RUN: zero-opt %s --train-autodiff --train-optimizer --zero-partition="stage=auto world-size=4 device-memory=751" | FileCheck %s --check-prefix=S3
 // RUN: zero-opt %s --train-autodiff --train-optimizer --zero-partition="stage=auto world-size=4 device-memory=600" | FileCheck %s --check-prefix=S3
-// RUN: not zero-opt %s --train-autodiff --train-optimizer --zero-partition="stage=auto world-size=4 device-memory=599" 2>&1 | FileCheck %s --check-prefix=ERR
 
 // S0: module attributes {zero.stage = 0 : i64, zero.world_size = 4 : i64}
 // S1: module attributes {zero.stage = 1 : i64, zero.world_size = 4 : i64}
 // S2: module attributes {zero.stage = 2 : i64, zero.world_size = 4 : i64}
 // S3: module attributes {zero.stage = 3 : i64, zero.world_size = 4 : i64}
-// ERR: error: zero-partition: stage=auto: even stage 3 needs 600 bytes per rank (model states + 352 bytes of activations), more than device-memory=599
 
 train.param @h0.w : tensor<6x6xf32> init(<normal, 2.000000e-02>) trainable
 train.param @h0.b : tensor<5xf32> init(<zeros>) trainable
