@@ -742,6 +742,9 @@ def Train_AdamWOp : Train_Op<"adamw", [Pure,
     ```
     `param`, `exp_avg`, `exp_avg_sq` are f32 (the master weights under
     mixed precision); `grad` has the parameter's shape in any float type.
+    With `skip_nonfinite(%x)`, a non-finite `%x` (the gradient norm after an
+    fp16 overflow) makes the results equal the inputs: the step is skipped,
+    as torch.cuda.amp.GradScaler.step does.
 
     Example:
     ```mlir
@@ -752,12 +755,14 @@ def Train_AdamWOp : Train_Op<"adamw", [Pure,
                        Train_FloatTensor:$exp_avg, Train_FloatTensor:$exp_avg_sq,
                        Train_F32Scalar:$lr, Train_I64Scalar:$step,
                        Train_F32Scalar:$coef,
+                       Optional<Train_F32Scalar>:$finite_check,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay);
   let results = (outs Train_FloatTensor:$new_param, Train_FloatTensor:$new_exp_avg,
                       Train_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step `,` $coef
+    (`skip_nonfinite` `(` $finite_check^ `)`)?
     `beta1` `(` $beta1 `)` `beta2` `(` $beta2 `)` `eps` `(` $eps `)`
     `weight_decay` `(` $weight_decay `)` attr-dict `:` type($param) `,` type($grad)
   }];

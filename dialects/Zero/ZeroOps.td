@@ -257,7 +257,8 @@ def Zero_ShardAdamWOp : Zero_Op<"shard_adamw", [Pure,
   let description = [{
     `train.adamw` element-wise over the rank's slice of `group`, with weight
     decay `weight_decay` on the elements of members whose `decay` flag is
-    set and none elsewhere (padding included: it stays zero). `param`,
+    set and none elsewhere (padding included: it stays zero);
+    `skip_nonfinite` as for `train.adamw`. `param`,
     `exp_avg`, `exp_avg_sq` are f32 shards; `grad` is the gradient shard.
 
     Example:
@@ -270,12 +271,14 @@ def Zero_ShardAdamWOp : Zero_Op<"shard_adamw", [Pure,
                        Zero_FlatTensor:$exp_avg, Zero_FlatTensor:$exp_avg_sq,
                        Zero_F32Scalar:$lr, Zero_I64Scalar:$step,
                        Zero_F32Scalar:$coef,
+                       Optional<Zero_F32Scalar>:$finite_check,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay);
   let results = (outs Zero_FlatTensor:$new_param, Zero_FlatTensor:$new_exp_avg,
                       Zero_FlatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $group $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $lr `,` $step `,` $coef
+    (`skip_nonfinite` `(` $finite_check^ `)`)?
     `beta1` `(` $beta1 `)` `beta2` `(` $beta2 `)` `eps` `(` $eps `)`
     `weight_decay` `(` $weight_decay `)` attr-dict `:` type($param) `,` type($grad)
   }];

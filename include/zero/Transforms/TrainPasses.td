@@ -35,7 +35,11 @@ def TrainAutodiff : Pass<"train-autodiff", "::mlir::ModuleOp"> {
            "Name of the loss function to differentiate">,
     Option<"stepFunction", "step-function", "std::string",
            /*default=*/"\"forward_backward\"",
-           "Name of the generated forward+backward function">
+           "Name of the generated forward+backward function">,
+    Option<"lossScale", "loss-scale", "bool", /*default=*/"false",
+           "Give the step function a last argument %loss_scale: tensor<f32> "
+           "that multiplies the loss before the backward (dynamic loss "
+           "scaling for fp16, torch.cuda.amp.GradScaler)">
   ];
   let statistics = [
     Statistic<"numBackwardOps", "backward-ops", "Ops emitted by gradient rules">,
@@ -64,18 +68,29 @@ def TrainOptimizer : Pass<"train-optimizer", "::mlir::ModuleOp"> {
        the (pre-clipping) global norm.
     The learning rate is a runtime input, so schedules live in the driver.
 
+    `fp16-mixed` is dynamic loss scaling as torch.cuda.amp.GradScaler does
+    it: the step function (from `train-autodiff{loss-scale=true}`)
+    back-propagates loss·S, the driver passes `grad_scale` = 1/(k·S), so the
+    norm and the update see the unscaled gradient; when the norm is not
+    finite (an f16 overflow) every AdamW update is skipped — parameters,
+    master weights and moments keep their values, the gradients are zeroed —
+    and the returned non-finite norm tells the driver to halve S (and to
+    grow it again after a run of finite steps).
+
     Memory per parameter: fp32 = 4 (param) + 4 (grad) + 8 (moments) = 16
     bytes; bf16-mixed = 2 + 2 + 4 (master) + 8 = 16 bytes (ZeRO §3.1).
 
     Errors: no gradient state (run `train-autodiff` first), parameters whose
-    element type does not match `precision`, an existing `@optimizer_step`.
+    element type does not match `precision`, an existing `@optimizer_step`,
+    fp16-mixed without a loss-scaled step function.
   }];
   let dependentDialects = ["::mlir::train::TrainDialect",
                            "::mlir::func::FuncDialect"];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "fp32 (f32 parameters) or bf16-mixed (bf16 parameters and "
-           "gradients, f32 master weights and moments)">,
+           "fp32 (f32 parameters), bf16-mixed (bf16 parameters and "
+           "gradients, f32 master weights and moments) or fp16-mixed (the "
+           "same with f16 and dynamic loss scaling)">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW β1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW β2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW ε">,

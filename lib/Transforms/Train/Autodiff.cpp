@@ -158,6 +158,11 @@ LogicalResult TrainAutodiffPass::differentiate(ModuleOp module,
   auto seed = FillOp::create(b, lossLoc, scalarF32, b.getF64FloatAttr(1.0));
   seed->setAttr(zero::kLossSeedAttr, b.getUnitAttr());
   grads[lossValue] = seed;
+  if (lossScale) {
+    // d(loss·S)/d(loss) = S: the backward of the scaled loss.
+    Value scale = body.addArgument(scalarF32, lossLoc);
+    grads[lossValue] = MulOp::create(b, lossLoc, scalarF32, seed, scale);
+  }
 
   // Each parameter's gradient is accumulated when the sweep reaches its
   // first load in program order: by then every use has been differentiated.
@@ -256,7 +261,12 @@ LogicalResult TrainAutodiffPass::differentiate(ModuleOp module,
     resultTypes.push_back(arg.getType());
   }
   ret->setOperands(results);
-  step.setFunctionType(
-      FunctionType::get(&getContext(), fnType.getInputs(), resultTypes));
+  SmallVector<Type> inputs(fnType.getInputs());
+  if (lossScale)
+    inputs.push_back(scalarF32);
+  step.setFunctionType(FunctionType::get(&getContext(), inputs, resultTypes));
+  if (lossScale)
+    step.setArgAttr(inputs.size() - 1, "train.name",
+                    StringAttr::get(&getContext(), "loss_scale"));
   return success();
 }

@@ -44,14 +44,11 @@ struct TrainOptimizerPass
 void TrainOptimizerPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
-  bool mixed;
-  if (precision == "fp32") {
-    mixed = false;
-  } else if (precision == "bf16-mixed") {
-    mixed = true;
-  } else {
+  bool mixed = precision != "fp32";
+  bool fp16 = precision == "fp16-mixed";
+  if (precision != "fp32" && precision != "bf16-mixed" && !fp16) {
     module.emitError("train-optimizer: unknown precision '")
-        << precision << "'; expected fp32 or bf16-mixed";
+        << precision << "'; expected fp32, bf16-mixed or fp16-mixed";
     return signalPassFailure();
   }
   if (module.lookupSymbol("optimizer_step")) {
@@ -72,9 +69,14 @@ void TrainOptimizerPass::runOnOperation() {
                     "precision=bf16-mixed for bf16)";
       return signalPassFailure();
     }
-    if (mixed && !elt.isBF16()) {
+    if (mixed && !fp16 && !elt.isBF16()) {
       param.emitOpError("has element type ")
           << elt << "; precision=bf16-mixed needs bf16 parameters";
+      return signalPassFailure();
+    }
+    if (fp16 && !elt.isF16()) {
+      param.emitOpError("has element type ")
+          << elt << "; precision=fp16-mixed needs f16 parameters";
       return signalPassFailure();
     }
     slots.push_back({param, state, nullptr, nullptr, nullptr});
@@ -83,6 +85,19 @@ void TrainOptimizerPass::runOnOperation() {
     module.emitError("train-optimizer: no gradient state in the module; run "
                      "train-autodiff first");
     return signalPassFailure();
+  }
+  if (fp16) {
+    // Dynamic loss scaling needs a step function that scales the loss.
+    bool scaled = false;
+    for (auto fn : module.getOps<func::FuncOp>())
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (auto name = fn.getArgAttrOfType<StringAttr>(i, "train.name"))
+          scaled |= name.getValue() == "loss_scale";
+    if (!scaled) {
+      module.emitError("train-optimizer: precision=fp16-mixed needs dynamic "
+                       "loss scaling: run train-autodiff{loss-scale=true}");
+      return signalPassFailure();
+    }
   }
 
   // Optimizer state next to each gradient state.
@@ -149,7 +164,8 @@ void TrainOptimizerPass::runOnOperation() {
     Value v = LoadOp::create(b, loc, f32Type, ref(slot.expAvgSq));
     auto upd = AdamWOp::create(
         b, loc, f32Type, f32Type, f32Type, w, g, m, v, lr, step,
-        clip.getCoef(), b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+        clip.getCoef(), fp16 ? clip.getNorm() : Value(),
+        b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
         b.getF64FloatAttr(eps), b.getF64FloatAttr(decay ? weightDecay : 0.0));
     StoreOp::create(b, loc, upd.getNewParam(), masterRef);
     if (masterState) {

@@ -61,6 +61,8 @@ struct Group {
 /// AdamW hyperparameters recovered from @optimizer_step.
 struct AdamWConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, maxNorm = 1.0;
+  /// Skip the update when the norm is not finite (fp16 loss scaling).
+  bool skipNonFinite = false;
 };
 
 struct ZeroPartitionPass
@@ -222,6 +224,7 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
     adamw.beta1 = upd.getBeta1().convertToDouble();
     adamw.beta2 = upd.getBeta2().convertToDouble();
     adamw.eps = upd.getEps().convertToDouble();
+    adamw.skipNonFinite = static_cast<bool>(upd.getFiniteCheck());
     // The first store of the new value names the master or the parameter.
     for (Operation *user : upd.getNewParam().getUsers())
       if (auto store = dyn_cast<train::StoreOp>(user)) {
@@ -534,7 +537,9 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
     Value v = ShardLoadOp::create(b, loc, shardF32, shardRef(g.expAvgSq));
     auto upd = ShardAdamWOp::create(
         b, loc, shardF32, shardF32, shardF32, groupRef(g), master, gs, m, v,
-        lr, stepCount, clip.getCoef(), b.getF64FloatAttr(adamw.beta1),
+        lr, stepCount, clip.getCoef(),
+        adamw.skipNonFinite ? clip.getNorm() : Value(),
+        b.getF64FloatAttr(adamw.beta1),
         b.getF64FloatAttr(adamw.beta2), b.getF64FloatAttr(adamw.eps),
         b.getF64FloatAttr(groupDecay));
     ShardStoreOp::create(b, loc, upd.getNewExpAvg(), shardRef(g.expAvg));

@@ -46,3 +46,12 @@ func.func @adamw(%p: tensor<64x64xf32>, %g: tensor<64x64xf32>, %gb: tensor<64x64
   // CHECK: return %[[P2]], %[[M2]], %[[V2]], %[[P3]]
   return %p2, %m2, %v2, %p3 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @adamw_skip_nonfinite
+func.func @adamw_skip_nonfinite(%p: tensor<4xf32>, %g: tensor<4xf16>, %lr: tensor<f32>, %t: tensor<i64>, %c: tensor<f32>, %n: tensor<f32>) -> tensor<4xf32> {
+  // CHECK: %[[P:.*]], %{{.*}}, %{{.*}} = train.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} skip_nonfinite(%{{.*}}) beta1(9.000000e-01)
+  %a, %b, %d = train.adamw %p, %g, %p, %p, %lr, %t, %c skip_nonfinite(%n) beta1(0.9) beta2(0.999) eps(1.0e-08) weight_decay(0.0) : tensor<4xf32>, tensor<4xf16>
+  return %a : tensor<4xf32>
+}
