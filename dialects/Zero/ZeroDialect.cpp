@@ -16,6 +16,9 @@ using namespace mlir::zero;
 #define GET_ATTRDEF_CLASSES
 #include "Zero/ZeroAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "Zero/ZeroTypes.cpp.inc"
+
 void ZeroDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -24,5 +27,9 @@ void ZeroDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "Zero/ZeroAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Zero/ZeroTypes.cpp.inc"
       >();
 }

@@ -19,6 +19,10 @@
 #define GET_ATTRDEF_CLASSES
 #include "Zero/ZeroAttrs.h.inc"
 
+#include "mlir/IR/BuiltinTypes.h"
+#define GET_TYPEDEF_CLASSES
+#include "Zero/ZeroTypes.h.inc"
+
 namespace mlir::zero {
 /// The side-effect resource every collective reads and writes: the ordered
 /// stream of operations on the data-parallel communicator. Two collectives

@@ -28,10 +28,32 @@ def Zero_Dialect : Dialect {
     collectives: every rank must issue the same sequence.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 class Zero_Op<string mnemonic, list<Trait> traits = []>
     : Op<Zero_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Zero_PendingType : TypeDef<Zero_Dialect, "Pending"> {
+  let mnemonic = "pending";
+  let summary = "A collective in flight that will produce a tensor";
+  let description = [{
+    What a `zero.*_start` op returns: the collective has been issued (its
+    buffers are in use) and `zero.wait` turns it into its result tensor of
+    type `result`. Each pending value is waited exactly once.
+
+    Example:
+    ```mlir
+    %p = zero.all_gather_start %shard world_size(4) : tensor<8xbf16> -> !zero.pending<tensor<32xbf16>>
+    ```
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$result);
+  let assemblyFormat = "`<` $result `>`";
+}
 
 /// The resource collectives read and write: the communicator's ordered
 /// stream of operations.

@@ -42,6 +42,38 @@ LogicalResult ReduceScatterOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Split collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherStartOp::verify() {
+  return verifyShardPair(*this, getShard().getType(),
+                         getPending().getType().getResult(), getWorldSize(),
+                         "shard", "result");
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  if (getKind() == ReduceKind::max)
+    return emitOpError("reduction kind must be sum or avg");
+  return verifyShardPair(*this, getPending().getType().getResult(),
+                         getInput().getType(), getWorldSize(), "result",
+                         "input");
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (getPending().getType().getResult() != getInput().getType())
+    return emitOpError("pending result type ")
+           << getPending().getType().getResult() << " differs from input type "
+           << getInput().getType();
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  if (!getPending().hasOneUse())
+    return emitOpError("a pending collective must be waited exactly once");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and shards
 //===----------------------------------------------------------------------===//
 

@@ -80,6 +80,87 @@ def Zero_AllReduceOp : Zero_Op<"all_reduce", [Zero_CollectiveEffects,
 }
 
 //===----------------------------------------------------------------------===//
+// Split collectives (zero-prefetch)
+//===----------------------------------------------------------------------===//
+
+def Zero_AllGatherStartOp : Zero_Op<"all_gather_start", [Zero_CollectiveEffects]> {
+  let summary = "Issues an all-gather; zero.wait yields its result";
+  let description = [{
+    The first half of `zero.all_gather`: the collective starts here and runs
+    while the ops up to its `zero.wait` compute (nonblocking MPI or a NCCL
+    stream). Same size rule as `zero.all_gather`.
+
+    Example:
+    ```mlir
+    %p = zero.all_gather_start %shard world_size(4) : tensor<8xbf16> -> !zero.pending<tensor<32xbf16>>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$shard, ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Zero_PendingType:$pending);
+  let assemblyFormat = [{
+    $shard `world_size` `(` $world_size `)` attr-dict `:` type($shard) `->` qualified(type($pending))
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_ReduceScatterStartOp : Zero_Op<"reduce_scatter_start", [Zero_CollectiveEffects]> {
+  let summary = "Issues a reduce-scatter; zero.wait yields the rank's shard";
+  let description = [{
+    The first half of `zero.reduce_scatter`. Same size rule.
+
+    Example:
+    ```mlir
+    %p = zero.reduce_scatter_start %full kind(<avg>) world_size(4) : tensor<32xf32> -> !zero.pending<tensor<8xf32>>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$input, Zero_ReduceKindAttr:$kind,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Zero_PendingType:$pending);
+  let assemblyFormat = [{
+    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($pending))
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_AllReduceStartOp : Zero_Op<"all_reduce_start", [Zero_CollectiveEffects]> {
+  let summary = "Issues an all-reduce; zero.wait yields its result";
+  let description = [{
+    The first half of `zero.all_reduce`.
+
+    Example:
+    ```mlir
+    %p = zero.all_reduce_start %x kind(<sum>) world_size(4) : tensor<f32> -> !zero.pending<tensor<f32>>
+    ```
+  }];
+  let arguments = (ins Zero_Tensor:$input, Zero_ReduceKindAttr:$kind,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Zero_PendingType:$pending);
+  let assemblyFormat = [{
+    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($pending))
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_WaitOp : Zero_Op<"wait", [Zero_CollectiveEffects,
+    TypesMatchWith<"result is the pending collective's result", "pending",
+                   "result", "::llvm::cast<PendingType>($_self).getResult()">]> {
+  let summary = "Waits for a collective started by zero.*_start";
+  let description = [{
+    Blocks until the collective of `pending` has finished and yields its
+    result. The time spent here is exposed communication.
+
+    Example:
+    ```mlir
+    %full = zero.wait %p : !zero.pending<tensor<32xbf16>>
+    ```
+  }];
+  let arguments = (ins Zero_PendingType:$pending);
+  let results = (outs Zero_Tensor:$result);
+  let assemblyFormat = "$pending attr-dict `:` qualified(type($pending))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Partition layout and sharded state
 //===----------------------------------------------------------------------===//
 

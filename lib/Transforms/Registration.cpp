@@ -6,6 +6,7 @@
 #include "Zero/ZeroDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -19,5 +20,6 @@ void mlir::zero::registerAllPasses() {
 void mlir::zero::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::train::TrainDialect, mlir::zero::ZeroDialect,
                   mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::cf::ControlFlowDialect,
                   mlir::tensor::TensorDialect, mlir::emitc::EmitCDialect>();
 }

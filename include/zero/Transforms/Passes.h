@@ -54,7 +54,7 @@ inline constexpr llvm::StringLiteral kShardedParamAttr = "zero.sharded";
 void registerAllPasses();
 
 /// Adds the `train` and `zero` dialects and the upstream dialects the
-/// project's IR uses (func, arith, tensor, emitc) to `registry`.
+/// project's IR uses (func, arith, cf, tensor, emitc) to `registry`.
 void registerAllDialects(DialectRegistry &registry);
 
 } // namespace mlir::zero

@@ -92,4 +92,46 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroPrefetch : Pass<"zero-prefetch", "::mlir::ModuleOp"> {
+  let summary = "Split collectives into start/wait and schedule them to overlap compute";
+  let description = [{
+    Replaces every blocking collective by a `zero.*_start` and a
+    `zero.wait`, then moves them apart so the communication runs behind
+    compute (DeepSpeed's stage-3 prefetch, XLA's latency-hiding scheduler):
+
+    * all-gathers: the wait stays right before the first use; the start
+      (with the `zero.shard_load` feeding it) is hoisted up to `distance`
+      all-gathers ahead — in program order, so forward gathers prefetch in
+      layer order and backward gathers in reverse layer order — but never so
+      far that the gathered parameter buffers live at one time exceed
+      `max-live-bytes` (a buffer is live from its start to the last use of
+      the parameters unpacked from it; DeepSpeed's
+      `stage3_max_live_parameters`). A gather larger than the budget on its
+      own is not hoisted.
+    * reduce-scatters and all-reduces: the start stays where the input is
+      complete; the wait sinks to the first use of the result, and a result
+      only accumulated into a shard is accumulated at the end of the
+      function, so the reduction overlaps the rest of the backward.
+
+    Every function has one block and no control flow, so the order of
+    collectives is static and the same on every rank; the pass checks it
+    (each start waited exactly once, later in the same block).
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let options = [
+    Option<"distance", "distance", "int64_t", /*default=*/"1",
+           "How many all-gathers a start may be hoisted ahead (0 = none)">,
+    Option<"maxLiveBytes", "max-live-bytes", "int64_t", /*default=*/"0",
+           "Bound on gathered parameter bytes live at once (0 = unbounded)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per function with its gathers, how many were "
+           "hoisted, and the peak of live gathered bytes">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "collectives-split", "Collectives split into start/wait">,
+    Statistic<"numHoisted", "gathers-hoisted", "All-gather starts moved ahead of an earlier wait">,
+    Statistic<"peakLiveBytes", "peak-live-bytes", "Most gathered parameter bytes live at once in one function">
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_ZEROPASSES_TD

@@ -53,3 +53,37 @@ func.func @gather_rank(%s: tensor<2x4xf32>) -> tensor<32xf32> {
   %a = "zero.all_gather"(%s) {world_size = 4 : i64} : (tensor<2x4xf32>) -> tensor<32xf32>
   return %a : tensor<32xf32>
 }
+
+// -----
+
+func.func @start_size(%s: tensor<8xf32>) {
+  // expected-error @+1 {{'zero.all_gather_start' op result has 30 elements; expected world_size (4) x shard size (8) = 32}}
+  %a = zero.all_gather_start %s world_size(4) : tensor<8xf32> -> !zero.pending<tensor<30xf32>>
+  return
+}
+
+// -----
+
+func.func @rs_start_max(%f: tensor<32xf32>) {
+  // expected-error @+1 {{'zero.reduce_scatter_start' op reduction kind must be sum or avg}}
+  %a = zero.reduce_scatter_start %f kind(<max>) world_size(4) : tensor<32xf32> -> !zero.pending<tensor<8xf32>>
+  return
+}
+
+// -----
+
+func.func @ar_start_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'zero.all_reduce_start' op pending result type 'tensor<4xbf16>' differs from input type 'tensor<4xf32>'}}
+  %a = zero.all_reduce_start %x kind(<sum>) world_size(4) : tensor<4xf32> -> !zero.pending<tensor<4xbf16>>
+  return
+}
+
+// -----
+
+func.func @wait_twice(%s: tensor<8xf32>) {
+  %a = zero.all_gather_start %s world_size(4) : tensor<8xf32> -> !zero.pending<tensor<32xf32>>
+  // expected-error @+1 {{'zero.wait' op a pending collective must be waited exactly once}}
+  %x = zero.wait %a : !zero.pending<tensor<32xf32>>
+  %y = zero.wait %a : !zero.pending<tensor<32xf32>>
+  return
+}
