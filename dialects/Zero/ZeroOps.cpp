@@ -74,6 +74,46 @@ LogicalResult WaitOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Buckets
+//===----------------------------------------------------------------------===//
+
+/// Checks that `whole` has the pieces' element type and their total size.
+static LogicalResult verifyPieces(Operation *op, TypeRange pieces,
+                                  RankedTensorType whole, int64_t worldSize) {
+  if (pieces.empty())
+    return op->emitOpError("needs at least one piece");
+  int64_t total = 0;
+  for (Type t : pieces) {
+    auto piece = cast<RankedTensorType>(t);
+    if (piece.getElementType() != whole.getElementType())
+      return op->emitOpError("piece ")
+             << piece << " has another element type than " << whole;
+    if (piece.getNumElements() % worldSize != 0)
+      return op->emitOpError("piece ")
+             << piece << " is not a multiple of world_size " << worldSize;
+    total += piece.getNumElements();
+  }
+  if (total != whole.getNumElements())
+    return op->emitOpError("pieces add up to ")
+           << total << " elements, not " << whole.getNumElements();
+  return success();
+}
+
+LogicalResult BucketInterleaveOp::verify() {
+  return verifyPieces(*this, getInputs().getTypes(), getType(), getWorldSize());
+}
+LogicalResult BucketDeinterleaveOp::verify() {
+  return verifyPieces(*this, getResultTypes(), getInput().getType(),
+                      getWorldSize());
+}
+LogicalResult ConcatOp::verify() {
+  return verifyPieces(*this, getInputs().getTypes(), getType(), 1);
+}
+LogicalResult SplitOp::verify() {
+  return verifyPieces(*this, getResultTypes(), getInput().getType(), 1);
+}
+
+//===----------------------------------------------------------------------===//
 // Layout and shards
 //===----------------------------------------------------------------------===//
 

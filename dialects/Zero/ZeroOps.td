@@ -161,6 +161,79 @@ def Zero_WaitOp : Zero_Op<"wait", [Zero_CollectiveEffects,
 }
 
 //===----------------------------------------------------------------------===//
+// Buckets (zero-bucket)
+//===----------------------------------------------------------------------===//
+
+def Zero_BucketInterleaveOp : Zero_Op<"bucket_interleave", [Pure]> {
+  let summary = "Lays several groups' flat buffers out rank by rank";
+  let description = [{
+    Inputs are the flat buffers of k shard groups (each `world_size` × Sᵢ
+    elements). The result holds, for each rank r in order, the
+    concatenation of every group's slice r: [g₁ᵣ, g₂ᵣ, …, gₖᵣ]. A
+    reduce-scatter of it gives rank r exactly its shards of all k groups,
+    back to back — one collective for the bucket (ZeRO-R's constant-size
+    buffers, §6.3; DeepSpeed's `reduce_bucket_size`).
+
+    Example:
+    ```mlir
+    %b = zero.bucket_interleave %g1, %g2 world_size(2) : tensor<8xf32>, tensor<4xf32> -> tensor<12xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Zero_FlatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Zero_FlatTensor:$result);
+  let assemblyFormat = "$inputs `world_size` `(` $world_size `)` attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Zero_BucketDeinterleaveOp : Zero_Op<"bucket_deinterleave", [Pure]> {
+  let summary = "Splits a gathered bucket back into the groups' flat buffers";
+  let description = [{
+    The inverse of `zero.bucket_interleave`: the input holds, rank by rank,
+    [g₁ᵣ, …, gₖᵣ] (what an all-gather of the concatenated shards returns);
+    each result is one group's flat buffer.
+
+    Example:
+    ```mlir
+    %g1, %g2 = zero.bucket_deinterleave %b world_size(2) : tensor<12xf32> -> tensor<8xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Variadic<Zero_FlatTensor>:$results);
+  let assemblyFormat = "$input `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def Zero_ConcatOp : Zero_Op<"concat", [Pure]> {
+  let summary = "Concatenates flat tensors";
+  let description = [{
+    Example:
+    ```mlir
+    %s = zero.concat %a, %b : tensor<4xf32>, tensor<2xf32> -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Zero_FlatTensor>:$inputs);
+  let results = (outs Zero_FlatTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Zero_SplitOp : Zero_Op<"split", [Pure]> {
+  let summary = "Splits a flat tensor into consecutive pieces";
+  let description = [{
+    Example:
+    ```mlir
+    %a, %b = zero.split %s : tensor<6xf32> -> tensor<4xf32>, tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins Zero_FlatTensor:$input);
+  let results = (outs Variadic<Zero_FlatTensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Partition layout and sharded state
 //===----------------------------------------------------------------------===//
 

@@ -92,6 +92,39 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroBucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
+  let summary = "Fuse the collectives of several shard groups into constant-size buckets";
+  let description = [{
+    Packs consecutive collectives of one kind (all-gather, reduce-scatter;
+    same element type, reduction and world size) of different shard groups
+    into one collective on a bucket of at most `bucket-bytes` bytes (ZeRO-R
+    constant-size buffers, §6.3; DeepSpeed's `reduce_bucket_size` /
+    `stage3_prefetch_bucket_size`, XLA's collective combiners), so the
+    number of latency-bound collectives shrinks while the staging buffer
+    stays the same size whatever the model size. Packing follows program
+    order, which is the same on every rank; a group larger than the bucket
+    goes alone.
+
+    A reduce-scatter bucket interleaves its groups rank by rank
+    (`zero.bucket_interleave`), so rank r receives its shards of every group
+    back to back and `zero.split` separates them; an all-gather bucket
+    concatenates the shards (`zero.concat`) and `zero.bucket_deinterleave`
+    rebuilds each group's flat buffer. A reduce-scatter bucket is issued
+    where its last group is complete; an all-gather bucket where its first
+    group is needed (its shard loads move up with it). Run it after
+    `zero-partition` and before `zero-prefetch`.
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "Largest bucket in bytes (default 25 MiB, like PyTorch DDP's "
+           "bucket_cap_mb); must be > 0">
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "Fused collectives created">
+  ];
+}
+
 def ZeroPrefetch : Pass<"zero-prefetch", "::mlir::ModuleOp"> {
   let summary = "Split collectives into start/wait and schedule them to overlap compute";
   let description = [{

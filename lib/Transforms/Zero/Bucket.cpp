@@ -1,0 +1,238 @@
+//===- Bucket.cpp - zero-bucket: fuse collectives into buckets ------------===//
+///
+/// \file
+/// Fuses consecutive all-gathers / reduce-scatters of several shard groups
+/// into bucket collectives of bounded size (see ZeroPasses.td).
+///
+//===----------------------------------------------------------------------===//
+
+#include "zero/Transforms/Passes.h"
+
+#include "Train/TrainOps.h"
+#include "Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROBUCKET
+#include "zero/Transforms/ZeroPasses.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+struct ZeroBucketPass : public zero::impl::ZeroBucketBase<ZeroBucketPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  void bucketFunction(func::FuncOp fn);
+  bool fuseReduceScatters(ArrayRef<ReduceScatterOp> bucket);
+  bool fuseAllGathers(ArrayRef<AllGatherOp> bucket);
+};
+
+int64_t bytesOf(Type t) {
+  auto tt = cast<RankedTensorType>(t);
+  return tt.getNumElements() * (tt.getElementTypeBitWidth() / 8);
+}
+
+/// The state symbol an op reads or writes by name, if any.
+StringRef stateSymbol(Operation *op) {
+  if (auto ref = op->getAttrOfType<FlatSymbolRefAttr>("name"))
+    return ref.getValue();
+  return {};
+}
+
+/// Moves the ops in (from, anchor] ... more precisely: the ops strictly
+/// between `from` and `anchor` that depend on `roots` go, in order, right
+/// after `after`. Fails (moving nothing) if one of them has side effects
+/// other than writing a state no skipped op touches.
+LogicalResult moveDependentsAfter(ArrayRef<Value> roots, Operation *from,
+                                  Operation *anchor, Operation *after) {
+  llvm::SetVector<Operation *> deps;
+  DenseSet<Value> tainted(roots.begin(), roots.end());
+  for (Operation *op = from->getNextNode(); op && op != anchor;
+       op = op->getNextNode()) {
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return tainted.contains(v); })) {
+      deps.insert(op);
+      for (Value r : op->getResults())
+        tainted.insert(r);
+    }
+  }
+  DenseSet<StringRef> written;
+  for (Operation *op : deps) {
+    if (isMemoryEffectFree(op))
+      continue;
+    if (!isa<ShardAccumulateOp, ShardStoreOp, train::StoreOp,
+             train::AccumulateOp>(op))
+      return failure();
+    written.insert(stateSymbol(op));
+  }
+  for (Operation *op = from->getNextNode(); op && op != anchor;
+       op = op->getNextNode())
+    if (!deps.contains(op) && written.contains(stateSymbol(op)))
+      return failure();
+  Operation *prev = after;
+  for (Operation *op : deps) {
+    op->moveAfter(prev);
+    prev = op;
+  }
+  return success();
+}
+
+} // namespace
+
+void ZeroBucketPass::runOnOperation() {
+  if (bucketBytes <= 0) {
+    getOperation().emitError("zero-bucket: bucket-bytes must be > 0, got ")
+        << static_cast<int64_t>(bucketBytes);
+    return signalPassFailure();
+  }
+  for (auto fn : getOperation().getOps<func::FuncOp>())
+    if (!fn.isExternal() && fn.getBody().hasOneBlock())
+      bucketFunction(fn);
+}
+
+void ZeroBucketPass::bucketFunction(func::FuncOp fn) {
+  Block &block = fn.getBody().front();
+  // Greedy buckets in program order, one kind at a time.
+  auto makeBuckets = [&](auto opTag, auto keyOf, auto sizeOf) {
+    using OpT = decltype(opTag);
+    SmallVector<SmallVector<OpT>> buckets;
+    int64_t bytes = 0;
+    for (auto op : block.getOps<OpT>()) {
+      int64_t size = sizeOf(op);
+      if (buckets.empty() || keyOf(buckets.back().front()) != keyOf(op) ||
+          bytes + size > bucketBytes) {
+        buckets.emplace_back();
+        bytes = 0;
+      }
+      buckets.back().push_back(op);
+      bytes += size;
+    }
+    return buckets;
+  };
+  auto rsBuckets = makeBuckets(
+      ReduceScatterOp(),
+      [](ReduceScatterOp op) {
+        return std::make_tuple(op.getType().getElementType().getAsOpaquePointer(),
+                               static_cast<int>(op.getKind()), op.getWorldSize());
+      },
+      [](ReduceScatterOp op) { return bytesOf(op.getInput().getType()); });
+  for (auto &bucket : rsBuckets)
+    if (bucket.size() > 1 && fuseReduceScatters(bucket))
+      ++numBuckets;
+  auto agBuckets = makeBuckets(
+      AllGatherOp(),
+      [](AllGatherOp op) {
+        return std::make_tuple(op.getType().getElementType().getAsOpaquePointer(),
+                               0, op.getWorldSize());
+      },
+      [](AllGatherOp op) { return bytesOf(op.getType()); });
+  for (auto &bucket : agBuckets)
+    if (bucket.size() > 1 && fuseAllGathers(bucket))
+      ++numBuckets;
+}
+
+bool ZeroBucketPass::fuseReduceScatters(ArrayRef<ReduceScatterOp> bucket) {
+  ReduceScatterOp last = bucket.back();
+  // Everything computed from the earlier members' shards must wait for the
+  // bucket: move it after the fused collective (below), or give up.
+  SmallVector<Value> roots;
+  for (ReduceScatterOp op : bucket.drop_back())
+    roots.push_back(op.getResult());
+  OpBuilder b(last);
+  Location loc = last.getLoc();
+  int64_t n = last.getWorldSize();
+  SmallVector<Value> inputs;
+  SmallVector<Type> shardTypes;
+  int64_t total = 0;
+  for (ReduceScatterOp op : bucket) {
+    inputs.push_back(op.getInput());
+    shardTypes.push_back(op.getType());
+    total += op.getInput().getType().getNumElements();
+  }
+  Type elt = last.getType().getElementType();
+  auto flat = [&](int64_t numel) { return RankedTensorType::get({numel}, elt); };
+  auto packed = BucketInterleaveOp::create(b, loc, flat(total), inputs,
+                                           b.getI64IntegerAttr(n));
+  auto fused = ReduceScatterOp::create(b, loc, flat(total / n), packed,
+                                       last.getKindAttr(), last.getWorldSizeAttr());
+  auto parts = SplitOp::create(b, loc, shardTypes, fused.getResult());
+  if (failed(moveDependentsAfter(roots, bucket.front(), packed, parts))) {
+    parts.erase();
+    fused.erase();
+    packed.erase();
+    return false;
+  }
+  for (auto [op, part] : llvm::zip(bucket, parts.getResults())) {
+    Operation *old = const_cast<std::remove_const_t<std::remove_reference_t<decltype(op)>> &>(op).getOperation();
+    old->getResult(0).replaceAllUsesWith(part);
+    old->erase();
+  }
+  return true;
+}
+
+bool ZeroBucketPass::fuseAllGathers(ArrayRef<AllGatherOp> bucket) {
+  AllGatherOp first = bucket.front();
+  // The bucket is gathered where its first group is needed: later shards
+  // must be available there (shard loads move up; computed shards — the
+  // optimizer's updates — put the bucket at the last member instead).
+  Operation *insertion = first;
+  for (AllGatherOp op : bucket.drop_front()) {
+    Value shard = op.getShard();
+    auto load = shard.getDefiningOp<ShardLoadOp>();
+    if (load && shard.hasOneUse())
+      continue;
+    if (Operation *def = shard.getDefiningOp())
+      if (insertion->isBeforeInBlock(def))
+        insertion = bucket.back();
+  }
+  bool atFirst = insertion == first.getOperation();
+  if (atFirst) {
+    for (AllGatherOp op : bucket.drop_front())
+      if (auto load = op.getShard().getDefiningOp<ShardLoadOp>())
+        load->moveBefore(first);
+  }
+  OpBuilder b(insertion);
+  Location loc = insertion->getLoc();
+  int64_t n = first.getWorldSize();
+  SmallVector<Value> shards;
+  SmallVector<Type> fullTypes;
+  int64_t total = 0;
+  for (AllGatherOp op : bucket) {
+    shards.push_back(op.getShard());
+    fullTypes.push_back(op.getType());
+    total += op.getShard().getType().getNumElements();
+  }
+  Type elt = first.getType().getElementType();
+  auto flat = [&](int64_t numel) { return RankedTensorType::get({numel}, elt); };
+  auto concat = ConcatOp::create(b, loc, flat(total), shards);
+  auto fused = AllGatherOp::create(b, loc, flat(total * n), concat.getResult(),
+                                   first.getWorldSizeAttr());
+  auto parts = BucketDeinterleaveOp::create(b, loc, fullTypes, fused.getResult(),
+                                            b.getI64IntegerAttr(n));
+  if (!atFirst) {
+    SmallVector<Value> roots;
+    for (AllGatherOp op : bucket.drop_back())
+      roots.push_back(op.getResult());
+    if (failed(moveDependentsAfter(roots, bucket.front(), concat, parts))) {
+      parts.erase();
+      fused.erase();
+      concat.erase();
+      return false;
+    }
+  }
+  for (auto [op, part] : llvm::zip(bucket, parts.getResults())) {
+    Operation *old = const_cast<std::remove_const_t<std::remove_reference_t<decltype(op)>> &>(op).getOperation();
+    old->getResult(0).replaceAllUsesWith(part);
+    old->erase();
+  }
+  return true;
+}
