@@ -53,7 +53,12 @@ def ZeroPartition : Pass<"zero-partition", "::mlir::ModuleOp"> {
            "Bytes per rank available to stage=auto">,
     Option<"grouping", "grouping", "std::string", /*default=*/"\"block\"",
            "Shard groups: block (one per <word><n>. prefix, plus the rest) or "
-           "param (one per parameter)">
+           "param (one per parameter)">,
+    Option<"persistThreshold", "persist-threshold", "int64_t",
+           /*default=*/"0",
+           "At stage 3, parameters of at most this many elements stay whole "
+           "on every rank, in their own group partitioned as at stage 2 "
+           "(DeepSpeed's stage3_param_persistence_threshold; 0 = none)">
   ];
   let statistics = [
     Statistic<"numGroups", "groups", "Shard groups">,

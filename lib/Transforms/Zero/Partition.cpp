@@ -54,6 +54,9 @@ struct Group {
   int64_t total = 0, padded = 0;
   /// Sharded state of the group, by kind (null when not sharded).
   ShardOp param, grad, master, expAvg, expAvgSq;
+  /// Persistent groups (parameters at or below persist-threshold) keep
+  /// their parameters whole at stage 3: they are partitioned as stage 2.
+  bool persistent = false;
 
   int64_t shard(int64_t n) const { return padded / n; }
 };
@@ -256,10 +259,16 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
     if (grouping != "param" && grouping != "block")
       return module.emitError("zero-partition: grouping must be block or param, got '")
              << grouping << "'";
+    bool persist = stageNum >= 3 && persistThreshold > 0 &&
+                   m.param.getTensorType().getNumElements() <=
+                       static_cast<int64_t>(persistThreshold);
+    if (persist)
+      key += ".persistent";
     auto [it, inserted] = groupIndex.try_emplace(key, groups.size());
     if (inserted) {
       groups.emplace_back();
       groups.back().name = "group." + key;
+      groups.back().persistent = persist;
     }
     groups[it->second].members.push_back(m);
   }
@@ -306,7 +315,7 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
       if (m.param.getTensorType().getElementType() != paramElt)
         return m.param.emitOpError("element type differs from the rest of ")
                << g.name;
-    if (stageNum >= 3)
+    if (stageNum >= 3 && !g.persistent)
       g.param = makeShard(g, ".param", ShardKind::param, paramElt);
     if (stageNum >= 2)
       g.grad = makeShard(g, ".grad", ShardKind::grad, paramElt);
@@ -444,6 +453,8 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
         if (fill->hasAttr(kLossSeedAttr))
           seed = fill;
       for (Group &g : groups) {
+        if (!g.param)
+          continue; // Persistent: the parameters stay whole.
         // Uses of the group's parameters, by segment (0 forward, 1 backward).
         SmallVector<std::pair<OpOperand *, unsigned>> uses[2];
         SmallVector<train::LoadOp> loads;
@@ -477,8 +488,9 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
       }
     }
     for (Group &g : groups)
-      for (Member &m : g.members)
-        m.param->setAttr(kShardedParamAttr, UnitAttr::get(ctx));
+      if (g.param)
+        for (Member &m : g.members)
+          m.param->setAttr(kShardedParamAttr, UnitAttr::get(ctx));
   }
 
   // 6. Stages 1-3: the optimizer step on shards, rebuilt.
