@@ -92,6 +92,34 @@ static LogicalResult countCollectives(func::FuncOp fn,
   return failure(result.wasInterrupted());
 }
 
+int64_t mlir::zero::savedActivationBytes(func::FuncOp fn) {
+  Operation *seed = nullptr;
+  fn.walk([&](train::FillOp fill) {
+    if (fill->hasAttr(kLossSeedAttr))
+      seed = fill;
+  });
+  if (!seed)
+    return 0;
+  int64_t bytes = 0;
+  for (Operation &op : fn.getBody().front()) {
+    if (&op == seed)
+      break;
+    if (isa<train::LoadOp, ShardLoadOp, UnpackOp>(op))
+      continue; // Parameters are accounted as model states.
+    for (Value r : op.getResults()) {
+      auto t = dyn_cast<RankedTensorType>(r.getType());
+      if (!t)
+        continue;
+      bool usedInBackward = llvm::any_of(r.getUsers(), [&](Operation *u) {
+        return seed->isBeforeInBlock(u) && !u->hasTrait<OpTrait::IsTerminator>();
+      });
+      if (usedInBackward)
+        bytes += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+    }
+  }
+  return bytes;
+}
+
 FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   StepReport report;
   if (auto ws = module->getAttrOfType<IntegerAttr>(kWorldSizeAttr))
@@ -137,6 +165,8 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
 
   int64_t scalarMicro = 0;
   if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
+    report.activationBytes = savedActivationBytes(fb);
+  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
     if (failed(countCollectives(fb, report.commBytesMicro,
                                 report.commElementsMicro, scalarMicro)))
       return failure();
@@ -180,6 +210,10 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << llvm::format("  %-16s", "(of it padding)");
   printBytes(os, r.paddingBytes);
   os << "\n";
+  os << "activations kept for the backward (one micro-batch):\n";
+  os << llvm::format("  %-16s", "activations");
+  printBytes(os, r.activationBytes);
+  os << "\n";
   os << "sent per rank per optimizer step:\n";
   int64_t total = 0;
   for (int i = 0; i < kNumCollectiveKinds; ++i) {
@@ -216,6 +250,7 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
       {"state_bytes", std::move(states)},
       {"state_bytes_total", r.totalStateBytes()},
       {"padding_bytes", r.paddingBytes},
+      {"activation_bytes", r.activationBytes},
       {"comm_bytes_per_micro_batch", std::move(micro)},
       {"comm_bytes_per_optimizer_step", std::move(step)},
       {"comm_elements_per_step", r.commElementsMicro * k + r.commElementsStep},

@@ -11,6 +11,7 @@
 #ifndef ZERO_ANALYSIS_REPORT_H
 #define ZERO_ANALYSIS_REPORT_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -49,10 +50,19 @@ struct StepReport {
   int64_t commElementsMicro = 0, commElementsStep = 0;
   /// Bytes of scalar (0-D) reductions per optimizer step (gradient norm).
   int64_t scalarCommBytesStep = 0;
+  /// Activation estimate of one micro-batch: bytes of values
+  /// @forward_backward computes before the loss seed and reads after it
+  /// (what the backward keeps alive; activation checkpointing shrinks it).
+  int64_t activationBytes = 0;
 
   /// Total model-state bytes on this rank.
   int64_t totalStateBytes() const;
 };
+
+/// Bytes of the values `fn` defines before its `train.loss_seed` op and
+/// reads after it (parameter loads and the returned loss excluded); 0 when
+/// it has no seed.
+int64_t savedActivationBytes(func::FuncOp fn);
 
 /// Analyses `module`. Fails (with a diagnostic) on IR it cannot account
 /// for, e.g. a collective whose size does not fit 64 bits.

@@ -107,4 +107,38 @@ def TrainOptimizer : Pass<"train-optimizer", "::mlir::ModuleOp"> {
   ];
 }
 
+def TrainCheckpoint : Pass<"train-checkpoint", "::mlir::ModuleOp"> {
+  let summary = "Activation checkpointing: recompute each block in the backward";
+  let description = [{
+    With `policy=block`, the forward ops of each transformer block are
+    cloned right before the first backward op that needs one of their
+    values, and the backward uses the clones (Chen et al., "Training Deep
+    Nets with Sublinear Memory Cost", 2016; PyTorch
+    `torch.utils.checkpoint`, Megatron's full recomputation). Only each
+    block's inputs (the residual stream entering it) stay live from the
+    forward to the backward; the block's internal activations are computed
+    twice. Losses and gradients are unchanged (the same ops on the same
+    values).
+
+    A block is the span of forward ops from the first load of a parameter
+    named `<word><n>.…` (e.g. `h3.attn.c_attn.weight`) to the op before the
+    first load of the next block's (or of a parameter outside any block).
+    Run it after `train-autodiff` and before `zero-partition` (at stage 3
+    the recomputation then gathers its parameters in the backward).
+    `policy=none` changes nothing.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"block\"",
+           "none or block">,
+    Option<"stepFunction", "step-function", "std::string",
+           /*default=*/"\"forward_backward\"",
+           "The forward+backward function to rewrite">
+  ];
+  let statistics = [
+    Statistic<"numBlocks", "blocks", "Blocks recomputed">,
+    Statistic<"numRecomputed", "recomputed-ops", "Ops cloned for recomputation">
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_TRAINPASSES_TD

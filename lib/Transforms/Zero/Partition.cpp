@@ -145,30 +145,8 @@ FailureOr<int> ZeroPartitionPass::chooseStage(ModuleOp module) {
         "zero-partition: stage=auto needs device-memory=<bytes per rank>");
   // Activation estimate: bytes of forward values the backward reads.
   int64_t activations = 0;
-  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
-    Operation *seed = nullptr;
-    fb.walk([&](train::FillOp fill) {
-      if (fill->hasAttr(kLossSeedAttr))
-        seed = fill;
-    });
-    if (seed) {
-      for (Operation &op : fb.getBody().front()) {
-        if (&op == seed)
-          break;
-        for (Value r : op.getResults()) {
-          auto t = dyn_cast<RankedTensorType>(r.getType());
-          if (!t || isa<train::LoadOp>(op))
-            continue;
-          bool usedInBackward = llvm::any_of(r.getUsers(), [&](Operation *u) {
-            return seed->isBeforeInBlock(u) &&
-                   !u->hasTrait<OpTrait::IsTerminator>();
-          });
-          if (usedInBackward)
-            activations += t.getNumElements() * bytesOf(t.getElementType());
-        }
-      }
-    }
-  }
+  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
+    activations = savedActivationBytes(fb);
   int64_t needed = 0;
   for (int s = 0; s <= 3; ++s) {
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
