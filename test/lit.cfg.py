@@ -21,8 +21,30 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["zero-opt", "zero-model"]
+tools = ["zero-opt", "zero-model", "zero-translate", "zero-compile"]
 llvm_config.add_tool_substitutions(tools, [config.zero_tools_dir])
 
 if config.zero_have_cuda:
     config.available_features.add("cuda-toolkit")
+
+# Programs built by zero-compile --emit=exe (runtime + training driver);
+# %mpirun starts N ranks (Open MPI also as root and oversubscribed).
+if getattr(config, "zero_have_runtime", False):
+    config.available_features.add("zero-runtime")
+mpiexec = getattr(config, "zero_mpiexec", "") or "mpiexec"
+mpirun = mpiexec
+try:
+    import subprocess
+    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    if "Open MPI" in version or "OpenRTE" in version:
+        mpirun += " --allow-run-as-root --oversubscribe"
+except OSError:
+    pass
+config.substitutions.append(("%mpirun", mpirun))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+
+# %zero_bin: the tools directory, for scripts that drive several tools
+# (test/e2e/reference_gpt.py); `REQUIRES: zero-compile` once it is built.
+config.substitutions.append(("%zero_bin", config.zero_tools_dir))
+if os.path.exists(os.path.join(config.zero_tools_dir, "zero-compile")):
+    config.available_features.add("zero-compile")

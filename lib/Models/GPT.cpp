@@ -144,7 +144,32 @@ public:
     auto ids = RankedTensorType::get({B, T}, mb.b.getI32Type());
     Block::BlockArgListType args = mb.beginForward({ids, ids});
     Value idx = args[0], targets = args[1];
+    Value logits = trunk(idx);
+    Value flatLogits = train::ReshapeOp::create(
+        mb.b, mb.loc, mb.tensor({B * T, Vp}), logits);
+    Value flatTargets = train::ReshapeOp::create(
+        mb.b, mb.loc, RankedTensorType::get({B * T}, mb.b.getI32Type()), targets);
+    IntegerAttr numClasses;
+    if (Vp > V)
+      numClasses = mb.b.getI64IntegerAttr(V);
+    Value loss = train::CrossEntropyOp::create(
+        mb.b, mb.loc, RankedTensorType::get({}, mb.b.getF32Type()), flatLogits,
+        flatTargets, numClasses);
+    mb.ret(loss);
 
+    // @logits: the same graph without the loss (sampling).
+    Block::BlockArgListType logitsArgs =
+        mb.beginFunction("logits", {ids}, {act(Vp)});
+    mb.ret(trunk(logitsArgs[0]));
+    return mb.release();
+  }
+
+private:
+  /// Activation [B, T, n].
+  RankedTensorType act(int64_t n) const { return mb.tensor({B, T, n}); }
+
+  /// The model up to the LM head: token ids [B, T] -> logits [B, T, Vp].
+  Value trunk(Value idx) {
     // Embeddings: x = wte[idx] + wpe (broadcast over the batch).
     mb.setScope("embeddings");
     Value wte = mb.load("wte");
@@ -156,28 +181,13 @@ public:
     for (int64_t i = 0; i < config.nLayer; ++i)
       x = block(x, "h" + std::to_string(i));
 
-    // Final LayerNorm, tied LM head (x · wteᵀ), loss over the real vocab.
+    // Final LayerNorm, tied LM head (x · wteᵀ).
     mb.setScope("lm_head");
     x = layerNorm(x, "ln_f");
-    Value logits = train::MatmulOp::create(mb.b, mb.loc, act(Vp), x, wte,
-                                           /*bias=*/Value(), /*transpose_a=*/false,
-                                           /*transpose_b=*/true);
-    Value flatLogits = train::ReshapeOp::create(
-        mb.b, mb.loc, mb.tensor({B * T, Vp}), logits);
-    Value flatTargets = train::ReshapeOp::create(
-        mb.b, mb.loc, RankedTensorType::get({B * T}, mb.b.getI32Type()), targets);
-    IntegerAttr numClasses;
-    if (Vp > V)
-      numClasses = mb.b.getI64IntegerAttr(V);
-    Value loss = train::CrossEntropyOp::create(
-        mb.b, mb.loc, RankedTensorType::get({}, mb.b.getF32Type()), flatLogits,
-        flatTargets, numClasses);
-    return mb.finish(loss);
+    return train::MatmulOp::create(mb.b, mb.loc, act(Vp), x, wte,
+                                   /*bias=*/Value(), /*transpose_a=*/false,
+                                   /*transpose_b=*/true);
   }
-
-private:
-  /// Activation [B, T, n].
-  RankedTensorType act(int64_t n) const { return mb.tensor({B, T, n}); }
 
   void declareParams() {
     double std = config.initStd, residualStd = config.getResidualInitStd();

@@ -125,6 +125,21 @@ OwningOpRef<ModuleOp> ModelBuilder::finish(Value loss) {
   return std::move(module);
 }
 
+void ModelBuilder::ret(ValueRange values) {
+  func::ReturnOp::create(b, loc, values);
+}
+
+Block::BlockArgListType ModelBuilder::beginFunction(StringRef name,
+                                                    TypeRange argTypes,
+                                                    TypeRange resultTypes) {
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = func::FuncOp::create(b, UnknownLoc::get(&ctx), name,
+                                 b.getFunctionType(argTypes, resultTypes));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  return entry->getArguments();
+}
+
 Value ModelBuilder::load(const std::string &name) {
   auto it = paramTypes.find(name);
   assert(it != paramTypes.end() && "load of an undeclared parameter");

@@ -55,6 +55,16 @@ public:
   /// Returns `loss` from @forward and hands out the finished module.
   OwningOpRef<ModuleOp> finish(Value loss);
 
+  /// Ends the function being built with `func.return values`.
+  void ret(ValueRange values);
+  /// Creates `func.func @name(argTypes) -> resultTypes` at the end of the
+  /// module (after @forward) and moves the insertion point into its body;
+  /// returns the entry block's arguments.
+  Block::BlockArgListType beginFunction(StringRef name, TypeRange argTypes,
+                                        TypeRange resultTypes);
+  /// Hands out the module (every function must have been ended with ret).
+  OwningOpRef<ModuleOp> release() { return std::move(module); }
+
   /// `train.load @name` with the declared type.
   Value load(const std::string &name);
   /// Linear layer `prefix`: x · prefix.weightᵀ + prefix.bias (PyTorch

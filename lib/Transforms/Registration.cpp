@@ -1,6 +1,7 @@
 //===- Registration.cpp - register Zero's dialects and passes -------------===//
 
 #include "zero/Transforms/Passes.h"
+#include "zero/Conversion/Passes.h"
 
 #include "Train/TrainDialect.h"
 #include "Zero/ZeroDialect.h"
@@ -15,6 +16,7 @@
 void mlir::zero::registerAllPasses() {
   registerTrainPasses();
   registerZeroPasses();
+  registerConversionPasses();
 }
 
 void mlir::zero::registerAllDialects(mlir::DialectRegistry &registry) {

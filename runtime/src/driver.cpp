@@ -24,6 +24,7 @@
 
 #include <mpi.h>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +93,9 @@ struct Options {
   int64_t sampleTokens = 200;
   double temperature = 1.0;
   int64_t threads = 0; // 0: automatic
+  std::string exportPath;  // --export: safetensors of the final parameters
+  std::string importPath;  // --import: safetensors loaded after init
+  std::string dumpBatches; // --dump-batches: int32 records of every batch
   bool quiet = false;
   bool help = false;
 };
@@ -121,6 +126,13 @@ const char *const kUsage =
     "  --temperature F      sampling temperature (default 1.0; 0 = greedy)\n"
     "  --threads N          OpenMP/BLAS threads per rank (default:\n"
     "                       $OMP_NUM_THREADS, else cores / ranks on the node)\n"
+    "  --import PATH        after init, load the parameters (and master\n"
+    "                       weights) from a safetensors file (F32 or BF16)\n"
+    "  --export PATH        after training, write the parameters as f32\n"
+    "                       safetensors (rank 0; the initial weights with\n"
+    "                       --steps 0)\n"
+    "  --dump-batches PATH  rank 0 writes every training micro-batch (the\n"
+    "                       global batch) as int32 records (runtime/README.md)\n"
     "  --quiet              no per-step lines, no progress bar\n"
     "  --help               print this help\n";
 
@@ -190,7 +202,8 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         "--data",        "--steps",        "--grad-accum", "--lr",
         "--min-lr",      "--warmup",       "--seed",       "--val-every",
         "--val-batches", "--val-fraction", "--metrics",    "--sample-tokens",
-        "--temperature", "--threads"};
+        "--temperature", "--threads",      "--export",     "--import",
+        "--dump-batches"};
     bool known = false;
     for (const char *f : kValueFlags)
       known = known || name == f;
@@ -259,6 +272,13 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         return format("--temperature: %s must be >= 0", value.c_str());
     } else if (name == "--threads") {
       ok = parseInt(name, value, 1, 4096, &o->threads, &err);
+    } else if (name == "--export" || name == "--import" ||
+               name == "--dump-batches") {
+      if (value.empty())
+        return format("%s: the path is empty", name.c_str());
+      (name == "--export"   ? o->exportPath
+       : name == "--import" ? o->importPath
+                            : o->dumpBatches) = value;
     }
     if (!ok)
       return err;
@@ -404,6 +424,532 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
+// Parameters as safetensors (--export / --import)
+//
+// Format (https://github.com/huggingface/safetensors): 8-byte little-endian
+// header length n, n bytes of JSON
+//   {"__metadata__": {"k": "v", ..}, "name": {"dtype": "F32", "shape": [..],
+//    "data_offsets": [begin, end]}, ..}
+// (padded with spaces to a multiple of 8), then the raw little-endian data;
+// offsets are relative to the end of the header.
+//===----------------------------------------------------------------------===//
+
+/// A parsed JSON value (enough for a safetensors header).
+struct JNode {
+  enum Kind { Null, Bool, Num, Str, Arr, Obj } kind = Null;
+  std::string text; // Str: the decoded string; Num: the literal
+  std::vector<JNode> items;
+  std::vector<std::pair<std::string, JNode>> members; // in file order
+};
+
+/// Strict JSON parser (RFC 8259) with a nesting limit.
+class JsonReader {
+public:
+  JsonReader(const char *p, size_t n) : p_(p), n_(n) {}
+  /// Parses the whole input; "" or an error with the byte offset.
+  std::string parse(JNode *out) {
+    if (!value(out, 0) || (ws(), i_ != n_))
+      return format("invalid JSON at byte %zu", i_);
+    return "";
+  }
+
+private:
+  void ws() {
+    while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\t' || p_[i_] == '\n' ||
+                       p_[i_] == '\r'))
+      ++i_;
+  }
+  bool lit(const char *w) {
+    size_t k = std::strlen(w);
+    if (n_ - i_ < k || std::memcmp(p_ + i_, w, k) != 0)
+      return false;
+    i_ += k;
+    return true;
+  }
+  bool hex4(uint32_t *v) {
+    if (n_ - i_ < 4)
+      return false;
+    *v = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = p_[i_++];
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+      if (d < 0)
+        return false;
+      *v = *v * 16 + static_cast<uint32_t>(d);
+    }
+    return true;
+  }
+  static void utf8(uint32_t cp, std::string *out) {
+    if (cp < 0x80) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+  bool string(std::string *out) {
+    if (i_ >= n_ || p_[i_] != '"')
+      return false;
+    ++i_;
+    while (i_ < n_ && p_[i_] != '"') {
+      unsigned char c = static_cast<unsigned char>(p_[i_++]);
+      if (c < 0x20)
+        return false;
+      if (c != '\\') {
+        out->push_back(static_cast<char>(c));
+        continue;
+      }
+      if (i_ >= n_)
+        return false;
+      char e = p_[i_++];
+      switch (e) {
+      case '"':
+      case '\\':
+      case '/':
+        out->push_back(e);
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        uint32_t cp;
+        if (!hex4(&cp))
+          return false;
+        if (cp >= 0xD800 && cp < 0xDC00) { // surrogate pair
+          uint32_t lo;
+          if (!lit("\\u") || !hex4(&lo) || lo < 0xDC00 || lo >= 0xE000)
+            return false;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp < 0xE000) {
+          return false;
+        }
+        utf8(cp, out);
+        break;
+      }
+      default:
+        return false;
+      }
+    }
+    if (i_ >= n_)
+      return false;
+    ++i_;
+    return true;
+  }
+  bool number(JNode *v) {
+    size_t b = i_;
+    if (i_ < n_ && p_[i_] == '-')
+      ++i_;
+    auto digits = [&] {
+      size_t d = i_;
+      while (i_ < n_ && p_[i_] >= '0' && p_[i_] <= '9')
+        ++i_;
+      return i_ > d;
+    };
+    if (!digits())
+      return false;
+    if (i_ < n_ && p_[i_] == '.' && (++i_, !digits()))
+      return false;
+    if (i_ < n_ && (p_[i_] == 'e' || p_[i_] == 'E')) {
+      ++i_;
+      if (i_ < n_ && (p_[i_] == '+' || p_[i_] == '-'))
+        ++i_;
+      if (!digits())
+        return false;
+    }
+    v->kind = JNode::Num;
+    v->text.assign(p_ + b, i_ - b);
+    return true;
+  }
+  bool value(JNode *v, int depth) {
+    ws();
+    if (i_ >= n_ || depth > 64)
+      return false;
+    char c = p_[i_];
+    if (c == '{' || c == '[') {
+      const bool obj = c == '{';
+      v->kind = obj ? JNode::Obj : JNode::Arr;
+      ++i_;
+      ws();
+      if (i_ < n_ && p_[i_] == (obj ? '}' : ']'))
+        return ++i_, true;
+      for (;;) {
+        ws();
+        if (obj) {
+          v->members.emplace_back();
+          if (!string(&v->members.back().first))
+            return false;
+          ws();
+          if (i_ >= n_ || p_[i_++] != ':')
+            return false;
+          if (!value(&v->members.back().second, depth + 1))
+            return false;
+        } else {
+          v->items.emplace_back();
+          if (!value(&v->items.back(), depth + 1))
+            return false;
+        }
+        ws();
+        if (i_ >= n_)
+          return false;
+        if (p_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        if (p_[i_] == (obj ? '}' : ']'))
+          return ++i_, true;
+        return false;
+      }
+    }
+    if (c == '"')
+      return v->kind = JNode::Str, string(&v->text);
+    if (lit("null"))
+      return v->kind = JNode::Null, true;
+    if (lit("true") || lit("false"))
+      return v->kind = JNode::Bool, true;
+    return number(v);
+  }
+
+  const char *p_;
+  size_t n_;
+  size_t i_ = 0;
+};
+
+/// A JSON integer literal in [0, 2^62]; false for anything else.
+bool jsonIndex(const JNode &v, int64_t *out) {
+  if (v.kind != JNode::Num || v.text.empty() || v.text.size() > 19)
+    return false;
+  for (char c : v.text)
+    if (c < '0' || c > '9')
+      return false;
+  if (v.text.size() > 1 && v.text[0] == '0')
+    return false;
+  unsigned long long x = std::strtoull(v.text.c_str(), nullptr, 10);
+  if (x > (1ULL << 62))
+    return false;
+  *out = static_cast<int64_t>(x);
+  return true;
+}
+
+/// A JSON string literal (quoted, escaped).
+std::string jsonString(const std::string &v) {
+  std::string s = "\"";
+  for (unsigned char c : v) {
+    if (c == '"' || c == '\\') {
+      s += '\\';
+      s += static_cast<char>(c);
+    } else if (c < 0x20) {
+      s += format("\\u%04x", c);
+    } else {
+      s += static_cast<char>(c);
+    }
+  }
+  return s + '"';
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += format(i ? ", %lld" : "%lld", (long long)shape[i]);
+  return s + "]";
+}
+
+size_t dtypeBytes(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+
+/// dst[i] = f32 of src[i] (src in `dtype`).
+void toF32(const void *src, int dtype, float *dst, int64_t n) {
+  if (dtype == ZRT_BF16)
+    zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(src), dst, n);
+  else
+    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+}
+
+/// dst (in `dtype`) = src: a copy, or bf16 round to nearest even.
+void fromF32(const float *src, void *dst, int dtype, int64_t n) {
+  if (dtype == ZRT_BF16)
+    zrt_cast_f32_to_bf16(src, static_cast<zrt_bf16 *>(dst), n);
+  else
+    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+}
+
+/// Where the model keeps one parameter (model.h): whole in a state and/or
+/// as a member of a shard group whose slices the states hold.
+struct ParamEntry {
+  std::string name;
+  std::vector<int64_t> shape; // [numel] when the model gives no shapes
+  int64_t numel = 0;
+  int whole = -1;       ///< Whole ZRT_STATE_PARAM state.
+  int wholeMaster = -1; ///< Whole ZRT_STATE_MASTER state "<name>.master".
+  int group = -1;       ///< Group with a sharded param/master state, or -1.
+  int64_t offset = 0;   ///< Element offset in that group.
+};
+
+/// The parameters of a model description, sorted by name (the canonical
+/// order of the exported file, the same for every stage and world size).
+struct ParamTable {
+  struct Shards {
+    int param = -1, master = -1; // sharded state indices of a group
+  };
+  std::vector<ParamEntry> entries;
+  std::vector<Shards> groups;
+  bool shapesKnown = false;
+
+  /// "" or why the description cannot be consolidated.
+  std::string build(const zrt_model_desc *m, int world);
+
+  /// The state an export reads for `e` (master weights first) and whether
+  /// it is a group shard.
+  int exportSource(const ParamEntry &e, bool *sharded) const {
+    *sharded = false;
+    if (e.wholeMaster >= 0)
+      return e.wholeMaster;
+    if (e.group >= 0 && groups[e.group].master >= 0)
+      return *sharded = true, groups[e.group].master;
+    if (e.whole >= 0)
+      return e.whole;
+    *sharded = true;
+    return groups[e.group].param;
+  }
+};
+
+std::string ParamTable::build(const zrt_model_desc *m, int world) {
+  entries.clear();
+  groups.assign(static_cast<size_t>(std::max(0, m->num_groups)), Shards());
+  if (m->num_groups > 0 && !m->groups)
+    return "the model description has groups but no group table";
+  // Sharded param / master states per group.
+  for (int i = 0; i < m->num_states; ++i) {
+    const zrt_state_desc &s = m->states[i];
+    if (!s.name)
+      return format("state %d of the model description has no name", i);
+    if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16)
+      return format("state '%s' has unknown dtype %d", s.name, s.dtype);
+    if (!s.sharded)
+      continue;
+    if (s.group < 0 || s.group >= m->num_groups)
+      return format("sharded state '%s' refers to group %d of %d", s.name,
+                    s.group, m->num_groups);
+    const zrt_group_desc &g = m->groups[s.group];
+    if (s.numel != g.shard || g.shard * world != g.padded)
+      return format("sharded state '%s' holds %lld elements, but group '%s' "
+                    "has shards of %lld (padded %lld, world size %d)",
+                    s.name, (long long)s.numel, g.name ? g.name : "?",
+                    (long long)g.shard, (long long)g.padded, world);
+    int *slot = s.kind == ZRT_STATE_PARAM    ? &groups[s.group].param
+                : s.kind == ZRT_STATE_MASTER ? &groups[s.group].master
+                                             : nullptr;
+    if (slot && *slot >= 0)
+      return format("group %d has two sharded %s states ('%s', '%s')",
+                    s.group, kStateNames[s.kind], m->states[*slot].name,
+                    s.name);
+    if (slot)
+      *slot = i;
+  }
+  // The parameter list: the model's own, else derived from the states.
+  std::map<std::string, size_t> index;
+  auto add = [&](const std::string &name, std::vector<int64_t> shape,
+                 int64_t numel) -> std::string {
+    if (index.count(name))
+      return format("parameter '%s' is declared twice", name.c_str());
+    index[name] = entries.size();
+    ParamEntry e;
+    e.name = name;
+    e.shape = std::move(shape);
+    e.numel = numel;
+    entries.push_back(std::move(e));
+    return "";
+  };
+  shapesKnown = m->num_param_infos > 0 && m->param_infos;
+  if (shapesKnown) {
+    for (int i = 0; i < m->num_param_infos; ++i) {
+      const zrt_param_info &p = m->param_infos[i];
+      if (!p.name || p.rank < 0 || p.rank > 16 || (p.rank > 0 && !p.shape))
+        return format("parameter %d of the model description is malformed", i);
+      std::vector<int64_t> shape(p.shape, p.shape + p.rank);
+      int64_t numel = 1;
+      for (int64_t d : shape) {
+        if (d < 0 || (d > 0 && numel > INT64_MAX / d))
+          return format("parameter '%s' has a bad shape", p.name);
+        numel *= d;
+      }
+      std::string err = add(p.name, std::move(shape), numel);
+      if (!err.empty())
+        return err;
+    }
+  } else {
+    for (int i = 0; i < m->num_states; ++i) {
+      const zrt_state_desc &s = m->states[i];
+      if (s.kind == ZRT_STATE_PARAM && !s.sharded)
+        if (std::string err = add(s.name, {s.numel}, s.numel); !err.empty())
+          return err;
+    }
+    for (int g = 0; g < m->num_groups; ++g) {
+      if (groups[g].param < 0)
+        continue;
+      const zrt_group_desc &d = m->groups[g];
+      for (int j = 0; j < d.num_members; ++j)
+        if (!index.count(d.members[j]))
+          add(d.members[j], {d.numels[j]}, d.numels[j]);
+    }
+  }
+  // Where each parameter lives.
+  for (int i = 0; i < m->num_states; ++i) {
+    const zrt_state_desc &s = m->states[i];
+    if (s.sharded)
+      continue;
+    if (s.kind == ZRT_STATE_PARAM) {
+      auto it = index.find(s.name);
+      if (it == index.end())
+        return format("state '%s' holds a parameter the model does not "
+                      "declare",
+                      s.name);
+      ParamEntry &e = entries[it->second];
+      if (s.numel != e.numel)
+        return format("state '%s' holds %lld elements, but the parameter has "
+                      "%lld",
+                      s.name, (long long)s.numel, (long long)e.numel);
+      e.whole = i;
+    } else if (s.kind == ZRT_STATE_MASTER) {
+      std::string n = s.name;
+      const std::string suffix = ".master";
+      if (n.size() <= suffix.size() ||
+          n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      auto it = index.find(n.substr(0, n.size() - suffix.size()));
+      if (it == index.end())
+        continue;
+      ParamEntry &e = entries[it->second];
+      if (s.numel != e.numel)
+        return format("master state '%s' holds %lld elements, but the "
+                      "parameter has %lld",
+                      s.name, (long long)s.numel, (long long)e.numel);
+      e.wholeMaster = i;
+    }
+  }
+  for (int g = 0; g < m->num_groups; ++g) {
+    if (groups[g].param < 0 && groups[g].master < 0)
+      continue;
+    const zrt_group_desc &d = m->groups[g];
+    if (d.num_members < 0 || (d.num_members > 0 && (!d.members || !d.offsets ||
+                                                    !d.numels)))
+      return format("group %d of the model description is malformed", g);
+    for (int j = 0; j < d.num_members; ++j) {
+      auto it = index.find(d.members[j] ? d.members[j] : "");
+      if (it == index.end())
+        return format("group '%s' has member '%s', which the model does not "
+                      "declare",
+                      d.name ? d.name : "?",
+                      d.members[j] ? d.members[j] : "(null)");
+      ParamEntry &e = entries[it->second];
+      if (d.numels[j] != e.numel || d.offsets[j] < 0 ||
+          d.offsets[j] + e.numel > d.padded)
+        return format("group '%s' places '%s' (%lld elements) at [%lld, "
+                      "%lld) of %lld",
+                      d.name ? d.name : "?", e.name.c_str(),
+                      (long long)e.numel, (long long)d.offsets[j],
+                      (long long)(d.offsets[j] + d.numels[j]),
+                      (long long)d.padded);
+      if (e.group >= 0)
+        return format("parameter '%s' is in two groups", e.name.c_str());
+      e.group = g;
+      e.offset = d.offsets[j];
+    }
+  }
+  for (const ParamEntry &e : entries)
+    if (e.whole < 0 && (e.group < 0 || groups[e.group].param < 0))
+      return format("parameter '%s' has no storage in the state table",
+                    e.name.c_str());
+  std::sort(entries.begin(), entries.end(),
+            [](const ParamEntry &a, const ParamEntry &b) {
+              return a.name < b.name;
+            });
+  return "";
+}
+
+/// Writes all of buf at `offset`; false on failure (errno set).
+bool pwriteAll(int fd, const void *buf, size_t n, off_t offset) {
+  const char *p = static_cast<const char *>(buf);
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, p, n, offset);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+    offset += w;
+  }
+  return true;
+}
+
+/// Reads exactly n bytes at `offset`; false on failure or end of file.
+bool preadAll(int fd, void *buf, size_t n, off_t offset) {
+  char *p = static_cast<char *>(buf);
+  while (n > 0) {
+    ssize_t r = ::pread(fd, p, n, offset);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      if (r == 0)
+        errno = EIO;
+      return false;
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+    offset += r;
+  }
+  return true;
+}
+
+/// Rank 0 receives every rank's `bytes` from `send`, in rank order, into
+/// `recv` (world * bytes; rank 0 only). Plain MPI, in chunks that fit an
+/// int count. False if MPI fails.
+bool gatherBytes(const void *send, int64_t bytes, char *recv, int rank,
+                 int world) {
+  constexpr int64_t kChunk = int64_t(1) << 30;
+  if (bytes <= kChunk)
+    return MPI_Gather(send, static_cast<int>(bytes), MPI_BYTE, recv,
+                      static_cast<int>(bytes), MPI_BYTE, 0,
+                      MPI_COMM_WORLD) == MPI_SUCCESS;
+  std::vector<char> tmp(rank == 0 ? static_cast<size_t>(kChunk * world) : 0);
+  for (int64_t done = 0; done < bytes; done += kChunk) {
+    const int64_t c = std::min(kChunk, bytes - done);
+    if (MPI_Gather(static_cast<const char *>(send) + done, static_cast<int>(c),
+                   MPI_BYTE, tmp.data(), static_cast<int>(c), MPI_BYTE, 0,
+                   MPI_COMM_WORLD) != MPI_SUCCESS)
+      return false;
+    if (rank == 0)
+      for (int r = 0; r < world; ++r)
+        std::memcpy(recv + r * bytes + done, tmp.data() + r * c,
+                    static_cast<size_t>(c));
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
 // The driver
 //===----------------------------------------------------------------------===//
 
@@ -479,6 +1025,15 @@ private:
   void sample();
   void fetchBatch(int split, int64_t index, int shuffle);
 
+  // --import / --export / --dump-batches.
+  std::string openImport();
+  std::string loadImport();
+  std::string openExport();
+  std::string writeExport();
+  std::string openDump();
+  void dumpBatch(int64_t step, int64_t micro);
+  std::string closeDump();
+
   void say(const std::string &line); // rank 0, clears the progress bar first
   void drawBar(int64_t step, double elapsed);
   void metric(const Json &j);
@@ -496,6 +1051,19 @@ private:
   int64_t globalBatch_ = 0, dataVocab_ = 0;
   bool byteLevel_ = false, validation_ = false;
   std::vector<int32_t> ids_, targets_;
+
+  ParamTable params_;
+  struct FileTensor {
+    int dtype;
+    int64_t begin; // byte offset of the data in the file
+  };
+  int importFd_ = -1;                          // every rank
+  std::map<std::string, FileTensor> imported_; // the --import file's tensors
+  int exportFd_ = -1;                          // rank 0: the temporary file
+  std::string exportTmp_;
+  std::FILE *dump_ = nullptr; // rank 0
+  std::string dumpErr_;
+  std::vector<int32_t> dumpRecord_;
 };
 
 int Driver::agree(const std::string &err, int code) {
@@ -530,6 +1098,17 @@ void Driver::internalFailure(const std::string &what) {
 }
 
 void Driver::cleanup() {
+  if (importFd_ >= 0)
+    ::close(importFd_);
+  importFd_ = -1;
+  if (exportFd_ >= 0) { // training did not get to the export
+    ::close(exportFd_);
+    ::unlink(exportTmp_.c_str());
+  }
+  exportFd_ = -1;
+  if (dump_)
+    std::fclose(dump_);
+  dump_ = nullptr;
   if (modelUp_ && m_->destroy)
     m_->destroy();
   modelUp_ = false;
@@ -699,6 +1278,354 @@ void Driver::fetchBatch(int split, int64_t index, int shuffle) {
                                  index, shuffle, rank_, world_, ids_.data(),
                                  targets_.data()))
     internalFailure("zrt_dataset_batch: " + describe(st));
+}
+
+//===----------------------------------------------------------------------===//
+// --import / --export / --dump-batches
+//===----------------------------------------------------------------------===//
+
+std::string Driver::openImport() {
+  const std::string &path = o_.importPath;
+  const std::string what = format("--import file '%s'", path.c_str());
+  importFd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (importFd_ < 0)
+    return format("cannot open %s: %s", what.c_str(), std::strerror(errno));
+  struct stat st;
+  if (::fstat(importFd_, &st) != 0 || !S_ISREG(st.st_mode))
+    return format("%s is not a regular file", what.c_str());
+  const int64_t size = st.st_size;
+  unsigned char len[8];
+  if (size < 8 || !preadAll(importFd_, len, 8, 0))
+    return format("%s is not a safetensors file (shorter than the 8-byte "
+                  "header length)",
+                  what.c_str());
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | len[i];
+  // The reference implementation refuses headers over 100 MB.
+  if (n < 2 || n > 100000000 || static_cast<int64_t>(n) > size - 8)
+    return format("%s is not a safetensors file (header length %llu, file "
+                  "size %lld bytes)",
+                  what.c_str(), (unsigned long long)n, (long long)size);
+  std::string header(static_cast<size_t>(n), '\0');
+  if (!preadAll(importFd_, &header[0], header.size(), 8))
+    return format("cannot read %s: %s", what.c_str(), std::strerror(errno));
+  JNode root;
+  std::string err = JsonReader(header.data(), header.size()).parse(&root);
+  if (!err.empty() || root.kind != JNode::Obj)
+    return format("%s is not a safetensors file (header: %s)", what.c_str(),
+                  err.empty() ? "not a JSON object" : err.c_str());
+  const int64_t dataStart = 8 + static_cast<int64_t>(n);
+  const int64_t dataBytes = size - dataStart;
+  imported_.clear();
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &[name, v] : root.members) {
+    if (name == "__metadata__")
+      continue;
+    const std::string t = format("tensor '%s' in %s", name.c_str(),
+                                 what.c_str());
+    if (shapes.count(name))
+      return format("%s appears twice", t.c_str());
+    const JNode *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    if (v.kind == JNode::Obj)
+      for (const auto &[k, f] : v.members) {
+        if (k == "dtype")
+          dtype = &f;
+        else if (k == "shape")
+          shape = &f;
+        else if (k == "data_offsets")
+          offsets = &f;
+      }
+    if (!dtype || dtype->kind != JNode::Str || !shape ||
+        shape->kind != JNode::Arr || !offsets || offsets->kind != JNode::Arr ||
+        offsets->items.size() != 2)
+      return format("%s lacks dtype, shape or data_offsets", t.c_str());
+    int dt;
+    if (dtype->text == "F32")
+      dt = ZRT_F32;
+    else if (dtype->text == "BF16")
+      dt = ZRT_BF16;
+    else
+      return format("%s has dtype %s (only F32 and BF16 are supported)",
+                    t.c_str(), dtype->text.c_str());
+    std::vector<int64_t> dims;
+    int64_t numel = 1;
+    for (const JNode &d : shape->items) {
+      int64_t x;
+      if (!jsonIndex(d, &x) || (x > 0 && numel > (int64_t(1) << 60) / x))
+        return format("%s has a malformed shape", t.c_str());
+      dims.push_back(x);
+      numel *= x;
+    }
+    int64_t begin, end;
+    if (!jsonIndex(offsets->items[0], &begin) ||
+        !jsonIndex(offsets->items[1], &end) || end < begin ||
+        end > dataBytes ||
+        end - begin != numel * static_cast<int64_t>(dtypeBytes(dt)))
+      return format("%s has data_offsets that do not match its shape %s and "
+                    "dtype %s within the %lld data bytes",
+                    t.c_str(), shapeText(dims).c_str(), dtype->text.c_str(),
+                    (long long)dataBytes);
+    shapes[name] = dims;
+    imported_[name] = FileTensor{dt, dataStart + begin};
+  }
+  // Every parameter with its shape, nothing else.
+  std::vector<std::string> problems;
+  for (const ParamEntry &e : params_.entries) {
+    auto it = shapes.find(e.name);
+    if (it == shapes.end()) {
+      problems.push_back(format("parameter '%s' is missing from %s",
+                                e.name.c_str(), what.c_str()));
+      continue;
+    }
+    int64_t numel = 1;
+    for (int64_t d : it->second)
+      numel *= d;
+    if (params_.shapesKnown ? it->second != e.shape : numel != e.numel)
+      problems.push_back(format("parameter '%s' has shape %s in %s, but the "
+                                "model's is %s",
+                                e.name.c_str(), shapeText(it->second).c_str(),
+                                what.c_str(), shapeText(e.shape).c_str()));
+  }
+  for (const auto &[name, dims] : shapes) {
+    bool known = false;
+    for (const ParamEntry &e : params_.entries)
+      known = known || e.name == name;
+    if (!known)
+      problems.push_back(format("tensor '%s' in %s is not a parameter of the "
+                                "model",
+                                name.c_str(), what.c_str()));
+  }
+  if (problems.empty())
+    return "";
+  if (problems.size() > 1)
+    problems[0] += format(" (and %zu more problem%s)", problems.size() - 1,
+                          problems.size() == 2 ? "" : "s");
+  return problems[0];
+}
+
+std::string Driver::loadImport() {
+  const std::string what = format("--import file '%s'", o_.importPath.c_str());
+  std::vector<float> buf;
+  std::vector<char> raw;
+  // Reads elements [lo, hi) of `t` as f32 into buf.
+  auto read = [&](const FileTensor &t, int64_t lo, int64_t hi) {
+    const size_t eb = dtypeBytes(t.dtype);
+    raw.resize(static_cast<size_t>(hi - lo) * eb);
+    buf.resize(static_cast<size_t>(hi - lo));
+    if (!preadAll(importFd_, raw.data(), raw.size(),
+                  static_cast<off_t>(t.begin + lo * static_cast<int64_t>(eb))))
+      return false;
+    toF32(raw.data(), t.dtype, buf.data(), hi - lo);
+    return true;
+  };
+  auto element = [](const zrt_state_desc &s, int64_t i) {
+    return static_cast<char *>(s.data) + i * dtypeBytes(s.dtype);
+  };
+  for (const ParamEntry &e : params_.entries) {
+    const FileTensor &t = imported_.at(e.name);
+    // Whole copies: the parameter and its master weights.
+    if (e.whole >= 0 || e.wholeMaster >= 0) {
+      if (!read(t, 0, e.numel))
+        return format("cannot read '%s' from %s: %s", e.name.c_str(),
+                      what.c_str(), std::strerror(errno));
+      for (int i : {e.whole, e.wholeMaster})
+        if (i >= 0)
+          fromF32(buf.data(), m_->states[i].data, m_->states[i].dtype,
+                  e.numel);
+    }
+    // This rank's slice of the group's flat buffer.
+    if (e.group >= 0) {
+      const zrt_group_desc &g = m_->groups[e.group];
+      const int64_t own = static_cast<int64_t>(rank_) * g.shard;
+      const int64_t lo = std::max(own, e.offset),
+                    hi = std::min(own + g.shard, e.offset + e.numel);
+      if (lo < hi) {
+        if (!read(t, lo - e.offset, hi - e.offset))
+          return format("cannot read '%s' from %s: %s", e.name.c_str(),
+                        what.c_str(), std::strerror(errno));
+        for (int i : {params_.groups[e.group].param,
+                      params_.groups[e.group].master})
+          if (i >= 0)
+            fromF32(buf.data(), element(m_->states[i], lo - own),
+                    m_->states[i].dtype, hi - lo);
+      }
+    }
+  }
+  ::close(importFd_);
+  importFd_ = -1;
+  return "";
+}
+
+std::string Driver::openExport() {
+  if (rank_ != 0)
+    return "";
+  exportTmp_ = o_.exportPath + ".tmp.XXXXXX";
+  exportFd_ = ::mkstemp(&exportTmp_[0]);
+  if (exportFd_ < 0)
+    return format("cannot write --export file '%s': %s",
+                  o_.exportPath.c_str(), std::strerror(errno));
+  ::fchmod(exportFd_, 0644);
+  return "";
+}
+
+std::string Driver::writeExport() {
+  // Header: names sorted, f32, back to back.
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\",\"producer\":"
+                       "\"zero\",\"model\":" +
+                       jsonString(m_->name ? m_->name : "") +
+                       format(",\"step\":\"%lld\"}", (long long)o_.steps);
+  std::vector<int64_t> begin;
+  int64_t offset = 0;
+  for (const ParamEntry &e : params_.entries) {
+    begin.push_back(offset);
+    header += "," + jsonString(e.name) + ":{\"dtype\":\"F32\",\"shape\":[";
+    for (size_t i = 0; i < e.shape.size(); ++i)
+      header += format(i ? ",%lld" : "%lld", (long long)e.shape[i]);
+    header += format("],\"data_offsets\":[%lld,%lld]}", (long long)offset,
+                     (long long)(offset + 4 * e.numel));
+    offset += 4 * e.numel;
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  const int64_t dataStart = 8 + static_cast<int64_t>(header.size());
+
+  std::string err; // rank 0: the first write error
+  auto put = [&](const void *p, size_t n, int64_t at) {
+    if (err.empty() && !pwriteAll(exportFd_, p, n, static_cast<off_t>(at)))
+      err = format("cannot write --export file '%s': %s",
+                   o_.exportPath.c_str(), std::strerror(errno));
+  };
+  std::vector<float> f32;
+  if (rank_ == 0) {
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i)
+      len[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+    put(len, 8, 0);
+    put(header.data(), header.size(), 8);
+    // Whole tensors need no communication.
+    for (size_t k = 0; k < params_.entries.size(); ++k) {
+      const ParamEntry &e = params_.entries[k];
+      bool sharded;
+      const int src = params_.exportSource(e, &sharded);
+      if (sharded)
+        continue;
+      f32.resize(static_cast<size_t>(e.numel));
+      toF32(m_->states[src].data, m_->states[src].dtype, f32.data(), e.numel);
+      put(f32.data(), f32.size() * 4, dataStart + begin[k]);
+    }
+  }
+  // Sharded sources: gather each such state's slices to rank 0 (plain MPI,
+  // outside the zrt byte counters), in state order on every rank.
+  std::vector<char> full;
+  for (int i = 0; i < m_->num_states; ++i) {
+    bool used = false;
+    for (const ParamEntry &e : params_.entries) {
+      bool sharded;
+      used = used || (params_.exportSource(e, &sharded) == i && sharded);
+    }
+    if (!used)
+      continue;
+    const zrt_state_desc &s = m_->states[i];
+    const int64_t bytes = s.numel * static_cast<int64_t>(dtypeBytes(s.dtype));
+    full.resize(rank_ == 0 ? static_cast<size_t>(bytes * world_) : 0);
+    if (!gatherBytes(s.data, bytes, full.data(), rank_, world_))
+      internalFailure(format("MPI_Gather of '%s' for --export failed", s.name));
+    if (rank_ != 0)
+      continue;
+    for (size_t k = 0; k < params_.entries.size(); ++k) {
+      const ParamEntry &e = params_.entries[k];
+      bool sharded;
+      if (params_.exportSource(e, &sharded) != i)
+        continue;
+      f32.resize(static_cast<size_t>(e.numel));
+      toF32(full.data() + e.offset * static_cast<int64_t>(dtypeBytes(s.dtype)),
+            s.dtype, f32.data(), e.numel);
+      put(f32.data(), f32.size() * 4, dataStart + begin[k]);
+    }
+  }
+  if (rank_ == 0) {
+    // Atomic replacement: data on disk, then the rename, then the directory.
+    if (err.empty() && ::fsync(exportFd_) != 0)
+      err = format("cannot write --export file '%s': %s",
+                   o_.exportPath.c_str(), std::strerror(errno));
+    if (::close(exportFd_) != 0 && err.empty())
+      err = format("cannot write --export file '%s': %s",
+                   o_.exportPath.c_str(), std::strerror(errno));
+    exportFd_ = -1;
+    if (err.empty() &&
+        std::rename(exportTmp_.c_str(), o_.exportPath.c_str()) != 0)
+      err = format("cannot rename '%s' to --export file '%s': %s",
+                   exportTmp_.c_str(), o_.exportPath.c_str(),
+                   std::strerror(errno));
+    if (!err.empty()) {
+      ::unlink(exportTmp_.c_str());
+    } else {
+      std::string dir = o_.exportPath;
+      size_t slash = dir.rfind('/');
+      dir = slash == std::string::npos ? "." : dir.substr(0, slash + 1);
+      int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+      }
+      say(format("exported %zu parameters (%s of f32) to %s",
+                 params_.entries.size(), megabytes(offset).c_str(),
+                 o_.exportPath.c_str()));
+    }
+  }
+  return err;
+}
+
+std::string Driver::openDump() {
+  if (o_.steps > INT32_MAX || globalBatch_ * m_->seq > INT32_MAX)
+    return "--dump-batches: the step, micro-batch and batch fields are "
+           "int32, and this run does not fit them";
+  if (rank_ != 0)
+    return "";
+  dump_ = std::fopen(o_.dumpBatches.c_str(), "wb");
+  if (!dump_)
+    return format("cannot write --dump-batches file '%s': %s",
+                  o_.dumpBatches.c_str(), std::strerror(errno));
+  return "";
+}
+
+void Driver::dumpBatch(int64_t step, int64_t micro) {
+  // The driver's batch slicing gives rank r rows [r*B, (r+1)*B) of the
+  // global batch, so a gather in rank order rebuilds it.
+  const int64_t n = m_->batch * m_->seq, global = n * world_;
+  if (rank_ == 0) {
+    dumpRecord_.resize(static_cast<size_t>(4 + 2 * global));
+    dumpRecord_[0] = static_cast<int32_t>(step);
+    dumpRecord_[1] = static_cast<int32_t>(micro);
+    dumpRecord_[2] = static_cast<int32_t>(globalBatch_);
+    dumpRecord_[3] = static_cast<int32_t>(m_->seq);
+  }
+  int32_t *rec = rank_ == 0 ? dumpRecord_.data() : nullptr;
+  if (MPI_Gather(ids_.data(), static_cast<int>(n), MPI_INT32_T,
+                 rec ? rec + 4 : nullptr, static_cast<int>(n), MPI_INT32_T, 0,
+                 MPI_COMM_WORLD) != MPI_SUCCESS ||
+      MPI_Gather(targets_.data(), static_cast<int>(n), MPI_INT32_T,
+                 rec ? rec + 4 + global : nullptr, static_cast<int>(n),
+                 MPI_INT32_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    internalFailure("MPI_Gather of a batch for --dump-batches failed");
+  if (rank_ != 0 || !dumpErr_.empty())
+    return;
+  // Little-endian int32 (the host order of every target we build for).
+  if (std::fwrite(rec, sizeof(int32_t), dumpRecord_.size(), dump_) !=
+      dumpRecord_.size())
+    dumpErr_ = format("cannot write --dump-batches file '%s': %s",
+                      o_.dumpBatches.c_str(), std::strerror(errno));
+}
+
+std::string Driver::closeDump() {
+  if (dump_) {
+    if (std::fclose(dump_) != 0 && dumpErr_.empty())
+      dumpErr_ = format("cannot write --dump-batches file '%s': %s",
+                        o_.dumpBatches.c_str(), std::strerror(errno));
+    dump_ = nullptr;
+  }
+  return dumpErr_;
 }
 
 double Driver::validate() {
@@ -909,6 +1836,25 @@ int Driver::run() {
   }
   if (int code = agree(err, kExitUser))
     return finish(code);
+  // The parameters' storage (for --import / --export), then the files.
+  if (!o_.importPath.empty() || !o_.exportPath.empty()) {
+    err = params_.build(m_, world_);
+    if (int code = agree(err.empty() ? err
+                                     : "the model description cannot be "
+                                       "imported or exported: " +
+                                           err,
+                         kExitInternal))
+      return finish(code);
+  }
+  err.clear();
+  if (!o_.importPath.empty())
+    err = openImport();
+  if (err.empty() && !o_.exportPath.empty())
+    err = openExport();
+  if (err.empty() && !o_.dumpBatches.empty())
+    err = openDump();
+  if (int code = agree(err, kExitUser))
+    return finish(code);
 
   // 4. Model state.
   err.clear();
@@ -919,10 +1865,16 @@ int Driver::run() {
     modelUp_ = true;
   if (int code = agree(err, kExitInternal))
     return finish(code);
+  if (!o_.importPath.empty())
+    if (int code = agree(loadImport(), kExitUser))
+      return finish(code);
 
   ids_.resize(static_cast<size_t>(m_->batch * m_->seq));
   targets_.resize(ids_.size());
   printBanner();
+  if (!o_.importPath.empty())
+    say(format("imported %zu parameters from %s", params_.entries.size(),
+               o_.importPath.c_str()));
   writeConfig();
 
   // 5. Training.
@@ -941,6 +1893,8 @@ int Driver::run() {
     double lossSum = 0.0;
     for (int64_t k = 0; k < K; ++k) {
       fetchBatch(ZRT_SPLIT_TRAIN, (step - 1) * K + k, /*shuffle=*/1);
+      if (!o_.dumpBatches.empty())
+        dumpBatch(step, k);
       const Snapshot before = Snapshot::take();
       float loss = 0.0f;
       zrt_clear_error();
@@ -1015,6 +1969,9 @@ int Driver::run() {
     }
     drawBar(step, nowSeconds() - tStart);
   }
+  if (!o_.dumpBatches.empty())
+    if (int code = agree(closeDump(), kExitUser))
+      return finish(code);
   // Final validation unless the last step just ran one.
   if (validation_ && (o_.steps == 0 || o_.steps % o_.valEvery != 0)) {
     lastVal = validate();
@@ -1035,6 +1992,9 @@ int Driver::run() {
   summary += format(" | comm %s | peak %s", megabytes(commAll).c_str(),
                     megabytes(zrt_memory_peak_total_bytes()).c_str());
   say(summary);
+  if (!o_.exportPath.empty())
+    if (int code = agree(writeExport(), kExitUser))
+      return finish(code);
 
   // 6. Sample.
   if (m_->last_logits && o_.sampleTokens > 0)

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -269,6 +270,8 @@ std::string makeText(size_t bytes) {
 
 const std::string kFake = ZRT_FAKE_TRAIN;
 const std::string kFakeNp2 = ZRT_FAKE_TRAIN_NP2;
+const std::string kFakeS3 = ZRT_FAKE_TRAIN_S3;
+const std::string kFakeS3Np2 = ZRT_FAKE_TRAIN_S3_NP2;
 const std::string kMpi = ZRT_MPIEXEC;
 
 class DriverTest : public ::testing::Test {
@@ -464,7 +467,8 @@ TEST_F(DriverTest, Help) {
   for (const char *f :
        {"--data", "--steps", "--grad-accum", "--lr", "--min-lr", "--warmup",
         "--seed", "--val-every", "--val-batches", "--val-fraction", "--metrics",
-        "--sample-tokens", "--temperature", "--threads", "--quiet"})
+        "--sample-tokens", "--temperature", "--threads", "--quiet", "--import",
+        "--export", "--dump-batches"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f;
 }
 
@@ -702,6 +706,427 @@ TEST_F(DriverTest, ModelFailureMpirunAbortsAllRanks) {
   EXPECT_NE(r.out.find("error: internal: optimizer_step (step 2)"),
             std::string::npos)
       << r.out;
+}
+
+//===----------------------------------------------------------------------===//
+// --export / --import (safetensors) and --dump-batches
+//===----------------------------------------------------------------------===//
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct StTensor {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::string data;
+};
+
+struct StFile {
+  std::string error; // empty when the file is well formed
+  std::string header;
+  JValue meta;
+  std::map<std::string, StTensor> tensors;
+};
+
+// Parses a safetensors file and checks the spec's invariants: header length,
+// JSON, offsets that tile the data section without holes or overlap.
+StFile parseSafetensors(const std::string &bytes) {
+  StFile f;
+  if (bytes.size() < 8)
+    return f.error = "shorter than 8 bytes", f;
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  if (n > bytes.size() - 8)
+    return f.error = "header length beyond the file", f;
+  f.header = bytes.substr(8, n);
+  if (n % 8 != 0)
+    return f.error = "header not padded to 8 bytes", f;
+  JValue root;
+  if (!JParser(f.header).parse(&root) || root.kind != JValue::Obj)
+    return f.error = "header is not a JSON object: " + f.header, f;
+  const std::string data = bytes.substr(8 + n);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const auto &[name, v] : root.obj) {
+    if (name == "__metadata__") {
+      f.meta = v;
+      continue;
+    }
+    StTensor t;
+    t.dtype = v["dtype"].str;
+    int64_t numel = 1;
+    for (const JValue &d : v["shape"].arr) {
+      t.shape.push_back(static_cast<int64_t>(d.num));
+      numel *= t.shape.back();
+    }
+    const JValue &off = v["data_offsets"];
+    if (off.arr.size() != 2)
+      return f.error = "bad data_offsets for " + name, f;
+    const int64_t b = static_cast<int64_t>(off.arr[0].num),
+                  e = static_cast<int64_t>(off.arr[1].num);
+    const int64_t esize = t.dtype == "F32" ? 4 : t.dtype == "BF16" ? 2 : 0;
+    if (esize == 0 || e - b != numel * esize || b < 0 ||
+        e > static_cast<int64_t>(data.size()))
+      return f.error = "bad dtype/shape/offsets for " + name, f;
+    t.data = data.substr(b, e - b);
+    ranges.push_back({b, e});
+    f.tensors[name] = t;
+  }
+  std::sort(ranges.begin(), ranges.end());
+  int64_t at = 0;
+  for (const auto &[b, e] : ranges) {
+    if (b != at)
+      return f.error = "data section has a hole or overlap", f;
+    at = e;
+  }
+  if (at != static_cast<int64_t>(data.size()))
+    return f.error = "data section has trailing bytes", f;
+  return f;
+}
+
+std::vector<float> floatsOf(const StTensor &t) {
+  std::vector<float> v(t.data.size() / 4);
+  std::memcpy(v.data(), t.data.data(), t.data.size());
+  return v;
+}
+
+struct NewTensor {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string data;
+};
+
+// A safetensors file with the given tensors (in order).
+std::string safetensorsBytes(const std::vector<NewTensor> &tensors) {
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  std::string data;
+  for (const NewTensor &t : tensors) {
+    header += ",\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":[";
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      header += (i ? "," : "") + std::to_string(t.shape[i]);
+    header += "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
+              std::to_string(data.size() + t.data.size()) + "]}";
+    data += t.data;
+  }
+  header += "}";
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+std::string floatBytes(const std::vector<float> &v) {
+  return std::string(reinterpret_cast<const char *>(v.data()), v.size() * 4);
+}
+
+// Largest |a - b| over two tensors of the same size.
+double maxAbsDiff(const StTensor &a, const StTensor &b) {
+  std::vector<float> x = floatsOf(a), y = floatsOf(b);
+  EXPECT_EQ(x.size(), y.size());
+  double d = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+    d = std::max(d, std::fabs(static_cast<double>(x[i]) - y[i]));
+  return d;
+}
+
+const char *const kQuietRun = " --sample-tokens 0 --val-every 0 --quiet";
+
+TEST_F(DriverTest, ExportWritesSafetensors) {
+  const std::string out = path("w.safetensors");
+  Proc r = launch(kFake + " --data " + text_ + " --steps 3 --lr 0.1" +
+                  kQuietRun + " --export " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count(r.out, "exported 1 parameters (0.26 MB of f32) to " + out),
+            1u)
+      << r.out;
+  const std::string bytes = readFile(out);
+  StFile f = parseSafetensors(bytes);
+  ASSERT_EQ(f.error, "");
+  ASSERT_EQ(f.tensors.size(), 1u);
+  const StTensor &t = f.tensors.at("table");
+  EXPECT_EQ(t.dtype, "F32");
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(bytes.size(), 8 + f.header.size() + 256 * 256 * 4);
+  EXPECT_EQ(f.meta["model"].str, "fake-bigram");
+  EXPECT_EQ(f.meta["step"].str, "3");
+  // No temporary file is left next to it.
+  Proc ls = launch("ls -a " + dir_);
+  EXPECT_EQ(ls.out.find(".tmp."), std::string::npos) << ls.out;
+  // Trained: the values moved away from the N(0, 0.02) initialization.
+  Proc r0 = launch(kFake + " --data " + text_ + " --steps 0" + kQuietRun +
+                   " --export " + path("init.safetensors"));
+  ASSERT_EQ(r0.status, 0) << r0.out;
+  StFile f0 = parseSafetensors(readFile(path("init.safetensors")));
+  ASSERT_EQ(f0.error, "");
+  EXPECT_EQ(f0.meta["step"].str, "0");
+  EXPECT_GT(maxAbsDiff(f0.tensors.at("table"), t), 0.05);
+}
+
+// export -> import -> export gives the same bytes, and an imported model
+// trains from the imported weights (same losses as the original run).
+TEST_F(DriverTest, ExportImportRoundTrip) {
+  const std::string a = path("a.safetensors"), b = path("b.safetensors");
+  const std::string m1 = path("m1.jsonl"), m2 = path("m2.jsonl");
+  Proc r = launch(kFake + " --data " + text_ + " --steps 4 --lr 0.05" +
+                  kQuietRun + " --export " + a);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = launch(kFake + " --data " + text_ + " --steps 0" + kQuietRun +
+             " --import " + a + " --export " + b);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count(r.out, "imported 1 parameters from " + a), 1u) << r.out;
+  const std::string ba = readFile(a), bb = readFile(b);
+  ASSERT_FALSE(ba.empty());
+  // Same tensors, same bytes; the metadata differs only in the step.
+  StFile fa = parseSafetensors(ba), fb = parseSafetensors(bb);
+  ASSERT_EQ(fa.error, "");
+  ASSERT_EQ(fb.error, "");
+  EXPECT_EQ(fa.tensors.at("table").data, fb.tensors.at("table").data);
+  // With the same step count the files are identical byte for byte.
+  r = launch(kFake + " --data " + text_ + " --steps 0" + kQuietRun +
+             " --import " + b + " --export " + path("c.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(readFile(path("c.safetensors")) == bb);
+
+  // Training from an import of the initial weights reproduces the run
+  // that starts from the initialization (same seed: same batches).
+  const std::string init = path("init.safetensors");
+  r = launch(kFake + " --data " + text_ + " --steps 0 --seed 5" + kQuietRun +
+             " --export " + init);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = launch(kFake + " --data " + text_ + " --steps 3 --seed 5" + kQuietRun +
+             " --metrics " + m1);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = launch(kFake + " --data " + text_ + " --steps 3 --seed 5" + kQuietRun +
+             " --import " + init + " --metrics " + m2);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<JValue> s1 = ofType(readMetrics(m1), "step"),
+                      s2 = ofType(readMetrics(m2), "step");
+  ASSERT_EQ(s1.size(), 3u);
+  ASSERT_EQ(s2.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(s1[i]["loss"].num, s2[i]["loss"].num) << "step " << i + 1;
+}
+
+// Stage-3 bf16-mixed fake: sharded parameters and master weights are
+// gathered; the export holds the f32 master weights; an import sets the
+// master to the file's values and the bf16 parameter to their rounding.
+TEST_F(DriverTest, ExportImportShardedMasterTwoRanks) {
+  const std::string a = path("a.safetensors"), b = path("b.safetensors");
+  Proc r = launch(kMpi + " 2 " + kFakeS3Np2 + " --data " + text_ +
+                  " --steps 5 --lr 0.05" + kQuietRun + " --export " + a);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count(r.out, "exported 2 parameters"), 1u) << r.out;
+  StFile fa = parseSafetensors(readFile(a));
+  ASSERT_EQ(fa.error, "");
+  ASSERT_EQ(fa.tensors.size(), 2u);
+  EXPECT_EQ(fa.tensors.at("table").shape, (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(fa.tensors.at("bias").shape, (std::vector<int64_t>{256}));
+  // Master weights, not the bf16 working copy: most values have low bits.
+  int notBf16 = 0;
+  for (float x : floatsOf(fa.tensors.at("table"))) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    notBf16 += (bits & 0xffff) != 0;
+  }
+  EXPECT_GT(notBf16, 60000);
+  // Members cut at their offsets: at initialization the bias (second
+  // member, after the table) is 0.1 + N(0, 0.01), the table N(0, 0.02).
+  r = launch(kMpi + " 2 " + kFakeS3Np2 + " --data " + text_ + " --steps 0" +
+             kQuietRun + " --export " + path("init.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  StFile fi = parseSafetensors(readFile(path("init.safetensors")));
+  ASSERT_EQ(fi.error, "");
+  for (float x : floatsOf(fi.tensors.at("bias")))
+    ASSERT_NEAR(x, 0.1, 0.06);
+  for (float x : floatsOf(fi.tensors.at("table")))
+    ASSERT_NEAR(x, 0.0, 0.12);
+  // Import into the sharded program and export again: the same bytes.
+  r = launch(kMpi + " 2 " + kFakeS3Np2 + " --data " + text_ + " --steps 0" +
+             kQuietRun + " --import " + a + " --export " + b);
+  ASSERT_EQ(r.status, 0) << r.out;
+  StFile fb = parseSafetensors(readFile(b));
+  ASSERT_EQ(fb.error, "");
+  for (const char *n : {"table", "bias"})
+    EXPECT_TRUE(fa.tensors.at(n).data == fb.tensors.at(n).data) << n;
+  // ... and into the one-rank build of the same program.
+  r = launch(kFakeS3 + " --data " + text_ + " --steps 0" + kQuietRun +
+             " --import " + a + " --export " + path("c.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(readFile(path("c.safetensors")) == readFile(b));
+}
+
+// A BF16 file is widened exactly; tensors may come in any order.
+TEST_F(DriverTest, ImportBf16File) {
+  std::vector<uint16_t> table(256 * 256), bias(256);
+  for (size_t i = 0; i < table.size(); ++i)
+    table[i] = static_cast<uint16_t>(0x3c00 + (i * 7919) % 1024); // ~0.01
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = static_cast<uint16_t>(0xbd00 + i); // ~-0.03
+  const std::string in = write(
+      "in.safetensors",
+      safetensorsBytes(
+          {{"bias", "BF16", {256},
+            std::string(reinterpret_cast<const char *>(bias.data()), 512)},
+           {"table", "BF16", {256, 256},
+            std::string(reinterpret_cast<const char *>(table.data()),
+                        table.size() * 2)}}));
+  Proc r = launch(kFakeS3 + " --data " + text_ + " --steps 0" + kQuietRun +
+                  " --import " + in + " --export " + path("out.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  StFile f = parseSafetensors(readFile(path("out.safetensors")));
+  ASSERT_EQ(f.error, "");
+  std::vector<float> t = floatsOf(f.tensors.at("table")),
+                     b = floatsOf(f.tensors.at("bias"));
+  for (size_t i = 0; i < table.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &t[i], 4);
+    ASSERT_EQ(bits, static_cast<uint32_t>(table[i]) << 16) << i;
+  }
+  for (size_t i = 0; i < bias.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &b[i], 4);
+    ASSERT_EQ(bits, static_cast<uint32_t>(bias[i]) << 16) << i;
+  }
+}
+
+// The consolidated file does not depend on the world size: byte-identical
+// at initialization, equal up to f32 rounding after training.
+TEST_F(DriverTest, ExportTwoRanksMatchesOneRank) {
+  for (const auto &[one, two] :
+       {std::pair<std::string, std::string>{kFake, kFakeNp2},
+        std::pair<std::string, std::string>{kFakeS3, kFakeS3Np2}}) {
+    SCOPED_TRACE(one);
+    const std::string i1 = path("i1.st"), i2 = path("i2.st");
+    const std::string t1 = path("t1.st"), t2 = path("t2.st");
+    const std::string init = " --data " + text_ + " --steps 0" +
+                             std::string(kQuietRun) + " --export ";
+    Proc r = launch(one + init + i1);
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = launch(kMpi + " 2 " + two + init + i2);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(readFile(i1) == readFile(i2));
+    const std::string train = " --data " + text_ +
+                              " --steps 6 --grad-accum 2 --lr 0.02 --warmup 2" +
+                              std::string(kQuietRun) + " --export ";
+    r = launch(one + train + t1);
+    ASSERT_EQ(r.status, 0) << r.out;
+    r = launch(kMpi + " 2 " + two + train + t2);
+    ASSERT_EQ(r.status, 0) << r.out;
+    StFile f1 = parseSafetensors(readFile(t1)),
+           f2 = parseSafetensors(readFile(t2));
+    ASSERT_EQ(f1.error, "");
+    ASSERT_EQ(f2.error, "");
+    EXPECT_EQ(f1.header, f2.header);
+    ASSERT_EQ(f1.tensors.size(), f2.tensors.size());
+    for (const auto &[name, t] : f1.tensors) {
+      EXPECT_LT(maxAbsDiff(t, f2.tensors.at(name)), 1e-5) << name;
+      EXPECT_GT(maxAbsDiff(t, parseSafetensors(readFile(i1)).tensors.at(name)),
+                1e-3)
+          << name << " did not train";
+    }
+  }
+}
+
+TEST_F(DriverTest, ImportErrors) {
+  const std::vector<float> table(256 * 256, 0.01f);
+  const std::string base = kFake + " --data " + text_ + " --steps 2 --import ";
+  std::string f = write("missing.st", safetensorsBytes({}));
+  expectUserError(base + f, "error: parameter 'table' is missing from "
+                            "--import file '" +
+                                f + "'");
+  f = write("shape.st", safetensorsBytes({{"table", "F32", {65536},
+                                           floatBytes(table)}}));
+  expectUserError(base + f, "error: parameter 'table' has shape [65536] in "
+                            "--import file '" +
+                                f + "', but the model's is [256, 256]");
+  f = write("extra.st",
+            safetensorsBytes({{"table", "F32", {256, 256}, floatBytes(table)},
+                              {"lm_head.weight", "F32", {2}, floatBytes({1, 2})}}));
+  expectUserError(base + f, "error: tensor 'lm_head.weight' in --import file '" +
+                                f + "' is not a parameter of the model");
+  f = write("f16.st", safetensorsBytes({{"table", "F16", {256, 256},
+                                         std::string(65536 * 2, '\0')}}));
+  expectUserError(base + f, "has dtype F16 (only F32 and BF16 are supported)");
+  f = write("short.st",
+            safetensorsBytes({{"table", "F32", {256, 256}, floatBytes(table)}})
+                .substr(0, 1000));
+  expectUserError(base + f, "has data_offsets that do not match");
+  f = write("text.st", "definitely not a safetensors file");
+  expectUserError(base + f, "is not a safetensors file");
+  expectUserError(base + path("nope.st"), "error: cannot open --import file '" +
+                                              path("nope.st") +
+                                              "': No such file or directory");
+  // Several problems: the first is named, the rest counted.
+  f = write("two.st", safetensorsBytes({{"table", "F32", {2}, floatBytes({1, 2})},
+                                        {"x", "F32", {1}, floatBytes({1})}}));
+  expectUserError(base + f, "but the model's is [256, 256] (and 1 more "
+                            "problem)");
+}
+
+TEST_F(DriverTest, ImportErrorTwoRanks) {
+  // Every rank reads the file; both fail; one message, exit 1.
+  std::string f = write("s3.st", safetensorsBytes({{"table", "F32", {256, 256},
+                                                    std::string(262144, '\0')}}));
+  expectUserError(kMpi + " 2 " + kFakeS3Np2 + " --data " + text_ +
+                      " --import " + f,
+                  "error: parameter 'bias' is missing from --import file '" +
+                      f + "'");
+}
+
+TEST_F(DriverTest, OutputFileErrors) {
+  const std::string base = kFake + " --data " + text_ + " --steps 2";
+  // Checked before training starts, not after it.
+  expectUserError(base + " --export " + path("no/dir/w.st"),
+                  "error: cannot write --export file '" + path("no/dir/w.st") +
+                      "'");
+  expectUserError(base + " --dump-batches " + path("no/dir/b.bin"),
+                  "error: cannot write --dump-batches file '" +
+                      path("no/dir/b.bin") + "'");
+  expectUserError(base + " --export=", "error: --export: the path is empty");
+}
+
+// --dump-batches writes the global batch of every micro-step; it does not
+// depend on the world size.
+TEST_F(DriverTest, DumpBatchesTwoRanksMatchOneRank) {
+  const std::string d1 = path("b1.bin"), d2 = path("b2.bin");
+  const std::string flags = " --data " + text_ +
+                            " --steps 3 --grad-accum 2" + kQuietRun +
+                            " --dump-batches ";
+  Proc r = launch(kFake + flags + d1);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = launch(kMpi + " 2 " + kFakeNp2 + flags + d2);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string b1 = readFile(d1), b2 = readFile(d2);
+  const int64_t B = 4, T = 16, rec = 4 + 2 * B * T;
+  ASSERT_EQ(b1.size(), static_cast<size_t>(6 * rec * 4));
+  EXPECT_TRUE(b1 == b2);
+  std::vector<int32_t> v(b1.size() / 4);
+  std::memcpy(v.data(), b1.data(), b1.size());
+  const std::string text = readFile(text_);
+  for (int i = 0; i < 6; ++i) {
+    const int32_t *p = v.data() + i * rec;
+    EXPECT_EQ(p[0], i / 2 + 1); // step
+    EXPECT_EQ(p[1], i % 2);     // micro-batch
+    EXPECT_EQ(p[2], B);
+    EXPECT_EQ(p[3], T);
+    const int32_t *ids = p + 4, *targets = p + 4 + B * T;
+    for (int64_t b = 0; b < B; ++b) {
+      std::string row;
+      for (int64_t t = 0; t < T; ++t) {
+        row += static_cast<char>(ids[b * T + t]);
+        if (t + 1 < T)
+          EXPECT_EQ(targets[b * T + t], ids[b * T + t + 1]);
+      }
+      row += static_cast<char>(targets[b * T + T - 1]);
+      EXPECT_NE(text.find(row), std::string::npos) << "a window of the data";
+    }
+  }
+  // Different micro-batches hold different windows.
+  EXPECT_NE(b1.substr(16, B * T * 4), b1.substr(rec * 4 + 16, B * T * 4));
 }
 
 } // namespace

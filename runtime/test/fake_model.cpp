@@ -12,7 +12,8 @@
 //     shard-sized moments, then an in-place all-gather of the parameter;
 //   * last_logits: row ids[b, T-1] of the table; the padding columns
 //     [V, padded_vocab) hold a large value, so a driver that samples beyond
-//     `vocab` columns would be caught.
+//     `vocab` columns would be caught;
+//   * param_infos: "table" [V, V] f32 (for --export / --import).
 // Because the micro-gradient is averaged over ranks and every rank holds the
 // same number of tokens, N ranks with per-rank batch B/N compute the same
 // global-mean loss and update as one rank with batch B (up to f32 rounding).
@@ -64,6 +65,8 @@ const int64_t kNumels[] = {kP};
 const uint8_t kDecay[] = {1};
 const zrt_group_desc groups[1] = {
     {"flat", 1, kMembers, kOffsets, kNumels, kDecay, kP, kS}};
+const int64_t kTableShape[] = {kV, kV};
+const zrt_param_info params[1] = {{"table", ZRT_F32, 2, kTableShape}};
 
 void destroy() {
   for (zrt_arena &a : arenas) {
@@ -181,6 +184,8 @@ zrt_model_desc makeDesc() {
   d.optimizer_step = optimizerStep;
   d.last_logits = lastLogits;
   d.destroy = destroy;
+  d.num_param_infos = 1;
+  d.param_infos = params;
   return d;
 }
 

@@ -150,6 +150,11 @@ std::string checkGPTConfig(const GPTConfig &config);
 /// mean cross-entropy. The positions enter as `train.broadcast` of @wpe
 /// ([T, C] → [B, T, C]) added to the token embeddings.
 ///
+/// `func.func @logits(%idx: tensor<BxTxi32>) -> tensor<BxTxVpxelt>` (elt the
+/// element type): the same
+/// graph without the loss, returning the logits of every position (the
+/// model.h `last_logits` function samples from its last position).
+///
 /// Loads the `train` and `func` dialects into `ctx`. On a bad `config`,
 /// emits checkGPTConfig's message at UnknownLoc and returns failure.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>

@@ -65,6 +65,17 @@ typedef struct zrt_group_desc {
   int64_t shard;                ///< Elements each rank owns.
 } zrt_group_desc;
 
+/// One parameter as the model declares it (the IR's train.param), whatever
+/// its storage: whole in a state, or members of a group whose shards the
+/// states hold. Gives the driver the shapes that --export / --import write
+/// and check (safetensors).
+typedef struct zrt_param_info {
+  const char *name;      ///< IR symbol name, e.g. "h0.attn.c_attn.weight".
+  int dtype;             ///< enum zrt_dtype of the parameter.
+  int rank;              ///< Number of dimensions (0 for a scalar).
+  const int64_t *shape;  ///< `rank` sizes, row-major (may be NULL if rank 0).
+} zrt_param_info;
+
 /// The compile-time plan of this rank's memory and traffic (zero-report),
 /// which the driver compares with what the runtime measures.
 typedef struct zrt_plan_desc {
@@ -115,6 +126,15 @@ typedef struct zrt_model_desc {
   int (*last_logits)(const int32_t *ids, float *logits);
   /// Frees the arenas.
   void (*destroy)(void);
+
+  /// Optional (0 / NULL when the program does not provide it; these fields
+  /// come last so that an initializer without them leaves them zero): every
+  /// parameter in declaration order with its shape. Without it the driver
+  /// derives the parameters from the state table (whole ZRT_STATE_PARAM
+  /// states, members of groups with a sharded ZRT_STATE_PARAM state) and
+  /// exports them as 1-D tensors; --import then checks element counts only.
+  int num_param_infos;
+  const zrt_param_info *param_infos;
 } zrt_model_desc;
 
 /// Defined by the generated code: the description of the compiled step.

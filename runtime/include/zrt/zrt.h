@@ -650,6 +650,131 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
                       uint64_t seed, int64_t step, int shuffle, int rank,
                       int world_size, int32_t *inputs, int32_t *targets);
 
+/*===----------------------------------------------------------------------===//
+// Lowering support (runtime/src/lowering_support.cpp)
+//
+// Functions the generated code of convert-train-to-emitc calls where the
+// kernels above do not match one `train` / `zero` op: dtype-generic and
+// strided copies, padded cross-entropy, layer-norm statistics, bf16
+// accumulation, clipping, sharded AdamW and parameter initialization.
+// `dtype` arguments are enum zrt_dtype (ZRT_F32 or ZRT_BF16); all return
+// ZRT_ERR_INVALID_ARGUMENT for negative sizes, NULL pointers with a nonzero
+// size, or a bad dtype.
+//===----------------------------------------------------------------------===*/
+
+/// Largest tensor rank zrt_permute accepts.
+#define ZRT_MAX_RANK 8
+
+/// dst[i] = src[i] for i in [0, n) elements of `dtype` (memmove semantics).
+int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype);
+
+/// Copies a [rows, cols] block between row-major matrices with leading
+/// dimensions (row strides, in elements) src_ld and dst_ld >= cols:
+/// dst[r * dst_ld + c] = src[r * src_ld + c]. The strided copy behind
+/// train.split / train.concat along one dimension. Regions must not overlap.
+int zrt_copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
+                int64_t rows, int64_t cols, int dtype);
+
+/// train.broadcast: out [lead, n] receives `lead` copies of in [n].
+int zrt_broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
+                          int dtype);
+
+/// General axis permutation (torch permute(...).contiguous()): in has
+/// `rank` dims `shape`; out has shape[perm[0]], ..., shape[perm[rank-1]] and
+/// out[i0, ..., i_{rank-1}] = in[j] with j[perm[k]] = i_k. rank <= ZRT_MAX_RANK;
+/// perm must be a permutation of [0, rank); in != out.
+int zrt_permute(const void *in, void *out, int rank, const int64_t *shape,
+                const int64_t *perm, int dtype);
+
+/// Mean cross-entropy of logits [N, V] (row stride V) against targets [N]
+/// in [0, num_classes), over the first num_classes columns only (the others
+/// are vocabulary padding, llm.c semantics); num_classes == V is
+/// zrt_cross_entropy without ignore_index. Accumulated in double.
+/// Errors: ZRT_ERR_OUT_OF_RANGE (a target outside [0, num_classes)),
+/// ZRT_ERR_INVALID_ARGUMENT (also num_classes outside [1, V]).
+int zrt_cross_entropy_padded(const float *logits, const int32_t *targets,
+                             float *loss, int64_t N, int64_t V,
+                             int64_t num_classes);
+
+/// Backward of zrt_cross_entropy_padded (OVERWRITE dlogits [N, V]):
+/// dlogits[n, j] = *dloss * (softmax_j(logits[n, :num_classes]) -
+/// onehot(targets[n])_j) / N for j < num_classes, 0 for the padding columns.
+/// dloss points at the upstream scalar gradient. Errors: as the forward.
+int zrt_cross_entropy_padded_backward(const float *logits,
+                                      const int32_t *targets,
+                                      const float *dloss, float *dlogits,
+                                      int64_t N, int64_t V,
+                                      int64_t num_classes);
+
+/// Mean [N] and 1/sqrt(var + eps) [N] of the rows of x [N, C], with exactly
+/// the arithmetic of zrt_layer_norm (for a backward that recomputes them).
+int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
+                         int64_t C, float eps);
+
+/// out[i] = zrt_f32_to_bf16(value) for i in [0, n).
+int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n);
+
+/// y[i] = bf16(f32(y[i]) + f32(x[i])): gradient accumulation into bf16
+/// state with the sum computed in f32, rounded once (RNE).
+int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n);
+
+/// train.clip_coef: with s = *grad_scale, *norm = s * sqrt(*sum_squares)
+/// and *coef = s * min(1, max_norm / (*norm + 1e-6)) (coef = s when
+/// max_norm <= 0), in f32 (torch.nn.utils.clip_grad_norm_ applied to the
+/// mean gradient s * g).
+int zrt_clip_coef_scaled(const float *sum_squares, const float *grad_scale,
+                         float max_norm, float *coef, float *norm);
+
+/// AdamW (zrt_adamw_step, in place on param, m, v) over rank `rank`'s slice
+/// [rank * shard, (rank + 1) * shard) of a flat shard group whose member i
+/// occupies [offsets[i], offsets[i] + numels[i]) (members in increasing
+/// offset order): elements of members with decay[i] != 0 take
+/// `weight_decay`, every other element (other members, padding) none.
+/// param, m, v: [shard] f32; grad: [shard] of grad_dtype. Bit-identical to
+/// zrt_adamw_step on the same elements of the unsharded tensors.
+/// Errors: also step < 1.
+int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
+                    int grad_dtype, int64_t shard, int rank, int num_members,
+                    const int64_t *offsets, const int64_t *numels,
+                    const uint8_t *decay, double lr, double beta1,
+                    double beta2, double eps, double weight_decay,
+                    float grad_scale, int64_t step);
+
+/// zero.local_shard: out [n] = in[rank * n .. (rank + 1) * n).
+int zrt_local_shard(const void *in, void *out, int64_t n, int rank,
+                    int dtype);
+
+/// Seed of the initialization stream of the parameter called `name` for
+/// run seed `seed`: splitmix64(seed ^ fnv1a64(name)), where fnv1a64 is
+/// 64-bit FNV-1a over the bytes of the name (offset basis
+/// 0xcbf29ce484222325, prime 0x100000001b3) and splitmix64 is Steele et
+/// al.'s finalizer (add 0x9E3779B97F4A7C15, then the two xor-shift-multiply
+/// rounds). Different names give independent streams; the same (seed,
+/// name) gives the same values whatever the layout.
+uint64_t zrt_param_seed(uint64_t seed, const char *name);
+
+/// Parameter initializers (the train dialect's #train.init kinds).
+enum zrt_init_kind {
+  ZRT_INIT_NORMAL = 0, ///< N(0, std^2) from zrt_init_normal's stream.
+  ZRT_INIT_ZEROS = 1,  ///< 0.
+  ZRT_INIT_ONES = 2,   ///< 1.
+};
+
+/// Initializes one parameter's part of a slice of a flat buffer: `data`
+/// holds flat elements [slice_begin, slice_begin + slice_n); the parameter
+/// occupies flat elements [member_offset, member_offset + member_numel);
+/// every flat element in both gets the parameter's own element
+/// (flat - member_offset) of `init_kind` (normal: element of the stream
+/// `seed`, zrt_init_normal with mean 0), rounded to bf16 when dtype is
+/// ZRT_BF16. Other elements are left unchanged. A whole tensor is
+/// slice_begin = member_offset = 0, slice_n = member_numel; a rank's shard
+/// of a group is slice_begin = rank * shard, so sharded initialization
+/// equals whole initialization bit for bit.
+int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
+                         int64_t slice_n, int64_t member_offset,
+                         int64_t member_numel, int init_kind, float std,
+                         uint64_t seed);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -1,0 +1,58 @@
+//===- Passes.td - lowering passes of Zero --------------------*- tablegen -*-===//
+
+#ifndef ZERO_CONVERSION_PASSES_TD
+#define ZERO_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTrainToEmitC : Pass<"convert-train-to-emitc", "::mlir::ModuleOp"> {
+  let summary = "Lowers a training step (train + zero dialects) to EmitC";
+  let description = [{
+    Rewrites the whole module — `train.param` / `train.state` /
+    `zero.group` / `zero.shard` declarations and the functions `@forward`,
+    `@forward_backward`, `@optimizer_step` and (optional) `@logits` — into
+    the upstream EmitC dialect, so that `mlir::emitc::translateToCpp`
+    prints one C++ file implementing the contract of
+    `runtime/include/zrt/model.h`: `zrt_model_get()` returning a static
+    `zrt_model_desc` with the init / forward / forward_backward /
+    optimizer_step / last_logits / destroy functions, and (with `emit-main`)
+    `main` calling the runtime's training driver `zrt_train_main`.
+
+    Buffers: every tensor lives at a static byte offset in one of the
+    arenas that `init` allocates once with `zrt_arena_create`, one per
+    `zrt_mem_kind`: parameters, gradients, master weights and moments for
+    the state symbols, activations (forward values the backward reads) and
+    temporaries for the values of each function (bump placement; functions
+    share the activation and temporary arenas, which never hold anything
+    across calls). `train.load` / `zero.shard_load` and `train.reshape` /
+    `zero.unpack` are views without copies, unless the loaded symbol is
+    written before the last use of the loaded value (then the load copies).
+    Ops become calls of the `zrt_*` kernels and collectives, each checked
+    (a failing kernel makes the step return its status).
+
+    Parameters are initialized in `init(seed)` from their `#train.init`
+    with the stream `zrt_param_seed(seed, name)`; shards of a group get
+    exactly the values of their slice of the whole tensors, and master
+    weights the f32 values the parameters were rounded from.
+
+    bf16 tensors are stored in bf16; each compute op on them widens its
+    bf16 operands to f32 scratch, runs the f32 kernel and rounds its
+    results back (the optimizer path reads bf16 gradients natively). f16 is
+    rejected.
+
+    The model description: `name` from the module attribute
+    `zero.model_name` (default "model"), `world_size` / `stage` from
+    `zero.world_size` / `zero.stage` (defaults 1 and 0), B and T from
+    `@forward`'s first argument [B, T], V and Vp from its
+    `train.cross_entropy`.
+  }];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+  let options = [
+    Option<"emitMain", "emit-main", "bool", /*default=*/"true",
+           "Also emit `int main(argc, argv)` calling zrt_train_main">,
+    Option<"emitComments", "emit-comments", "bool", /*default=*/"true",
+           "Precede the code of each op with a `// op` comment">
+  ];
+}
+
+#endif // ZERO_CONVERSION_PASSES_TD

@@ -1,0 +1,2216 @@
+//===- TrainToEmitC.cpp - convert-train-to-emitc --------------------------===//
+///
+/// \file
+/// Lowers a training step (train + zero dialects) to the EmitC dialect; the
+/// C++ that `mlir::emitc::translateToCpp` prints from the result implements
+/// runtime/include/zrt/model.h. See Conversion/Passes.td for the contract
+/// and docs/codegen.md for the buffer model and how to read the C++.
+///
+/// The pass plans first and emits second, per function:
+///  1. placement: every tensor value gets a buffer — a view of a state
+///     symbol (load without copy), a view of another value (reshape,
+///     unpack), a function argument (token ids), or a fresh bump-allocated
+///     block in the activation or temporary arena;
+///  2. emission: one `emitc.call_opaque` of a zrt_* function per op (a few
+///     for some), each wrapped in ZRT_CHECK, on pointers computed from the
+///     arena base globals.
+///
+//===----------------------------------------------------------------------===//
+
+#include "zero/Conversion/Passes.h"
+
+#include "Train/TrainOps.h"
+#include "Zero/ZeroOps.h"
+
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_CONVERTTRAINTOEMITC
+#include "zero/Conversion/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Constants of the runtime ABI
+//===----------------------------------------------------------------------===//
+
+/// Arenas, in the order of zrt_mem_kind (the ones the lowering uses).
+enum MemKind : int {
+  kMemParams = 0,
+  kMemGrads = 1,
+  kMemMaster = 2,
+  kMemMoments = 3,
+  kMemActs = 4,
+  kMemTemps = 5,
+  kNumMem = 6
+};
+constexpr const char *kMemEnum[kNumMem] = {
+    "ZRT_MEM_PARAMETERS", "ZRT_MEM_GRADIENTS",   "ZRT_MEM_MASTER_WEIGHTS",
+    "ZRT_MEM_MOMENTS",    "ZRT_MEM_ACTIVATIONS", "ZRT_MEM_TEMPORARIES"};
+constexpr const char *kMemName[kNumMem] = {"parameters",     "gradients",
+                                           "master_weights", "moments",
+                                           "activations",    "temporaries"};
+
+/// zrt_state_kind.
+enum StateKindC : int {
+  kStateParam = 0,
+  kStateGrad = 1,
+  kStateMaster = 2,
+  kStateExpAvg = 3,
+  kStateExpAvgSq = 4
+};
+
+constexpr int64_t kAlign = 64;
+
+int64_t alignUp(int64_t bytes) {
+  return static_cast<int64_t>(
+      llvm::alignTo(static_cast<uint64_t>(bytes), kAlign));
+}
+
+/// Storage bytes of one element; 0 for types the lowering cannot store.
+int64_t elementBytes(Type t) {
+  if (t.isF32() || t.isInteger(32))
+    return 4;
+  if (t.isBF16() || t.isF16())
+    return 2;
+  if (t.isInteger(64))
+    return 8;
+  return 0;
+}
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+int64_t numel(Value v) { return tensorType(v).getNumElements(); }
+Type elementType(Value v) { return tensorType(v).getElementType(); }
+/// Bytes of a tensor's buffer (a 0-D tensor is one element).
+int64_t tensorBytes(RankedTensorType t) {
+  return t.getNumElements() * elementBytes(t.getElementType());
+}
+
+/// ZRT_F32 / ZRT_BF16 for collective and copy dtypes.
+std::optional<StringRef> dtypeName(Type t) {
+  if (t.isF32())
+    return StringRef("ZRT_F32");
+  if (t.isBF16())
+    return StringRef("ZRT_BF16");
+  return std::nullopt;
+}
+
+/// A C string literal.
+std::string cString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+//===----------------------------------------------------------------------===//
+// Module-level description
+//===----------------------------------------------------------------------===//
+
+/// A byte placement in one arena.
+struct Placement {
+  int mem = -1;
+  int64_t offset = 0;
+  bool operator==(const Placement &o) const {
+    return mem == o.mem && offset == o.offset;
+  }
+};
+
+/// One state symbol (train.param, train.state, zero.shard).
+struct StateInfo {
+  Operation *op = nullptr;
+  std::string name;
+  RankedTensorType type;
+  int kind = kStateParam; ///< zrt_state_kind.
+  int group = -1;         ///< Group index of a zero.shard, else -1.
+  bool hasStorage = true; ///< false for a {zero.sharded} train.param.
+  Placement place;
+};
+
+/// One zero.group.
+struct GroupInfo {
+  zero::GroupOp op;
+  std::string name;
+  SmallVector<std::string> members;
+  SmallVector<int64_t> offsets, numels;
+  SmallVector<bool> decay;
+  int64_t padded = 0, shard = 0;
+};
+
+/// The role of a function in the model.h contract.
+enum class Role { Forward, ForwardBackward, OptimizerStep, Logits };
+
+/// Where a tensor value lives.
+struct Buffer {
+  enum Kind { None, Arena, Arg, View } kind = None;
+  Placement place;        ///< Arena.
+  unsigned arg = 0;       ///< Arg: index of the emitted function's argument.
+  Value base;             ///< View: the value viewed.
+  int64_t elemOffset = 0; ///< View: element offset into `base`.
+};
+
+/// A call argument: an SSA value or an attribute printed inline.
+struct CArg {
+  CArg(Value v) : value(v) {}
+  CArg(Attribute a) : attr(a) {}
+  Value value;
+  Attribute attr;
+};
+
+class ModuleLowering;
+
+//===----------------------------------------------------------------------===//
+// One function
+//===----------------------------------------------------------------------===//
+
+class FunctionLowering {
+public:
+  FunctionLowering(ModuleLowering &ml, func::FuncOp fn, Role role)
+      : ml(ml), fn(fn), role(role) {}
+
+  /// Places every value; fills the arena high-water marks of `ml`.
+  LogicalResult plan();
+  /// Emits the emitc.func (after plan()).
+  LogicalResult emit(OpBuilder &mb, StringRef symbol);
+
+private:
+  // Planning.
+  LogicalResult planArguments();
+  void decideLoadCopies();
+  void decideInPlaceUpdates();
+  int64_t scratchBytes(Operation *op);
+  Placement allocate(RankedTensorType type, int mem);
+  SmallVector<Value> aliasSet(Value v);
+  int64_t lastUse(Value v);
+  bool isActivation(Value v);
+
+  // Emission helpers.
+  Location loc() { return curLoc; }
+  Value memBase(int mem);
+  Value pointerAt(Placement p, Type elt);
+  Value ptr(Value tensor);
+  Value offsetPtr(Value p, int64_t elems);
+  Value scratch(int64_t elems);
+  Value literal(Type t, StringRef text);
+  Value scalar(Value tensor);
+  Value rankValue();
+  /// A `zrt_request` variable for a nonblocking collective; returns its
+  /// address.
+  Value request(Operation *start);
+  Value statePtr(const StateInfo &s);
+  void call(StringRef callee, ArrayRef<CArg> args);
+  Attribute i64(int64_t v);
+  Attribute f32(double v);
+  Attribute f64(double v);
+  Attribute opq(StringRef text);
+  Placement rootPlacement(Value v, bool &isArena);
+  void comment(Operation *op, StringRef suffix = "");
+
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitCompute(Operation *op);
+  LogicalResult emitReturn(func::ReturnOp op);
+  LogicalResult emitStateLoad(Operation *op, StringRef sym);
+  LogicalResult emitStateStore(Operation *op, Value value, StringRef sym,
+                               bool accumulate);
+  LogicalResult emitAdamW(Operation *op, Value p, Value g, Value m, Value v,
+                          Value lr, Value step, Value coef, Value finiteCheck,
+                          double b1, double b2, double eps, double wd,
+                          int group);
+
+  ModuleLowering &ml;
+  func::FuncOp fn;
+  Role role;
+
+  // Plan.
+  DenseMap<Operation *, int64_t> pos;
+  int64_t seedPos = INT64_MAX;
+  DenseMap<Value, Buffer> buffers;
+  DenseSet<Operation *> copyLoads;             ///< Loads that copy.
+  DenseSet<Value> inPlaceResults;              ///< AdamW results on the state.
+  DenseMap<Value, StringRef> forwardedResults; ///< Computed in this state.
+  int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
+  int64_t scratchBase = 0, scratchSize = 0;
+  SmallVector<std::pair<unsigned, Value>> scalarArgs; ///< (emitc arg, IR arg).
+
+  // Emission.
+  OpBuilder b{fn.getContext()};
+  Location curLoc = fn.getLoc();
+  Block *body = nullptr;
+  DenseMap<Value, Value> pointers;  ///< tensor -> emitted pointer.
+  DenseMap<Value, Value> overrides; ///< bf16 tensor -> f32 scratch pointer.
+  DenseMap<Value, Value> requests;  ///< !zero.pending -> zrt_request lvalue.
+  Value bases[kNumMem];
+  Value rank;
+  Operation *prologueEnd = nullptr; ///< Arena bases and the rank go before it.
+  int64_t scratchCursor = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// The module
+//===----------------------------------------------------------------------===//
+
+class ModuleLowering {
+public:
+  ModuleLowering(ModuleOp module, bool emitMain, bool emitComments)
+      : module(module), ctx(module.getContext()), emitMain(emitMain),
+        emitComments(emitComments) {}
+
+  LogicalResult run();
+
+  // Shared with FunctionLowering.
+  ModuleOp module;
+  MLIRContext *ctx;
+  bool emitMain, emitComments;
+  std::vector<StateInfo> states;
+  llvm::StringMap<unsigned> stateIndex;
+  std::vector<GroupInfo> groups;
+  llvm::StringMap<unsigned> groupIndex;
+  llvm::StringMap<train::ParamOp> params;
+  int64_t arenaBytes[kNumMem] = {};
+  OpBuilder globals{module.getContext()};
+  unsigned numPermutations = 0;
+
+  /// A state by symbol name; emits an error at `user` when missing or
+  /// without storage.
+  const StateInfo *lookupState(Operation *user, StringRef name);
+  /// Emitted C type of an element type.
+  Type cType(Type elt);
+  Type ptrType(Type elt) { return emitc::PointerType::get(cType(elt)); }
+  Type intType() { return emitc::OpaqueType::get(ctx, "int"); }
+  /// Creates a static const int64_t array global; returns its name.
+  std::string int64Array(StringRef prefix, ArrayRef<int64_t> values);
+
+private:
+  LogicalResult collectDeclarations();
+  LogicalResult describe();
+  void emitPrologue(OpBuilder &mb);
+  void emitTables(OpBuilder &mb);
+  void emitInit(OpBuilder &mb);
+  void emitDestroy(OpBuilder &mb);
+  void emitModelDesc(OpBuilder &mb);
+
+  // Description.
+  std::string modelName = "model";
+  int64_t worldSize = 1, stage = 0, batch = 0, seq = 0, vocab = 0,
+          paddedVocab = 0, numParams = 0, numParamInfos = 0;
+  func::FuncOp functions[4];
+  std::string functionSymbols[4];
+};
+
+//===----------------------------------------------------------------------===//
+// ModuleLowering: declarations and description
+//===----------------------------------------------------------------------===//
+
+Type ModuleLowering::cType(Type elt) {
+  if (elt.isBF16())
+    return emitc::OpaqueType::get(ctx, "zrt_bf16");
+  if (elt.isInteger(32))
+    return emitc::OpaqueType::get(ctx, "const int32_t");
+  return elt; // f32, i64
+}
+
+const StateInfo *ModuleLowering::lookupState(Operation *user, StringRef name) {
+  auto it = stateIndex.find(name);
+  if (it == stateIndex.end()) {
+    user->emitOpError("refers to @") << name << ", which is not a state symbol";
+    return nullptr;
+  }
+  const StateInfo &s = states[it->second];
+  if (!s.hasStorage) {
+    user->emitOpError("reads parameter @")
+        << name
+        << " which has no storage of its own (zero.sharded: its data lives in "
+           "its group's zero.shard of kind param)";
+    return nullptr;
+  }
+  return &s;
+}
+
+static int stateKindOf(train::StateKind k) {
+  switch (k) {
+  case train::StateKind::grad:
+    return kStateGrad;
+  case train::StateKind::master:
+    return kStateMaster;
+  case train::StateKind::exp_avg:
+    return kStateExpAvg;
+  case train::StateKind::exp_avg_sq:
+    return kStateExpAvgSq;
+  }
+  return kStateGrad;
+}
+
+static int stateKindOf(zero::ShardKind k) {
+  switch (k) {
+  case zero::ShardKind::param:
+    return kStateParam;
+  case zero::ShardKind::grad:
+    return kStateGrad;
+  case zero::ShardKind::master:
+    return kStateMaster;
+  case zero::ShardKind::exp_avg:
+    return kStateExpAvg;
+  case zero::ShardKind::exp_avg_sq:
+    return kStateExpAvgSq;
+  }
+  return kStateGrad;
+}
+
+static int memOfStateKind(int kind) {
+  switch (kind) {
+  case kStateParam:
+    return kMemParams;
+  case kStateGrad:
+    return kMemGrads;
+  case kStateMaster:
+    return kMemMaster;
+  default:
+    return kMemMoments;
+  }
+}
+
+/// Checks the element type of a state or value the lowering must store.
+static LogicalResult checkStorable(Operation *op, RankedTensorType t) {
+  Type e = t.getElementType();
+  if (e.isF16())
+    return op->emitOpError("f16 tensors are not supported by the CPU lowering");
+  if (!e.isF32() && !e.isBF16() && !e.isInteger(32) && !e.isInteger(64))
+    return op->emitOpError("element type ")
+           << e << " is not supported by the CPU lowering";
+  return success();
+}
+
+LogicalResult ModuleLowering::collectDeclarations() {
+  // Groups first: shards refer to them by index.
+  for (auto g : module.getOps<zero::GroupOp>()) {
+    GroupInfo info;
+    info.op = g;
+    info.name = g.getSymName().str();
+    info.padded = g.getPadded();
+    info.shard = g.getShardSize();
+    for (auto [i, m] : llvm::enumerate(g.getMembers())) {
+      StringRef name = cast<FlatSymbolRefAttr>(m).getValue();
+      auto param = module.lookupSymbol<train::ParamOp>(name);
+      if (!param)
+        return g.emitOpError("member @")
+               << name
+               << " is not a train.param; the lowering initializes "
+                  "shards from their members' declarations";
+      info.members.push_back(name.str());
+      info.offsets.push_back(g.getOffsets()[i]);
+      info.numels.push_back(param.getTensorType().getNumElements());
+      info.decay.push_back(g.getDecay()[i]);
+    }
+    groupIndex[info.name] = groups.size();
+    groups.push_back(std::move(info));
+  }
+
+  for (Operation &op : module.getBody()->getOperations()) {
+    StateInfo s;
+    s.op = &op;
+    if (auto p = dyn_cast<train::ParamOp>(op)) {
+      params[p.getSymName()] = p;
+      s.name = p.getSymName().str();
+      s.type = p.getTensorType();
+      s.kind = kStateParam;
+      s.hasStorage = !p->hasAttr("zero.sharded");
+      numParams += s.type.getNumElements();
+    } else if (auto st = dyn_cast<train::StateOp>(op)) {
+      s.name = st.getSymName().str();
+      s.type = st.getTensorType();
+      s.kind = stateKindOf(st.getKind());
+    } else if (auto sh = dyn_cast<zero::ShardOp>(op)) {
+      s.name = sh.getSymName().str();
+      s.type = sh.getTensorType();
+      s.kind = stateKindOf(sh.getKind());
+      auto it = groupIndex.find(sh.getGroup());
+      if (it == groupIndex.end())
+        return sh.emitOpError("refers to @")
+               << sh.getGroup() << ", which is not a zero.group";
+      s.group = it->second;
+    } else if (isa<zero::GroupOp, func::FuncOp>(op)) {
+      continue;
+    } else {
+      return op.emitOpError("is not supported at module level by "
+                            "convert-train-to-emitc");
+    }
+    if (failed(checkStorable(&op, s.type)))
+      return failure();
+    if (!s.type.getElementType().isF32() && !s.type.getElementType().isBF16())
+      return op.emitOpError("state of element type ")
+             << s.type.getElementType()
+             << " is not supported by the CPU lowering (f32 or bf16)";
+    if (s.hasStorage) {
+      int mem = memOfStateKind(s.kind);
+      s.place = {mem, arenaBytes[mem]};
+      arenaBytes[mem] += alignUp(tensorBytes(s.type));
+    }
+    stateIndex[s.name] = states.size();
+    states.push_back(std::move(s));
+  }
+  return success();
+}
+
+LogicalResult ModuleLowering::describe() {
+  if (auto name = module->getAttrOfType<StringAttr>("zero.model_name"))
+    modelName = name.getValue().str();
+  if (auto ws = module->getAttrOfType<IntegerAttr>("zero.world_size"))
+    worldSize = ws.getInt();
+  if (auto st = module->getAttrOfType<IntegerAttr>("zero.stage"))
+    stage = st.getInt();
+
+  static constexpr StringLiteral names[4] = {"forward", "forward_backward",
+                                             "optimizer_step", "logits"};
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto it = llvm::find(names, f.getSymName());
+    if (it == std::end(names))
+      return f.emitOpError("@")
+             << f.getSymName()
+             << " is not part of the model.h contract (@forward, "
+                "@forward_backward, @optimizer_step, @logits)";
+    if (f.isExternal() || !f.getBody().hasOneBlock())
+      return f.emitOpError("must have a body of exactly one block");
+    functions[it - std::begin(names)] = f;
+  }
+  func::FuncOp forward = functions[0];
+  if (!forward)
+    return module.emitError("convert-train-to-emitc: the module has no "
+                            "@forward (the model.h contract needs it)");
+  auto ids = forward.getNumArguments()
+                 ? dyn_cast<RankedTensorType>(forward.getArgumentTypes()[0])
+                 : RankedTensorType();
+  if (!ids || ids.getRank() != 2 || !ids.getElementType().isInteger(32))
+    return forward.emitOpError(
+        "must take token ids tensor<BxTxi32> as its first argument (the "
+        "model.h contract)");
+  batch = ids.getDimSize(0);
+  seq = ids.getDimSize(1);
+  forward.walk([&](train::CrossEntropyOp ce) {
+    paddedVocab = ce.getLogits().getType().getShape().back();
+    vocab = ce.getEffectiveNumClasses();
+  });
+  return success();
+}
+
+std::string ModuleLowering::int64Array(StringRef prefix,
+                                       ArrayRef<int64_t> values) {
+  std::string name = llvm::formatv("zrt_{0}{1}", prefix, numPermutations).str();
+  auto type = emitc::ArrayType::get({static_cast<int64_t>(values.size())},
+                                    IntegerType::get(ctx, 64));
+  auto init = DenseIntElementsAttr::get(
+      RankedTensorType::get({static_cast<int64_t>(values.size())},
+                            IntegerType::get(ctx, 64)),
+      values);
+  emitc::GlobalOp::create(globals, module.getLoc(), name, type, init,
+                          /*extern=*/false, /*static=*/true, /*const=*/true);
+  return name;
+}
+
+//===----------------------------------------------------------------------===//
+// FunctionLowering: planning
+//===----------------------------------------------------------------------===//
+
+static bool isLoad(Operation *op) {
+  return isa<train::LoadOp, zero::ShardLoadOp>(op);
+}
+static StringRef loadSymbol(Operation *op) {
+  if (auto l = dyn_cast<train::LoadOp>(op))
+    return l.getName();
+  return cast<zero::ShardLoadOp>(op).getName();
+}
+/// The symbol an op writes (store, accumulate), or "".
+static StringRef writtenSymbol(Operation *op) {
+  return TypeSwitch<Operation *, StringRef>(op)
+      .Case([](train::StoreOp o) { return o.getName(); })
+      .Case([](train::AccumulateOp o) { return o.getName(); })
+      .Case([](zero::ShardStoreOp o) { return o.getName(); })
+      .Case([](zero::ShardAccumulateOp o) { return o.getName(); })
+      .Default([](Operation *) { return StringRef(); });
+}
+static Value storedValue(Operation *op) {
+  return TypeSwitch<Operation *, Value>(op)
+      .Case([](train::StoreOp o) { return o.getValue(); })
+      .Case([](zero::ShardStoreOp o) { return o.getValue(); })
+      .Default([](Operation *) { return Value(); });
+}
+
+SmallVector<Value> FunctionLowering::aliasSet(Value v) {
+  SmallVector<Value> set{v};
+  for (unsigned i = 0; i < set.size(); ++i)
+    for (Operation *user : set[i].getUsers())
+      if (isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp>(user))
+        llvm::append_range(set, user->getResults());
+  return set;
+}
+
+/// The zero.wait of a zero.*_start op, or null.
+static Operation *waitOf(Operation *start) {
+  if (!isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
+           zero::AllReduceStartOp>(start))
+    return nullptr;
+  for (Operation *user : start->getResult(0).getUsers())
+    if (isa<zero::WaitOp>(user))
+      return user;
+  return nullptr;
+}
+
+int64_t FunctionLowering::lastUse(Value v) {
+  int64_t last = -1;
+  for (Value a : aliasSet(v))
+    for (Operation *user : a.getUsers()) {
+      // A nonblocking collective reads its input until its wait.
+      if (Operation *wait = waitOf(user))
+        user = wait;
+      last = std::max(last, pos.lookup(user));
+    }
+  return last;
+}
+
+bool FunctionLowering::isActivation(Value v) {
+  if (role != Role::ForwardBackward || seedPos == INT64_MAX)
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def || pos.lookup(def) >= seedPos)
+    return false;
+  return lastUse(v) > seedPos;
+}
+
+Placement FunctionLowering::allocate(RankedTensorType type, int mem) {
+  Placement p{mem, bump[mem]};
+  bump[mem] += alignUp(std::max<int64_t>(tensorBytes(type), 1));
+  return p;
+}
+
+void FunctionLowering::decideLoadCopies() {
+  // Writes per symbol, by position.
+  llvm::StringMap<SmallVector<int64_t>> writes;
+  for (Operation &op : fn.getBody().front()) {
+    StringRef sym = writtenSymbol(&op);
+    if (!sym.empty())
+      writes[sym].push_back(pos.lookup(&op));
+  }
+  for (Operation &op : fn.getBody().front()) {
+    if (!isLoad(&op))
+      continue;
+    int64_t p = pos.lookup(&op), last = lastUse(op.getResult(0));
+    for (int64_t q : writes.lookup(loadSymbol(&op)))
+      if (q > p && q < last)
+        copyLoads.insert(&op);
+  }
+}
+
+void FunctionLowering::decideInPlaceUpdates() {
+  Block &block = fn.getBody().front();
+  for (Operation &op : block) {
+    SmallVector<std::pair<Value, Value>> pairs; // (operand, result)
+    if (auto a = dyn_cast<train::AdamWOp>(op))
+      pairs = {{a.getParam(), a.getNewParam()},
+               {a.getExpAvg(), a.getNewExpAvg()},
+               {a.getExpAvgSq(), a.getNewExpAvgSq()}};
+    else if (auto a = dyn_cast<zero::ShardAdamWOp>(op))
+      pairs = {{a.getParam(), a.getNewParam()},
+               {a.getExpAvg(), a.getNewExpAvg()},
+               {a.getExpAvgSq(), a.getNewExpAvgSq()}};
+    else
+      continue;
+    int64_t p = pos.lookup(&op);
+    for (auto [x, r] : pairs) {
+      Operation *load = x.getDefiningOp();
+      if (!load || !isLoad(load) || copyLoads.contains(load) || !x.hasOneUse())
+        continue;
+      StringRef sym = loadSymbol(load);
+      // The update must be stored back into the same symbol.
+      bool stored = false;
+      for (Operation *user : r.getUsers())
+        stored |= writtenSymbol(user) == sym && storedValue(user) == r;
+      if (!stored)
+        continue;
+      int64_t lastR = lastUse(r);
+      bool ok = true;
+      for (Operation &other : block) {
+        int64_t q = pos.lookup(&other);
+        // No other write of the symbol while the result is live.
+        if (writtenSymbol(&other) == sym && q > p && q <= lastR &&
+            storedValue(&other) != r)
+          ok = false;
+        // No other load of the symbol that would observe the early write.
+        if (&other != load && isLoad(&other) && loadSymbol(&other) == sym) {
+          if (q > p && q <= lastR)
+            ok = false;
+          if (q < p && !copyLoads.contains(&other) &&
+              lastUse(other.getResult(0)) >= p)
+            ok = false;
+        }
+      }
+      if (ok)
+        inPlaceResults.insert(r);
+    }
+  }
+
+  // Store forwarding: a value computed only to be stored into a state is
+  // computed in the state (e.g. `fill 0` then `store` zeroes a gradient in
+  // place), when nothing reads or writes the state in between.
+  for (Operation &op : block) {
+    if (isLoad(&op) ||
+        isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::WaitOp,
+            train::AdamWOp, zero::ShardAdamWOp>(op))
+      continue;
+    int64_t p = pos.lookup(&op);
+    for (Value r : op.getResults()) {
+      if (!r.hasOneUse())
+        continue;
+      Operation *store = *r.getUsers().begin();
+      StringRef sym = writtenSymbol(store);
+      if (sym.empty() || storedValue(store) != r)
+        continue;
+      int64_t q = pos.lookup(store);
+      bool ok = true;
+      for (Operation &other : block) {
+        int64_t o = pos.lookup(&other);
+        if (writtenSymbol(&other) == sym && o > p && o < q)
+          ok = false;
+        if (isLoad(&other) && loadSymbol(&other) == sym) {
+          if (o > p && o < q)
+            ok = false;
+          if (o < p && !copyLoads.contains(&other) &&
+              lastUse(other.getResult(0)) >= p)
+            ok = false;
+        }
+      }
+      if (ok)
+        forwardedResults[r] = sym;
+    }
+  }
+}
+
+/// Whether `op` computes in f32 kernels (and so needs bf16 operands
+/// widened around it).
+static bool isComputeOp(Operation *op) {
+  return !isa<train::LoadOp, train::StoreOp, train::AccumulateOp, train::FillOp,
+              train::CastOp, train::ReshapeOp, train::BroadcastOp,
+              train::TransposeOp, train::SplitOp, train::ConcatOp,
+              train::SumSquaresOp, train::AdamWOp, train::ClipCoefOp,
+              func::ReturnOp>(op) &&
+         op->getDialect()->getNamespace() != "zero";
+}
+
+/// The bf16 tensors a compute op reads or writes, each once.
+static SmallVector<Value> bf16Tensors(Operation *op) {
+  SmallVector<Value> out;
+  auto add = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (t && t.getElementType().isBF16() && !llvm::is_contained(out, v))
+      out.push_back(v);
+  };
+  for (Value v : op->getOperands())
+    add(v);
+  for (Value v : op->getResults())
+    add(v);
+  return out;
+}
+
+int64_t FunctionLowering::scratchBytes(Operation *op) {
+  int64_t bytes = 0;
+  if (isComputeOp(op))
+    for (Value v : bf16Tensors(op))
+      bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
+  if (auto g = dyn_cast<train::LayerNormGradOp>(op)) {
+    int64_t rows =
+        numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
+    bytes += 2 * alignUp(rows * 4);
+  }
+  if (auto g = dyn_cast<train::AttentionGradOp>(op)) {
+    ArrayRef<int64_t> s = tensorType(g.getQuery()).getShape();
+    bytes += alignUp(numel(g.getQuery()) * 4) +
+             alignUp(s[0] * s[1] * s[2] * s[2] * 4);
+  }
+  if (auto r = dyn_cast<func::ReturnOp>(op))
+    if (role == Role::Logits && r.getNumOperands() == 1 &&
+        elementType(r.getOperand(0)).isBF16()) {
+      ArrayRef<int64_t> s = tensorType(r.getOperand(0)).getShape();
+      bytes += alignUp((s[0] * s.back() + 1) / 2 * 4); // as emitReturn
+    }
+  return bytes;
+}
+
+LogicalResult FunctionLowering::planArguments() {
+  Block &entry = fn.getBody().front();
+  if (role == Role::OptimizerStep) {
+    // lr, step, grad_scale by their train.name (else by position).
+    static constexpr StringLiteral names[3] = {"lr", "step", "grad_scale"};
+    if (entry.getNumArguments() != 3)
+      return fn.emitOpError(
+          "must take (lr: tensor<f32>, step: tensor<i64>, "
+          "grad_scale: tensor<f32>) for the model.h contract");
+    for (BlockArgument a : entry.getArguments()) {
+      unsigned which = a.getArgNumber();
+      if (auto n = fn.getArgAttrOfType<StringAttr>(which, "train.name")) {
+        auto it = llvm::find(names, n.getValue());
+        if (it != std::end(names))
+          which = it - std::begin(names);
+      }
+      auto t = dyn_cast<RankedTensorType>(a.getType());
+      Type want = which == 1 ? Type(IntegerType::get(fn.getContext(), 64))
+                             : Type(Float32Type::get(fn.getContext()));
+      if (!t || t.getRank() != 0 || t.getElementType() != want)
+        return fn.emitOpError("argument #")
+               << a.getArgNumber() << " (" << names[which] << ") must be "
+               << RankedTensorType::get({}, want);
+      buffers[a] = {Buffer::Arena, allocate(t, kMemTemps)};
+      scalarArgs.push_back({which, a});
+    }
+    return success();
+  }
+  unsigned maxArgs = role == Role::Logits ? 1 : 2;
+  if (entry.getNumArguments() > maxArgs)
+    return fn.emitOpError("takes ")
+           << entry.getNumArguments() << " arguments; the model.h contract "
+           << (role == Role::Logits ? "passes token ids only"
+                                    : "passes token ids and targets");
+  for (BlockArgument a : entry.getArguments()) {
+    auto t = dyn_cast<RankedTensorType>(a.getType());
+    if (!t || !t.getElementType().isInteger(32))
+      return fn.emitOpError("argument #")
+             << a.getArgNumber() << " has type " << a.getType()
+             << "; the model.h contract passes int32 token ids / targets";
+    buffers[a] = {Buffer::Arg, {}, a.getArgNumber()};
+  }
+  return success();
+}
+
+LogicalResult FunctionLowering::plan() {
+  Block &block = fn.getBody().front();
+  int64_t i = 0;
+  for (Operation &op : block) {
+    pos[&op] = i;
+    if (op.hasAttr("train.loss_seed") && seedPos == INT64_MAX)
+      seedPos = i;
+    ++i;
+  }
+  if (role == Role::Forward || role == Role::ForwardBackward) {
+    if (fn.getNumResults() != 1 ||
+        fn.getResultTypes()[0] !=
+            RankedTensorType::get({}, Float32Type::get(fn.getContext())))
+      return fn.emitOpError("must return exactly the f32 loss (tensor<f32>) "
+                            "for the model.h contract");
+  } else if (role == Role::OptimizerStep) {
+    if (fn.getNumResults() != 1 ||
+        fn.getResultTypes()[0] !=
+            RankedTensorType::get({}, Float32Type::get(fn.getContext())))
+      return fn.emitOpError("must return exactly the gradient norm "
+                            "(tensor<f32>) for the model.h contract");
+  } else {
+    auto t = fn.getNumResults() == 1
+                 ? dyn_cast<RankedTensorType>(fn.getResultTypes()[0])
+                 : RankedTensorType();
+    if (!t || t.getRank() != 3)
+      return fn.emitOpError("must return the logits tensor<BxTxVp> for the "
+                            "model.h contract");
+  }
+  if (failed(planArguments()))
+    return failure();
+  decideLoadCopies();
+  decideInPlaceUpdates();
+
+  for (Operation &op : block) {
+    for (Value v : op.getResults())
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        if (failed(checkStorable(&op, t)))
+          return failure();
+    if (isLoad(&op)) {
+      const StateInfo *s = ml.lookupState(&op, loadSymbol(&op));
+      if (!s)
+        return failure();
+      if (copyLoads.contains(&op))
+        buffers[op.getResult(0)] = {
+            Buffer::Arena, allocate(tensorType(op.getResult(0)), kMemTemps)};
+      else
+        buffers[op.getResult(0)] = {Buffer::Arena, s->place};
+      continue;
+    }
+    if (auto r = dyn_cast<train::ReshapeOp>(op)) {
+      buffers[r.getResult()] = {Buffer::View, {}, 0, r.getInput(), 0};
+      continue;
+    }
+    if (auto u = dyn_cast<zero::UnpackOp>(op)) {
+      auto g = ml.groupIndex.find(u.getGroup());
+      if (g == ml.groupIndex.end())
+        return u.emitOpError("refers to @")
+               << u.getGroup() << ", which is not a zero.group";
+      for (auto [i, v] : llvm::enumerate(u.getMembers()))
+        buffers[v] = {
+            Buffer::View, {}, 0, u.getFlat(), ml.groups[g->second].offsets[i]};
+      continue;
+    }
+    if (auto sp = dyn_cast<zero::SplitOp>(op)) {
+      int64_t offset = 0;
+      for (Value v : sp.getResults()) {
+        buffers[v] = {Buffer::View, {}, 0, sp.getInput(), offset};
+        offset += numel(v);
+      }
+      continue;
+    }
+    if (isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
+            zero::AllReduceStartOp>(op) &&
+        (!op.getResult(0).hasOneUse() || !waitOf(&op)))
+      return op.emitOpError("must be waited exactly once (zero.wait)");
+    for (Value v : op.getResults()) {
+      if (!isa<RankedTensorType>(v.getType()))
+        continue; // !zero.pending: the buffer is its zero.wait's result
+      if (inPlaceResults.contains(v)) {
+        // (new_param, new_exp_avg, new_exp_avg_sq) update operands
+        // (param, exp_avg, exp_avg_sq) = #0, #2, #3 of both AdamW ops.
+        unsigned k = cast<OpResult>(v).getResultNumber();
+        Value operand = op.getOperand(k == 0 ? 0 : k == 1 ? 2 : 3);
+        buffers[v] = buffers.lookup(operand);
+        continue;
+      }
+      if (StringRef sym = forwardedResults.lookup(v); !sym.empty()) {
+        const StateInfo *s = ml.lookupState(&op, sym);
+        if (!s)
+          return failure();
+        buffers[v] = {Buffer::Arena, s->place};
+        continue;
+      }
+      buffers[v] = {
+          Buffer::Arena,
+          allocate(tensorType(v), isActivation(v) ? kMemActs : kMemTemps)};
+    }
+    scratchSize = std::max(scratchSize, scratchBytes(&op));
+  }
+  scratchBase = bump[kMemTemps];
+  bump[kMemTemps] += scratchSize;
+  for (int m : {kMemActs, kMemTemps})
+    ml.arenaBytes[m] = std::max(ml.arenaBytes[m], bump[m]);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FunctionLowering: emission helpers
+//===----------------------------------------------------------------------===//
+
+Attribute FunctionLowering::i64(int64_t v) { return b.getI64IntegerAttr(v); }
+Attribute FunctionLowering::f32(double v) {
+  return b.getF32FloatAttr(static_cast<float>(v));
+}
+Attribute FunctionLowering::f64(double v) { return b.getF64FloatAttr(v); }
+Attribute FunctionLowering::opq(StringRef text) {
+  return emitc::OpaqueAttr::get(b.getContext(), text);
+}
+
+Value FunctionLowering::literal(Type t, StringRef text) {
+  return emitc::LiteralOp::create(b, loc(), t, text);
+}
+
+void FunctionLowering::call(StringRef callee, ArrayRef<CArg> args) {
+  SmallVector<Value> operands;
+  SmallVector<Attribute> attrs;
+  for (const CArg &a : args) {
+    if (a.value) {
+      attrs.push_back(b.getIndexAttr(operands.size()));
+      operands.push_back(a.value);
+    } else {
+      attrs.push_back(a.attr);
+    }
+  }
+  auto c = emitc::CallOpaqueOp::create(b, loc(), TypeRange{ml.intType()},
+                                       callee, operands, b.getArrayAttr(attrs));
+  emitc::CallOpaqueOp::create(b, loc(), TypeRange{}, "ZRT_CHECK",
+                              ValueRange{c.getResult(0)});
+}
+
+Value FunctionLowering::memBase(int mem) {
+  if (!bases[mem]) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(prologueEnd);
+    auto u8 = emitc::PointerType::get(
+        IntegerType::get(b.getContext(), 8, IntegerType::Unsigned));
+    Value g =
+        emitc::GetGlobalOp::create(b, fn.getLoc(), emitc::LValueType::get(u8),
+                                   std::string("zrt_mem_") + kMemName[mem]);
+    bases[mem] = emitc::LoadOp::create(b, fn.getLoc(), u8, g);
+  }
+  return bases[mem];
+}
+
+Value FunctionLowering::pointerAt(Placement p, Type elt) {
+  Value base = memBase(p.mem);
+  if (p.offset != 0)
+    base =
+        emitc::AddOp::create(b, loc(), base.getType(), base,
+                             literal(b.getI64Type(), std::to_string(p.offset)));
+  return emitc::CastOp::create(b, loc(), ml.ptrType(elt), base);
+}
+
+Value FunctionLowering::offsetPtr(Value p, int64_t elems) {
+  if (elems == 0)
+    return p;
+  return emitc::AddOp::create(b, loc(), p.getType(), p,
+                              literal(b.getI64Type(), std::to_string(elems)));
+}
+
+Value FunctionLowering::ptr(Value tensor) {
+  if (Value o = overrides.lookup(tensor))
+    return o;
+  if (Value p = pointers.lookup(tensor))
+    return p;
+  Buffer buf = buffers.lookup(tensor);
+  Value p;
+  switch (buf.kind) {
+  case Buffer::Arena:
+    p = pointerAt(buf.place, elementType(tensor));
+    break;
+  case Buffer::Arg:
+    p = body->getArgument(buf.arg);
+    break;
+  case Buffer::View:
+    p = offsetPtr(ptr(buf.base), buf.elemOffset);
+    break;
+  case Buffer::None:
+    llvm_unreachable("tensor without a buffer");
+  }
+  pointers[tensor] = p;
+  return p;
+}
+
+Placement FunctionLowering::rootPlacement(Value v, bool &isArena) {
+  Buffer buf = buffers.lookup(v);
+  int64_t extra = 0;
+  while (buf.kind == Buffer::View) {
+    extra += buf.elemOffset * elementBytes(elementType(buf.base));
+    buf = buffers.lookup(buf.base);
+  }
+  isArena = buf.kind == Buffer::Arena;
+  Placement p = buf.place;
+  p.offset += extra;
+  return p;
+}
+
+Value FunctionLowering::scratch(int64_t elems) {
+  Placement p{kMemTemps, scratchBase + scratchCursor};
+  scratchCursor += alignUp(std::max<int64_t>(elems, 1) * 4);
+  if (scratchCursor > scratchSize)
+    llvm::report_fatal_error(
+        "convert-train-to-emitc: scratch plan out of sync");
+  return pointerAt(p, b.getF32Type());
+}
+
+Value FunctionLowering::scalar(Value tensor) {
+  Value p = ptr(tensor);
+  Type elt = cast<emitc::PointerType>(p.getType()).getPointee();
+  Value zero = literal(emitc::SizeTType::get(b.getContext()), "0");
+  Value lv = emitc::SubscriptOp::create(b, loc(), emitc::LValueType::get(elt),
+                                        p, ValueRange{zero});
+  return emitc::LoadOp::create(b, loc(), elt, lv);
+}
+
+Value FunctionLowering::rankValue() {
+  if (!rank) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(prologueEnd);
+    rank =
+        emitc::CallOpaqueOp::create(b, fn.getLoc(), TypeRange{b.getI32Type()},
+                                    "zrt_rank", ValueRange{})
+            .getResult(0);
+  }
+  return rank;
+}
+
+Value FunctionLowering::statePtr(const StateInfo &s) {
+  return pointerAt(s.place, s.type.getElementType());
+}
+
+void FunctionLowering::comment(Operation *op, StringRef suffix) {
+  if (!ml.emitComments)
+    return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// " << op->getName();
+  if (auto sym = op->getAttrOfType<FlatSymbolRefAttr>("name"))
+    os << " @" << sym.getValue();
+  if (op->getNumResults()) {
+    os << " -> ";
+    llvm::interleaveComma(op->getResultTypes(), os);
+  }
+  os << suffix;
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    os << "  [" << name.getName().getValue() << "]";
+  emitc::VerbatimOp::create(b, loc(), os.str());
+}
+
+//===----------------------------------------------------------------------===//
+// FunctionLowering: ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionLowering::emitStateLoad(Operation *op, StringRef sym) {
+  if (!copyLoads.contains(op))
+    return success(); // a view of the state
+  const StateInfo *s = ml.lookupState(op, sym);
+  if (!s)
+    return failure();
+  Value r = op->getResult(0);
+  call("zrt_copy_any",
+       {statePtr(*s), ptr(r), i64(numel(r)), opq(*dtypeName(elementType(r)))});
+  return success();
+}
+
+LogicalResult FunctionLowering::emitStateStore(Operation *op, Value value,
+                                               StringRef sym, bool accumulate) {
+  const StateInfo *s = ml.lookupState(op, sym);
+  if (!s)
+    return failure();
+  if (s->type.getElementType() != elementType(value) ||
+      s->type.getNumElements() != numel(value))
+    return op->emitOpError("value type ")
+           << value.getType() << " does not match @" << sym << " (" << s->type
+           << ")";
+  Type elt = elementType(value);
+  if (accumulate) {
+    if (elt.isF32())
+      call("zrt_axpy", {f32(1.0), ptr(value), statePtr(*s), i64(numel(value))});
+    else
+      call("zrt_accumulate_bf16",
+           {ptr(value), statePtr(*s), i64(numel(value))});
+    return success();
+  }
+  bool isArena = false;
+  Placement root = rootPlacement(value, isArena);
+  if (isArena && root == s->place) {
+    comment(op, " (no copy: computed in place)");
+    return success();
+  }
+  comment(op);
+  call("zrt_copy_any",
+       {ptr(value), statePtr(*s), i64(numel(value)), opq(*dtypeName(elt))});
+  return success();
+}
+
+LogicalResult FunctionLowering::emitAdamW(Operation *op, Value p, Value g,
+                                          Value m, Value v, Value lr,
+                                          Value step, Value coef,
+                                          Value finiteCheck, double b1,
+                                          double b2, double eps, double wd,
+                                          int group) {
+  if (!elementType(p).isF32() || !elementType(m).isF32() ||
+      !elementType(v).isF32())
+    return op->emitOpError("needs f32 parameters and moments (the master "
+                           "weights under mixed precision)");
+  Value results[3] = {op->getResult(0), op->getResult(1), op->getResult(2)};
+  Value inputs[3] = {p, m, v};
+  for (int k = 0; k < 3; ++k)
+    if (!inPlaceResults.contains(results[k]))
+      call("zrt_copy_any", {ptr(inputs[k]), ptr(results[k]),
+                            i64(numel(results[k])), opq("ZRT_F32")});
+  Value lrV = scalar(lr), stepV = scalar(step), coefV = scalar(coef);
+  bool bf16Grad = elementType(g).isBF16();
+  if (group >= 0 && numel(p) != ml.groups[group].shard)
+    return op->emitOpError("operates on ")
+           << numel(p) << " elements, but a shard of @" << ml.groups[group].name
+           << " has " << ml.groups[group].shard;
+  // Every pointer before a possible `if`: later ops may use them too.
+  Value pp = ptr(results[0]), pm = ptr(results[1]), pv = ptr(results[2]),
+        pg = ptr(g);
+  Value rankV = group >= 0 ? rankValue() : Value();
+  // skip_nonfinite: the update runs only when the check value is finite
+  // (otherwise the results keep the inputs, as GradScaler.step skips).
+  OpBuilder::InsertionGuard guard(b);
+  if (finiteCheck) {
+    Value finite = emitc::CallOpaqueOp::create(
+                       b, loc(), TypeRange{b.getI1Type()}, "std::isfinite",
+                       ValueRange{scalar(finiteCheck)})
+                       .getResult(0);
+    auto ifOp = emitc::IfOp::create(b, loc(), finite); // then: yield only
+    b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+  }
+  if (group < 0) {
+    call(bf16Grad ? "zrt_adamw_step_bf16_grad" : "zrt_adamw_step",
+         {pp, pm, pv, pg, opq("NULL"), opq("NULL"), i64(numel(p)), lrV, f64(b1),
+          f64(b2), f64(eps), f64(wd), coefV, stepV});
+    return success();
+  }
+  const GroupInfo &gi = ml.groups[group];
+  std::string prefix = llvm::formatv("zrt_group{0}_", group).str();
+  call("zrt_shard_adamw",
+       {pp, pm, pv, pg, opq(bf16Grad ? "ZRT_BF16" : "ZRT_F32"), i64(gi.shard),
+        rankV, i64(gi.members.size()), opq(prefix + "offsets"),
+        opq(prefix + "numels"), opq(prefix + "decay"), lrV, f64(b1), f64(b2),
+        f64(eps), f64(wd), coefV, stepV});
+  return success();
+}
+
+/// ZRT_SUM / ZRT_AVG / ZRT_MAX.
+static StringRef reduceOpName(zero::ReduceKind kind) {
+  switch (kind) {
+  case zero::ReduceKind::sum:
+    return "ZRT_SUM";
+  case zero::ReduceKind::avg:
+    return "ZRT_AVG";
+  case zero::ReduceKind::max:
+    return "ZRT_MAX";
+  }
+  return "ZRT_SUM";
+}
+
+Value FunctionLowering::request(Operation *start) {
+  // zrt_request req = NULL; ... &req
+  Type reqT = emitc::OpaqueType::get(b.getContext(), "zrt_request");
+  Value lv = emitc::VariableOp::create(b, loc(), emitc::LValueType::get(reqT),
+                                       opq("NULL"));
+  requests[start->getResult(0)] = lv;
+  return emitc::AddressOfOp::create(b, loc(), emitc::PointerType::get(reqT),
+                                    lv);
+}
+
+/// Row count and last dimension of a tensor [..., C].
+static std::pair<int64_t, int64_t> rowsCols(Value v) {
+  RankedTensorType t = tensorType(v);
+  int64_t c = t.getRank() ? t.getShape().back() : 1;
+  return {c ? t.getNumElements() / c : 0, c};
+}
+
+LogicalResult FunctionLowering::emitCompute(Operation *op) {
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](train::AddOp o) {
+        call("zrt_add", {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
+                         i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::MulOp o) {
+        call("zrt_mul", {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
+                         i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::ScaleOp o) {
+        call("zrt_scale",
+             {ptr(o.getInput()), f32(o.getFactor().convertToDouble()),
+              ptr(o.getResult()), i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::GeluOp o) {
+        call("zrt_gelu", {ptr(o.getInput()), ptr(o.getResult()),
+                          i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::ReluOp o) {
+        call("zrt_relu", {ptr(o.getInput()), ptr(o.getResult()),
+                          i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::GeluGradOp o) {
+        call("zrt_gelu_backward",
+             {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
+              i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::ReluGradOp o) {
+        call("zrt_relu_backward",
+             {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
+              i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::SoftmaxOp o) {
+        auto [n, c] = rowsCols(o.getInput());
+        call("zrt_softmax",
+             {ptr(o.getInput()), ptr(o.getResult()), i64(n), i64(c)});
+        return success();
+      })
+      .Case([&](train::SoftmaxGradOp o) {
+        auto [n, c] = rowsCols(o.getOutput());
+        call("zrt_softmax_backward", {ptr(o.getOutput()), ptr(o.getGrad()),
+                                      ptr(o.getResult()), i64(n), i64(c)});
+        return success();
+      })
+      .Case([&](train::LayerNormOp o) {
+        auto [n, c] = rowsCols(o.getInput());
+        call("zrt_layer_norm",
+             {ptr(o.getInput()), ptr(o.getWeight()), ptr(o.getBias()),
+              ptr(o.getResult()), opq("NULL"), opq("NULL"), i64(n), i64(c),
+              f32(o.getEps().convertToDouble())});
+        return success();
+      })
+      .Case([&](train::LayerNormGradOp o) {
+        auto [n, c] = rowsCols(o.getInput());
+        Value mean = scratch(n), rstd = scratch(n);
+        call("zrt_layer_norm_stats",
+             {ptr(o.getInput()), mean, rstd, i64(n), i64(c),
+              f32(o.getEps().convertToDouble())});
+        call("zrt_layer_norm_backward",
+             {ptr(o.getGrad()), ptr(o.getInput()), ptr(o.getWeight()), mean,
+              rstd, ptr(o.getInputGrad()), ptr(o.getWeightGrad()),
+              ptr(o.getBiasGrad()), i64(n), i64(c)});
+        return success();
+      })
+      .Case([&](train::CausalAttentionOp o) {
+        ArrayRef<int64_t> s = o.getType().getShape();
+        call("zrt_causal_attention",
+             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
+              ptr(o.getResult()), opq("NULL"), i64(s[0]), i64(s[1]), i64(s[2]),
+              i64(s[3])});
+        return success();
+      })
+      .Case([&](train::AttentionGradOp o) {
+        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
+        // The probabilities are recomputed (the forward keeps none).
+        Value out = scratch(numel(o.getQuery()));
+        Value probs = scratch(s[0] * s[1] * s[2] * s[2]);
+        call("zrt_causal_attention",
+             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()), out, probs,
+              i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
+        call("zrt_causal_attention_backward",
+             {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
+              ptr(o.getValue()), probs, ptr(o.getQueryGrad()),
+              ptr(o.getKeyGrad()), ptr(o.getValueGrad()), i64(s[0]), i64(s[1]),
+              i64(s[2]), i64(s[3])});
+        return success();
+      })
+      .Case([&](train::MatmulOp o) {
+        RankedTensorType a = tensorType(o.getA()), bt = tensorType(o.getB()),
+                         r = o.getType();
+        int64_t rank = a.getRank();
+        bool ta = o.getTransposeA(), tb = o.getTransposeB();
+        int64_t K = ta ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
+        int64_t M = ta ? a.getDimSize(rank - 1) : a.getDimSize(rank - 2);
+        int64_t N = r.getShape().back();
+        int64_t batch = 1;
+        if (bt.getRank() == 2 && rank > 2)
+          M = K ? a.getNumElements() / K : 0; // rows of all batch entries
+        else
+          batch = M * N ? r.getNumElements() / (M * N) : 0;
+        call("zrt_matmul",
+             {ptr(o.getA()), ptr(o.getB()),
+              o.getBias() ? CArg(ptr(o.getBias())) : CArg(opq("NULL")),
+              ptr(o.getResult()), i64(batch), i64(M), i64(N), i64(K),
+              i64(ta ? 1 : 0), i64(tb ? 1 : 0), f32(1.0), f32(0.0),
+              opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED"),
+              opq("ZRT_STRIDE_PACKED")});
+        return success();
+      })
+      .Case([&](train::EmbeddingOp o) {
+        RankedTensorType t = tensorType(o.getTable());
+        call("zrt_embedding", {ptr(o.getTable()), ptr(o.getIds()),
+                               ptr(o.getResult()), i64(numel(o.getIds())),
+                               i64(t.getDimSize(0)), i64(t.getDimSize(1))});
+        return success();
+      })
+      .Case([&](train::EmbeddingGradOp o) {
+        RankedTensorType t = o.getType();
+        call("zrt_embedding_backward",
+             {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
+              i64(numel(o.getIds())), i64(t.getDimSize(0)),
+              i64(t.getDimSize(1))});
+        return success();
+      })
+      .Case([&](train::ReduceSumOp o) {
+        int64_t n = numel(o.getResult());
+        call("zrt_bias_backward",
+             {ptr(o.getInput()), ptr(o.getResult()),
+              i64(n ? numel(o.getInput()) / n : 0), i64(n)});
+        return success();
+      })
+      .Case([&](train::CrossEntropyOp o) {
+        auto [n, v] = rowsCols(o.getLogits());
+        call("zrt_cross_entropy_padded",
+             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
+              i64(n), i64(v), i64(o.getEffectiveNumClasses())});
+        return success();
+      })
+      .Case([&](train::CrossEntropyGradOp o) {
+        auto [n, v] = rowsCols(o.getLogits());
+        int64_t classes =
+            o.getNumClasses() ? static_cast<int64_t>(*o.getNumClasses()) : v;
+        call("zrt_cross_entropy_padded_backward",
+             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getGrad()),
+              ptr(o.getResult()), i64(n), i64(v), i64(classes)});
+        return success();
+      })
+      .Case([&](train::MseOp o) {
+        call("zrt_mse", {ptr(o.getInput()), ptr(o.getTarget()),
+                         ptr(o.getResult()), i64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](train::MseGradOp o) {
+        call("zrt_mse_backward",
+             {ptr(o.getInput()), ptr(o.getTarget()), scalar(o.getGrad()),
+              ptr(o.getResult()), opq("NULL"), i64(numel(o.getInput()))});
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError("is not supported by convert-train-to-emitc");
+      });
+}
+
+LogicalResult FunctionLowering::emitOp(Operation *op) {
+  curLoc = op->getLoc();
+  scratchCursor = 0;
+  if (!isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, train::StoreOp,
+           zero::ShardStoreOp>(op) &&
+      !(isLoad(op) && !copyLoads.contains(op)))
+    comment(op);
+
+  // Compute ops on bf16: widen to f32 scratch, compute, round back.
+  if (isComputeOp(op)) {
+    SmallVector<Value> narrow = bf16Tensors(op);
+    for (Value v : narrow) {
+      Value s = scratch(numel(v));
+      if (v.getDefiningOp() != op)
+        call("zrt_cast_bf16_to_f32", {ptr(v), s, i64(numel(v))});
+      overrides[v] = s;
+    }
+    if (failed(emitCompute(op)))
+      return failure();
+    for (Value v : narrow) {
+      Value s = overrides[v];
+      overrides.erase(v);
+      if (v.getDefiningOp() == op)
+        call("zrt_cast_f32_to_bf16", {s, ptr(v), i64(numel(v))});
+    }
+    return success();
+  }
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](train::LoadOp o) { return emitStateLoad(o, o.getName()); })
+      .Case([&](zero::ShardLoadOp o) { return emitStateLoad(o, o.getName()); })
+      .Case([&](train::StoreOp o) {
+        return emitStateStore(o, o.getValue(), o.getName(), false);
+      })
+      .Case([&](zero::ShardStoreOp o) {
+        return emitStateStore(o, o.getValue(), o.getName(), false);
+      })
+      .Case([&](train::AccumulateOp o) {
+        return emitStateStore(o, o.getValue(), o.getName(), true);
+      })
+      .Case([&](zero::ShardAccumulateOp o) {
+        return emitStateStore(o, o.getValue(), o.getName(), true);
+      })
+      .Case([&](train::ReshapeOp) { return success(); })
+      .Case([&](zero::UnpackOp) { return success(); })
+      .Case([&](train::FillOp o) {
+        double v = o.getValue().convertToDouble();
+        if (o.getType().getElementType().isF32())
+          call("zrt_fill",
+               {ptr(o.getResult()), f32(v), i64(numel(o.getResult()))});
+        else
+          call("zrt_fill_bf16",
+               {ptr(o.getResult()), f32(v), i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::CastOp o) {
+        Type from = elementType(o.getInput()),
+             to = o.getType().getElementType();
+        int64_t n = numel(o.getResult());
+        if (from == to)
+          call("zrt_copy_any", {ptr(o.getInput()), ptr(o.getResult()), i64(n),
+                                opq(*dtypeName(to))});
+        else if (from.isF32())
+          call("zrt_cast_f32_to_bf16",
+               {ptr(o.getInput()), ptr(o.getResult()), i64(n)});
+        else
+          call("zrt_cast_bf16_to_f32",
+               {ptr(o.getInput()), ptr(o.getResult()), i64(n)});
+        return success();
+      })
+      .Case([&](train::BroadcastOp o) {
+        int64_t n = numel(o.getInput());
+        call("zrt_broadcast_leading",
+             {ptr(o.getInput()), ptr(o.getResult()),
+              i64(n ? numel(o.getResult()) / n : 0), i64(n),
+              opq(*dtypeName(elementType(o.getInput())))});
+        return success();
+      })
+      .Case([&](train::TransposeOp o) -> LogicalResult {
+        ArrayRef<int64_t> perm = o.getPermutation();
+        ArrayRef<int64_t> shape = tensorType(o.getInput()).getShape();
+        Type elt = elementType(o.getInput());
+        if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+          call("zrt_copy_any",
+               {ptr(o.getInput()), ptr(o.getResult()), i64(numel(o.getInput())),
+                opq(*dtypeName(elt))});
+          return success();
+        }
+        if (elt.isF32() && perm == ArrayRef<int64_t>{0, 2, 1, 3}) {
+          call("zrt_permute_0213",
+               {ptr(o.getInput()), ptr(o.getResult()), i64(shape[0]),
+                i64(shape[1]), i64(shape[2]), i64(shape[3])});
+          return success();
+        }
+        if (perm.size() > 8)
+          return o.emitOpError("has rank ")
+                 << perm.size()
+                 << "; the CPU lowering permutes at most 8 "
+                    "dimensions";
+        std::string s = ml.int64Array("perm_shape", shape);
+        std::string p = ml.int64Array("perm", perm);
+        ++ml.numPermutations;
+        call("zrt_permute",
+             {ptr(o.getInput()), ptr(o.getResult()), i64(perm.size()), opq(s),
+              opq(p), opq(*dtypeName(elt))});
+        return success();
+      })
+      .Case([&](train::SplitOp o) {
+        ArrayRef<int64_t> s = tensorType(o.getInput()).getShape();
+        int64_t d = o.getDim();
+        int64_t outer = 1, inner = 1;
+        for (int64_t i = 0; i < d; ++i)
+          outer *= s[i];
+        for (int64_t i = d + 1; i < static_cast<int64_t>(s.size()); ++i)
+          inner *= s[i];
+        int64_t offset = 0;
+        StringRef dt = *dtypeName(elementType(o.getInput()));
+        for (Value r : o.getResults()) {
+          int64_t size = tensorType(r).getDimSize(d);
+          call("zrt_copy_2d", {offsetPtr(ptr(o.getInput()), offset * inner),
+                               i64(s[d] * inner), ptr(r), i64(size * inner),
+                               i64(outer), i64(size * inner), opq(dt)});
+          offset += size;
+        }
+        return success();
+      })
+      .Case([&](train::ConcatOp o) {
+        ArrayRef<int64_t> s = o.getType().getShape();
+        int64_t d = o.getDim();
+        int64_t outer = 1, inner = 1;
+        for (int64_t i = 0; i < d; ++i)
+          outer *= s[i];
+        for (int64_t i = d + 1; i < static_cast<int64_t>(s.size()); ++i)
+          inner *= s[i];
+        int64_t offset = 0;
+        StringRef dt = *dtypeName(o.getType().getElementType());
+        for (Value in : o.getInputs()) {
+          int64_t size = tensorType(in).getDimSize(d);
+          call("zrt_copy_2d",
+               {ptr(in), i64(size * inner),
+                offsetPtr(ptr(o.getResult()), offset * inner),
+                i64(s[d] * inner), i64(outer), i64(size * inner), opq(dt)});
+          offset += size;
+        }
+        return success();
+      })
+      .Case([&](train::SumSquaresOp o) {
+        bool bf = elementType(o.getInput()).isBF16();
+        call(bf ? "zrt_sum_squares_bf16" : "zrt_sum_squares",
+             {ptr(o.getInput()), i64(numel(o.getInput())), ptr(o.getResult())});
+        return success();
+      })
+      .Case([&](train::ClipCoefOp o) {
+        call("zrt_clip_coef_scaled",
+             {ptr(o.getSumSquares()), ptr(o.getGradScale()),
+              f32(o.getMaxNorm().convertToDouble()), ptr(o.getCoef()),
+              ptr(o.getNorm())});
+        return success();
+      })
+      .Case([&](train::AdamWOp o) {
+        return emitAdamW(o, o.getParam(), o.getGrad(), o.getExpAvg(),
+                         o.getExpAvgSq(), o.getLr(), o.getStep(), o.getCoef(),
+                         o.getFiniteCheck(), o.getBeta1().convertToDouble(),
+                         o.getBeta2().convertToDouble(),
+                         o.getEps().convertToDouble(),
+                         o.getWeightDecay().convertToDouble(), -1);
+      })
+      .Case([&](zero::ShardAdamWOp o) -> LogicalResult {
+        auto g = ml.groupIndex.find(o.getGroup());
+        if (g == ml.groupIndex.end())
+          return o.emitOpError("refers to @")
+                 << o.getGroup() << ", which is not a zero.group";
+        return emitAdamW(o, o.getParam(), o.getGrad(), o.getExpAvg(),
+                         o.getExpAvgSq(), o.getLr(), o.getStep(), o.getCoef(),
+                         o.getFiniteCheck(), o.getBeta1().convertToDouble(),
+                         o.getBeta2().convertToDouble(),
+                         o.getEps().convertToDouble(),
+                         o.getWeightDecay().convertToDouble(), g->second);
+      })
+      .Case([&](zero::AllGatherOp o) {
+        call("zrt_all_gather",
+             {ptr(o.getShard()), ptr(o.getResult()), i64(numel(o.getShard())),
+              opq(*dtypeName(elementType(o.getShard())))});
+        return success();
+      })
+      .Case([&](zero::ReduceScatterOp o) {
+        call("zrt_reduce_scatter",
+             {ptr(o.getInput()), ptr(o.getResult()), i64(numel(o.getResult())),
+              opq(*dtypeName(elementType(o.getInput()))),
+              opq(reduceOpName(o.getKind()))});
+        return success();
+      })
+      .Case([&](zero::AllReduceOp o) {
+        call("zrt_all_reduce",
+             {ptr(o.getInput()), ptr(o.getResult()), i64(numel(o.getResult())),
+              opq(*dtypeName(elementType(o.getInput()))),
+              opq(reduceOpName(o.getKind()))});
+        return success();
+      })
+      .Case([&](zero::PackOp o) -> LogicalResult {
+        auto g = ml.groupIndex.find(o.getGroup());
+        if (g == ml.groupIndex.end())
+          return o.emitOpError("refers to @")
+                 << o.getGroup() << ", which is not a zero.group";
+        const GroupInfo &gi = ml.groups[g->second];
+        Type elt = o.getType().getElementType();
+        StringRef dt = *dtypeName(elt);
+        Value flat = ptr(o.getResult());
+        auto fillZero = [&](int64_t from, int64_t to) {
+          if (to <= from)
+            return;
+          call(elt.isF32() ? "zrt_fill" : "zrt_fill_bf16",
+               {offsetPtr(flat, from), f32(0.0), i64(to - from)});
+        };
+        int64_t at = 0;
+        for (auto [i, m] : llvm::enumerate(o.getMembers())) {
+          fillZero(at, gi.offsets[i]);
+          call("zrt_copy_any", {ptr(m), offsetPtr(flat, gi.offsets[i]),
+                                i64(numel(m)), opq(dt)});
+          at = gi.offsets[i] + numel(m);
+        }
+        fillZero(at, numel(o.getResult()));
+        return success();
+      })
+      .Case([&](zero::SplitOp) { return success(); })
+      .Case([&](zero::ConcatOp o) {
+        Value out = ptr(o.getResult());
+        int64_t offset = 0;
+        StringRef dt = *dtypeName(o.getType().getElementType());
+        for (Value in : o.getInputs()) {
+          call("zrt_copy_any",
+               {ptr(in), offsetPtr(out, offset), i64(numel(in)), opq(dt)});
+          offset += numel(in);
+        }
+        return success();
+      })
+      .Case([&](zero::BucketInterleaveOp o) {
+        // Rank r's block holds every group's slice r, back to back.
+        int64_t n = o.getWorldSize(), row = numel(o.getResult()) / n;
+        Value out = ptr(o.getResult());
+        int64_t offset = 0;
+        StringRef dt = *dtypeName(o.getType().getElementType());
+        for (Value in : o.getInputs()) {
+          int64_t slice = numel(in) / n;
+          call("zrt_copy_2d", {ptr(in), i64(slice), offsetPtr(out, offset),
+                               i64(row), i64(n), i64(slice), opq(dt)});
+          offset += slice;
+        }
+        return success();
+      })
+      .Case([&](zero::BucketDeinterleaveOp o) {
+        int64_t n = o.getWorldSize(), row = numel(o.getInput()) / n;
+        Value in = ptr(o.getInput());
+        int64_t offset = 0;
+        StringRef dt = *dtypeName(elementType(o.getInput()));
+        for (Value r : o.getResults()) {
+          int64_t slice = numel(r) / n;
+          call("zrt_copy_2d", {offsetPtr(in, offset), i64(row), ptr(r),
+                               i64(slice), i64(n), i64(slice), opq(dt)});
+          offset += slice;
+        }
+        return success();
+      })
+      .Case([&](zero::AllGatherStartOp o) {
+        Value recv = ptr(waitOf(o)->getResult(0));
+        call("zrt_all_gather_start",
+             {ptr(o.getShard()), recv, i64(numel(o.getShard())),
+              opq(*dtypeName(elementType(o.getShard()))), request(o)});
+        return success();
+      })
+      .Case([&](zero::ReduceScatterStartOp o) {
+        Value result = waitOf(o)->getResult(0);
+        call("zrt_reduce_scatter_start",
+             {ptr(o.getInput()), ptr(result), i64(numel(result)),
+              opq(*dtypeName(elementType(o.getInput()))),
+              opq(reduceOpName(o.getKind())), request(o)});
+        return success();
+      })
+      .Case([&](zero::AllReduceStartOp o) {
+        Value result = waitOf(o)->getResult(0);
+        call("zrt_all_reduce_start",
+             {ptr(o.getInput()), ptr(result), i64(numel(result)),
+              opq(*dtypeName(elementType(o.getInput()))),
+              opq(reduceOpName(o.getKind())), request(o)});
+        return success();
+      })
+      .Case([&](zero::WaitOp o) {
+        Value lv = requests.lookup(o.getPending());
+        Type reqT = emitc::OpaqueType::get(b.getContext(), "zrt_request");
+        call("zrt_wait", {Value(emitc::LoadOp::create(b, loc(), reqT, lv))});
+        return success();
+      })
+      .Case([&](zero::LocalShardOp o) {
+        call("zrt_local_shard",
+             {ptr(o.getInput()), ptr(o.getResult()), i64(numel(o.getResult())),
+              rankValue(), opq(*dtypeName(elementType(o.getInput())))});
+        return success();
+      })
+      .Case([&](func::ReturnOp o) { return emitReturn(o); })
+      .Default([&](Operation *other) {
+        return other->emitOpError("is not supported by convert-train-to-emitc");
+      });
+}
+
+LogicalResult FunctionLowering::emitReturn(func::ReturnOp op) {
+  Value result = op.getOperand(0);
+  switch (role) {
+  case Role::Forward:
+  case Role::ForwardBackward:
+  case Role::OptimizerStep: {
+    Value out = body->getArgument(role == Role::OptimizerStep ? 3 : 2);
+    Value v = scalar(result);
+    Value lv = emitc::DereferenceOp::create(
+        b, loc(), emitc::LValueType::get(b.getF32Type()), out);
+    emitc::AssignOp::create(b, loc(), lv, v);
+    return success();
+  }
+  case Role::Logits: {
+    // The last position of every row: [B, T, Vp] -> [B, Vp].
+    ArrayRef<int64_t> s = tensorType(result).getShape();
+    int64_t B = s[0], T = s[1], V = s[2];
+    Value out = body->getArgument(1);
+    Value src = offsetPtr(ptr(result), (T - 1) * V);
+    if (elementType(result).isF32()) {
+      call("zrt_copy_2d",
+           {src, i64(T * V), out, i64(V), i64(B), i64(V), opq("ZRT_F32")});
+    } else {
+      Value rows = scratch((B * V + 1) / 2); // B·V bf16 elements
+      call("zrt_copy_2d",
+           {src, i64(T * V), rows, i64(V), i64(B), i64(V), opq("ZRT_BF16")});
+      Value asBf16 =
+          emitc::CastOp::create(b, loc(), ml.ptrType(b.getBF16Type()), rows);
+      call("zrt_cast_bf16_to_f32", {asBf16, out, i64(B * V)});
+    }
+    return success();
+  }
+  }
+  return success();
+}
+
+LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
+  MLIRContext *ctx = fn.getContext();
+  auto idsPtr =
+      emitc::PointerType::get(emitc::OpaqueType::get(ctx, "const int32_t"));
+  auto f32Ptr = emitc::PointerType::get(Float32Type::get(ctx));
+  SmallVector<Type> args;
+  switch (role) {
+  case Role::Forward:
+  case Role::ForwardBackward:
+    args = {idsPtr, idsPtr, f32Ptr};
+    break;
+  case Role::OptimizerStep:
+    args = {Float32Type::get(ctx), IntegerType::get(ctx, 64),
+            Float32Type::get(ctx), f32Ptr};
+    break;
+  case Role::Logits:
+    args = {idsPtr, f32Ptr};
+    break;
+  }
+  auto func = emitc::FuncOp::create(
+      mb, fn.getLoc(), symbol, FunctionType::get(ctx, args, {ml.intType()}));
+  func.setSpecifiersAttr(mb.getStrArrayAttr({"static"}));
+  body = func.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  if (ml.emitComments)
+    emitc::VerbatimOp::create(
+        b, fn.getLoc(),
+        llvm::formatv("// @{0}: {1} bytes of activations, {2} bytes of "
+                      "temporaries",
+                      fn.getSymName(), bump[kMemActs], bump[kMemTemps])
+            .str());
+
+  // Arena bases (loaded once) and the rank are inserted before this marker.
+  prologueEnd = emitc::VerbatimOp::create(b, fn.getLoc(), "");
+
+  // Scalar arguments of the optimizer step go to their 1-element buffers.
+  for (auto [which, irArg] : scalarArgs) {
+    Value p = ptr(irArg);
+    Type elt = cast<emitc::PointerType>(p.getType()).getPointee();
+    Value zero = literal(emitc::SizeTType::get(ctx), "0");
+    Value lv = emitc::SubscriptOp::create(
+        b, fn.getLoc(), emitc::LValueType::get(elt), p, ValueRange{zero});
+    emitc::AssignOp::create(b, fn.getLoc(), lv, body->getArgument(which));
+  }
+
+  for (Operation &op : fn.getBody().front())
+    if (failed(emitOp(&op)))
+      return failure();
+  curLoc = fn.getLoc();
+  emitc::ReturnOp::create(b, fn.getLoc(), literal(ml.intType(), "ZRT_OK"));
+  prologueEnd->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ModuleLowering: emission
+//===----------------------------------------------------------------------===//
+
+void ModuleLowering::emitPrologue(OpBuilder &mb) {
+  Location loc = module.getLoc();
+  emitc::VerbatimOp::create(
+      mb, loc,
+      "// Generated by zero (convert-train-to-emitc): the training step of "
+      "model '" +
+          modelName + "' implementing runtime/include/zrt/model.h.");
+  emitc::IncludeOp::create(mb, loc, "cmath", /*is_standard_include=*/true);
+  emitc::IncludeOp::create(mb, loc, "cstddef", /*is_standard_include=*/true);
+  emitc::IncludeOp::create(mb, loc, "zrt/model.h", true);
+  emitc::IncludeOp::create(mb, loc, "zrt/zrt.h", true);
+  emitc::VerbatimOp::create(
+      mb, loc,
+      "// Returns the status of a failing runtime call from the step.\n"
+      "#define ZRT_CHECK(call) do { int zrt_status_ = (call); if (zrt_status_ "
+      "!= ZRT_OK) return zrt_status_; } while (0)");
+  auto u8 =
+      emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
+  auto arena = emitc::OpaqueType::get(ctx, "zrt_arena");
+  for (int m = 0; m < kNumMem; ++m) {
+    emitc::GlobalOp::create(mb, loc, std::string("zrt_arena_") + kMemName[m],
+                            arena, emitc::OpaqueAttr::get(ctx, "NULL"), false,
+                            true, false);
+    emitc::GlobalOp::create(mb, loc, std::string("zrt_mem_") + kMemName[m], u8,
+                            emitc::OpaqueAttr::get(ctx, "NULL"), false, true,
+                            false);
+  }
+}
+
+void ModuleLowering::emitTables(OpBuilder &mb) {
+  Location loc = module.getLoc();
+  auto i64 = IntegerType::get(ctx, 64);
+  auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  for (auto [gi, g] : llvm::enumerate(groups)) {
+    int64_t n = g.members.size();
+    std::string prefix = llvm::formatv("zrt_group{0}_", gi).str();
+    std::string names = "{";
+    for (auto [i, m] : llvm::enumerate(g.members))
+      names += (i ? ", " : "") + cString(m);
+    names += "}";
+    emitc::GlobalOp::create(
+        mb, loc, prefix + "members",
+        emitc::ArrayType::get(
+            {n},
+            emitc::PointerType::get(emitc::OpaqueType::get(ctx, "const char"))),
+        emitc::OpaqueAttr::get(ctx, names), false, true, false);
+    auto ints = [&](ArrayRef<int64_t> v) {
+      return DenseIntElementsAttr::get(RankedTensorType::get({n}, i64), v);
+    };
+    emitc::GlobalOp::create(mb, loc, prefix + "offsets",
+                            emitc::ArrayType::get({n}, i64), ints(g.offsets),
+                            false, true, true);
+    emitc::GlobalOp::create(mb, loc, prefix + "numels",
+                            emitc::ArrayType::get({n}, i64), ints(g.numels),
+                            false, true, true);
+    SmallVector<APInt> decay;
+    for (bool d : g.decay)
+      decay.push_back(APInt(8, d ? 1 : 0));
+    emitc::GlobalOp::create(
+        mb, loc, prefix + "decay", emitc::ArrayType::get({n}, u8),
+        DenseIntElementsAttr::get(RankedTensorType::get({n}, u8), decay), false,
+        true, true);
+  }
+  if (!groups.empty()) {
+    std::string text = "{";
+    for (auto [gi, g] : llvm::enumerate(groups)) {
+      std::string p = llvm::formatv("zrt_group{0}_", gi).str();
+      text +=
+          llvm::formatv("\n  {{{0}, {1}, {2}members, {2}offsets, "
+                        "{2}numels, {2}decay, {3}, {4}},",
+                        cString(g.name), g.members.size(), p, g.padded, g.shard)
+              .str();
+    }
+    text += "\n}";
+    emitc::GlobalOp::create(
+        mb, loc, "zrt_groups",
+        emitc::ArrayType::get({static_cast<int64_t>(groups.size())},
+                              emitc::OpaqueType::get(ctx, "zrt_group_desc")),
+        emitc::OpaqueAttr::get(ctx, text), false, true, true);
+  }
+  // Every parameter with its shape (model.h zrt_param_info), whatever its
+  // storage.
+  std::string infos = "{";
+  int64_t numInfos = 0;
+  for (auto p : module.getOps<train::ParamOp>()) {
+    RankedTensorType t = p.getTensorType();
+    std::string shape = "NULL";
+    if (t.getRank() > 0) {
+      shape = llvm::formatv("zrt_param{0}_shape", numInfos).str();
+      emitc::GlobalOp::create(
+          mb, loc, shape, emitc::ArrayType::get({t.getRank()}, i64),
+          DenseIntElementsAttr::get(RankedTensorType::get({t.getRank()}, i64),
+                                    t.getShape()),
+          false, true, true);
+    }
+    infos +=
+        llvm::formatv("\n  {{{0}, {1}, {2}, {3}},", cString(p.getSymName()),
+                      t.getElementType().isBF16() ? "ZRT_BF16" : "ZRT_F32",
+                      t.getRank(), shape)
+            .str();
+    ++numInfos;
+  }
+  if (numInfos)
+    emitc::GlobalOp::create(
+        mb, loc, "zrt_params",
+        emitc::ArrayType::get({numInfos},
+                              emitc::OpaqueType::get(ctx, "zrt_param_info")),
+        emitc::OpaqueAttr::get(ctx, infos + "\n}"), false, true, true);
+  numParamInfos = numInfos;
+
+  // The state table: data pointers are filled by init().
+  std::string text = "{";
+  int64_t count = 0;
+  for (const StateInfo &s : states) {
+    if (!s.hasStorage)
+      continue;
+    ++count;
+    text +=
+        llvm::formatv("\n  {{{0}, {1}, {2}, {3}, {4}, {5}, NULL},",
+                      cString(s.name), s.kind,
+                      s.type.getElementType().isBF16() ? "ZRT_BF16" : "ZRT_F32",
+                      s.type.getNumElements(), s.group >= 0 ? 1 : 0, s.group)
+            .str();
+  }
+  text += "\n}";
+  emitc::GlobalOp::create(
+      mb, loc, "zrt_states",
+      emitc::ArrayType::get({std::max<int64_t>(count, 1)},
+                            emitc::OpaqueType::get(ctx, "zrt_state_desc")),
+      emitc::OpaqueAttr::get(ctx,
+                             count ? text : "{{NULL, 0, 0, 0, 0, -1, NULL}}"),
+      false, true, false);
+}
+
+void ModuleLowering::emitInit(OpBuilder &mb) {
+  Location loc = module.getLoc();
+  OpBuilder b(ctx);
+  auto fnOp = emitc::FuncOp::create(
+      mb, loc, "zrt_gen_init",
+      FunctionType::get(ctx, {IntegerType::get(ctx, 64, IntegerType::Unsigned)},
+                        {intType()}));
+  fnOp.setSpecifiersAttr(mb.getStrArrayAttr({"static"}));
+  Block *body = fnOp.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  Value seed = body->getArgument(0);
+  auto u8 =
+      emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
+  auto arenaT = emitc::OpaqueType::get(ctx, "zrt_arena");
+  auto voidPtr = emitc::PointerType::get(emitc::OpaqueType::get(ctx, "void"));
+  auto lit = [&](Type t, StringRef s) -> Value {
+    return emitc::LiteralOp::create(b, loc, t, s);
+  };
+  auto check = [&](Value status) {
+    emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "ZRT_CHECK",
+                                ValueRange{status});
+  };
+  auto verbatim = [&](const Twine &t) {
+    if (emitComments)
+      emitc::VerbatimOp::create(b, loc, t.str());
+  };
+
+  verbatim("// One arena per memory kind, allocated once (zero-filled).");
+  Value memBase[kNumMem];
+  for (int m = 0; m < kNumMem; ++m) {
+    Value arenaLv =
+        emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(arenaT),
+                                   std::string("zrt_arena_") + kMemName[m]);
+    Value addr = emitc::AddressOfOp::create(
+        b, loc, emitc::PointerType::get(arenaT), arenaLv);
+    auto created = emitc::CallOpaqueOp::create(
+        b, loc, TypeRange{intType()}, "zrt_arena_create", ValueRange{addr},
+        b.getArrayAttr({b.getI64IntegerAttr(arenaBytes[m]),
+                        emitc::OpaqueAttr::get(ctx, kMemEnum[m]),
+                        b.getIndexAttr(0)}));
+    check(created.getResult(0));
+    Value arena = emitc::LoadOp::create(b, loc, arenaT, arenaLv);
+    Value base =
+        emitc::CallOpaqueOp::create(b, loc, TypeRange{voidPtr},
+                                    "zrt_arena_base", ValueRange{arena})
+            .getResult(0);
+    Value baseU8 = emitc::CastOp::create(b, loc, u8, base);
+    Value memLv =
+        emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(u8),
+                                   std::string("zrt_mem_") + kMemName[m]);
+    emitc::AssignOp::create(b, loc, memLv, baseU8);
+    memBase[m] = baseU8;
+  }
+  auto pointer = [&](Placement p, Type elt) -> Value {
+    Value base = memBase[p.mem];
+    if (p.offset)
+      base = emitc::AddOp::create(
+          b, loc, u8, base, lit(b.getI64Type(), std::to_string(p.offset)));
+    return emitc::CastOp::create(b, loc, ptrType(elt), base);
+  };
+
+  verbatim("// Where each state lives (the driver reads zrt_states).");
+  Value table = emitc::GetGlobalOp::create(
+      b, loc,
+      emitc::ArrayType::get(
+          {std::max<int64_t>(
+              1, llvm::count_if(states, [](auto &s) { return s.hasStorage; }))},
+          emitc::OpaqueType::get(ctx, "zrt_state_desc")),
+      "zrt_states");
+  int64_t row = 0;
+  for (const StateInfo &s : states) {
+    if (!s.hasStorage)
+      continue;
+    Value idx = lit(emitc::SizeTType::get(ctx), std::to_string(row++));
+    Value entry = emitc::SubscriptOp::create(
+        b, loc,
+        emitc::LValueType::get(emitc::OpaqueType::get(ctx, "zrt_state_desc")),
+        table, ValueRange{idx});
+    Value data = emitc::MemberOp::create(
+        b, loc, emitc::LValueType::get(voidPtr), "data", entry);
+    Value p = emitc::CastOp::create(b, loc, voidPtr,
+                                    pointer(s.place, b.getF32Type()));
+    emitc::AssignOp::create(b, loc, data, p);
+  }
+
+  // Parameter streams: zrt_param_seed(seed, name), one per parameter.
+  llvm::StringMap<Value> seeds;
+  auto seedOf = [&](StringRef name) -> Value {
+    Value &v = seeds[name];
+    if (!v)
+      v = emitc::CallOpaqueOp::create(
+              b, loc,
+              TypeRange{IntegerType::get(ctx, 64, IntegerType::Unsigned)},
+              "zrt_param_seed", ValueRange{seed},
+              b.getArrayAttr({b.getIndexAttr(0),
+                              emitc::OpaqueAttr::get(ctx, cString(name))}))
+              .getResult(0);
+    return v;
+  };
+  Value rank;
+  auto rankTimes = [&](int64_t shard) -> Value {
+    if (!rank)
+      rank = emitc::CallOpaqueOp::create(b, loc, TypeRange{b.getI32Type()},
+                                         "zrt_rank", ValueRange{})
+                 .getResult(0);
+    Value r64 = emitc::CastOp::create(b, loc, b.getI64Type(), rank);
+    return emitc::MulOp::create(b, loc, b.getI64Type(), r64,
+                                lit(b.getI64Type(), std::to_string(shard)));
+  };
+  // Initializes `data` (flat elements [begin, begin + n)) from `param`,
+  // which occupies [offset, offset + numel) of the flat layout.
+  auto initSlice = [&](Value data, Type elt, Value begin, int64_t beginConst,
+                       int64_t n, int64_t offset, train::ParamOp param) {
+    train::InitAttr init = param.getInit();
+    int kind = init.getKind() == train::InitKind::normal  ? 0
+               : init.getKind() == train::InitKind::zeros ? 1
+                                                          : 2;
+    static constexpr const char *kinds[3] = {"ZRT_INIT_NORMAL",
+                                             "ZRT_INIT_ZEROS", "ZRT_INIT_ONES"};
+    SmallVector<Value> operands{data};
+    SmallVector<Attribute> attrs{b.getIndexAttr(0),
+                                 emitc::OpaqueAttr::get(ctx, *dtypeName(elt))};
+    if (begin) {
+      attrs.push_back(b.getIndexAttr(operands.size()));
+      operands.push_back(begin);
+    } else {
+      attrs.push_back(b.getI64IntegerAttr(beginConst));
+    }
+    attrs.append({b.getI64IntegerAttr(n), b.getI64IntegerAttr(offset),
+                  b.getI64IntegerAttr(param.getTensorType().getNumElements()),
+                  emitc::OpaqueAttr::get(ctx, kinds[kind]),
+                  b.getF32FloatAttr(static_cast<float>(init.getStdDev()))});
+    attrs.push_back(b.getIndexAttr(operands.size()));
+    operands.push_back(seedOf(param.getSymName()));
+    check(emitc::CallOpaqueOp::create(b, loc, TypeRange{intType()},
+                                      "zrt_init_param_slice", operands,
+                                      b.getArrayAttr(attrs))
+              .getResult(0));
+  };
+
+  verbatim("// Parameters from their initializers; master weights from the "
+           "same streams; everything else stays 0.");
+  for (const StateInfo &s : states) {
+    if (!s.hasStorage)
+      continue;
+    Type elt = s.type.getElementType();
+    int64_t n = s.type.getNumElements();
+    if (auto p = dyn_cast<train::ParamOp>(s.op)) {
+      initSlice(pointer(s.place, elt), elt, Value(), 0, n, 0, p);
+    } else if (auto st = dyn_cast<train::StateOp>(s.op)) {
+      if (s.kind == kStateMaster)
+        if (auto p = params.lookup(st.getParam()))
+          initSlice(pointer(s.place, elt), elt, Value(), 0, n, 0, p);
+    } else if (s.group >= 0 &&
+               (s.kind == kStateParam || s.kind == kStateMaster)) {
+      const GroupInfo &g = groups[s.group];
+      Value data = pointer(s.place, elt);
+      Value begin = rankTimes(g.shard);
+      for (auto [i, m] : llvm::enumerate(g.members))
+        initSlice(data, elt, begin, 0, g.shard, g.offsets[i], params.lookup(m));
+    }
+  }
+  emitc::ReturnOp::create(b, loc, lit(intType(), "ZRT_OK"));
+}
+
+void ModuleLowering::emitDestroy(OpBuilder &mb) {
+  Location loc = module.getLoc();
+  auto fnOp = emitc::FuncOp::create(mb, loc, "zrt_gen_destroy",
+                                    FunctionType::get(ctx, {}, {}));
+  fnOp.setSpecifiersAttr(mb.getStrArrayAttr({"static"}));
+  Block *body = fnOp.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockEnd(body);
+  auto arenaT = emitc::OpaqueType::get(ctx, "zrt_arena");
+  auto u8 =
+      emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
+  for (int m = 0; m < kNumMem; ++m) {
+    Value lv =
+        emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(arenaT),
+                                   std::string("zrt_arena_") + kMemName[m]);
+    Value a = emitc::LoadOp::create(b, loc, arenaT, lv);
+    emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "zrt_arena_destroy",
+                                ValueRange{a});
+    emitc::AssignOp::create(b, loc, lv,
+                            emitc::LiteralOp::create(b, loc, arenaT, "NULL"));
+    Value mem =
+        emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(u8),
+                                   std::string("zrt_mem_") + kMemName[m]);
+    emitc::AssignOp::create(b, loc, mem,
+                            emitc::LiteralOp::create(b, loc, u8, "NULL"));
+  }
+  emitc::ReturnOp::create(b, loc, Value());
+}
+
+/// The compile-time plan of the model description.
+/// TODO(zero-report): fill it from mlir::zero::analyzeStep
+/// (include/zero/Analysis/Report.h) on the module before lowering; zero
+/// until then.
+static std::string planInitializer(ModuleOp) {
+  return "{{0, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}}";
+}
+
+void ModuleLowering::emitModelDesc(OpBuilder &mb) {
+  Location loc = module.getLoc();
+  int64_t numStates =
+      llvm::count_if(states, [](auto &s) { return s.hasStorage; });
+  auto fnName = [&](int i) -> std::string {
+    return functions[i] ? functionSymbols[i] : "NULL";
+  };
+  std::string text =
+      llvm::formatv(
+          "{{\n  ZRT_MODEL_ABI_VERSION, {0}, {1}, {2},\n"
+          "  /*batch=*/{3}, /*seq=*/{4}, /*vocab=*/{5}, /*padded_vocab=*/{6},\n"
+          "  /*num_params=*/{7},\n  {8}, zrt_states, {9}, {10},\n"
+          "  /*plan=*/{11},\n  zrt_gen_init, {12}, {13}, {14}, {15}, "
+          "zrt_gen_destroy,\n  {16}, {17}\n}",
+          cString(modelName), worldSize, stage, batch, seq, vocab, paddedVocab,
+          numParams, numStates, groups.size(),
+          groups.empty() ? "NULL" : "zrt_groups", planInitializer(module),
+          fnName(0), fnName(1), fnName(2), fnName(3), numParamInfos,
+          numParamInfos ? "zrt_params" : "NULL")
+          .str();
+  auto descT = emitc::OpaqueType::get(ctx, "zrt_model_desc");
+  emitc::GlobalOp::create(mb, loc, "zrt_model", descT,
+                          emitc::OpaqueAttr::get(ctx, text), false, true,
+                          false);
+
+  // const zrt_model_desc *zrt_model_get(void) { return &zrt_model; }
+  auto constDescPtr = emitc::PointerType::get(
+      emitc::OpaqueType::get(ctx, "const zrt_model_desc"));
+  auto get = emitc::FuncOp::create(mb, loc, "zrt_model_get",
+                                   FunctionType::get(ctx, {}, {constDescPtr}));
+  {
+    OpBuilder b = OpBuilder::atBlockEnd(get.addEntryBlock());
+    Value lv = emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(descT),
+                                          "zrt_model");
+    Value addr =
+        emitc::AddressOfOp::create(b, loc, emitc::PointerType::get(descT), lv);
+    emitc::ReturnOp::create(b, loc,
+                            emitc::CastOp::create(b, loc, constDescPtr, addr));
+  }
+  if (!emitMain)
+    return;
+  // int main(int argc, char **argv) { return zrt_train_main(argc, argv,
+  // zrt_model_get()); }
+  auto argv = emitc::PointerType::get(
+      emitc::PointerType::get(emitc::OpaqueType::get(ctx, "char")));
+  auto mainFn = emitc::FuncOp::create(
+      mb, loc, "main", FunctionType::get(ctx, {intType(), argv}, {intType()}));
+  OpBuilder b = OpBuilder::atBlockEnd(mainFn.addEntryBlock());
+  Value desc = emitc::CallOp::create(b, loc, get, ValueRange{}).getResult(0);
+  Value r = emitc::CallOpaqueOp::create(
+                b, loc, TypeRange{intType()}, "zrt_train_main",
+                ValueRange{mainFn.getArgument(0), mainFn.getArgument(1), desc})
+                .getResult(0);
+  emitc::ReturnOp::create(b, loc, r);
+}
+
+LogicalResult ModuleLowering::run() {
+  SmallVector<Operation *> old;
+  for (Operation &op : module.getBody()->getOperations())
+    old.push_back(&op);
+  if (failed(collectDeclarations()) || failed(describe()))
+    return failure();
+
+  static constexpr Role roles[4] = {Role::Forward, Role::ForwardBackward,
+                                    Role::OptimizerStep, Role::Logits};
+  static constexpr const char *symbols[4] = {
+      "zrt_gen_forward", "zrt_gen_forward_backward", "zrt_gen_optimizer_step",
+      "zrt_gen_last_logits"};
+  SmallVector<std::unique_ptr<FunctionLowering>> lowerings;
+  for (int i = 0; i < 4; ++i) {
+    functionSymbols[i] = symbols[i];
+    if (!functions[i])
+      continue;
+    lowerings.push_back(
+        std::make_unique<FunctionLowering>(*this, functions[i], roles[i]));
+    if (failed(lowerings.back()->plan()))
+      return failure();
+  }
+
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  emitPrologue(mb);
+  emitTables(mb);
+  // Globals created while lowering functions (permutation tables) go here,
+  // before the first function.
+  auto anchor = emitc::VerbatimOp::create(mb, module.getLoc(), "");
+  globals.setInsertionPoint(anchor);
+  emitInit(mb);
+  int li = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (!functions[i])
+      continue;
+    if (failed(lowerings[li++]->emit(mb, symbols[i])))
+      return failure();
+  }
+  emitDestroy(mb);
+  emitModelDesc(mb);
+  anchor->erase();
+
+  for (Operation *op : llvm::reverse(old))
+    op->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertTrainToEmitCPass
+    : public zero::impl::ConvertTrainToEmitCBase<ConvertTrainToEmitCPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleLowering lowering(getOperation(), emitMain, emitComments);
+    if (failed(lowering.run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

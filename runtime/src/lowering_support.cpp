@@ -1,0 +1,417 @@
+//===- lowering_support.cpp - kernels the generated code needs ------------===//
+//
+// Runtime functions that the EmitC lowering (convert-train-to-emitc) calls
+// where the kernels of zrt.h do not match a `train` / `zero` op directly:
+// strided and dtype-generic copies (broadcast, split, concat, permutations,
+// pack/unpack, local shards), cross-entropy over padded logits, layer-norm
+// statistics, bf16 accumulation, clipping as `train.clip_coef` defines it,
+// AdamW over a rank's slice of a shard group, and the deterministic
+// parameter initialization of whole tensors and shards. Declared in the
+// "Lowering support" section at the end of zrt.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace {
+
+/// Bytes of one element of `dtype`, or 0 for an unknown dtype.
+int64_t elemBytes(int dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return 4;
+  case ZRT_BF16:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+int checkTargetsRange(const char *fn, const int32_t *targets, int64_t N,
+                      int64_t numClasses) {
+  for (int64_t i = 0; i < N; ++i)
+    if (targets[i] < 0 || targets[i] >= numClasses)
+      return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
+                       "%s: targets[%lld] = %d is outside [0, %lld)", fn,
+                       (long long)i, targets[i], (long long)numClasses);
+  return ZRT_OK;
+}
+
+/// As loss.cpp: row max and log(sum exp(row - max)) over the first C
+/// columns, accumulated in double.
+void rowLse(const float *row, int64_t C, float *maxOut, double *logSumOut) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < C; ++j)
+    mx = row[j] > mx ? row[j] : mx;
+  double sum = 0.0;
+  for (int64_t j = 0; j < C; ++j)
+    sum += std::exp(static_cast<double>(row[j] - mx));
+  *maxOut = mx;
+  *logSumOut = std::log(sum);
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+} // namespace
+
+extern "C" {
+
+int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype) {
+  const char *fn = "zrt_copy_any";
+  const int64_t eb = elemBytes(dtype);
+  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
+  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_REQUIRE_BUF(fn, n, src);
+  ZRT_REQUIRE_BUF(fn, n, dst);
+  if (n > 0 && src != dst)
+    std::memmove(dst, src, static_cast<size_t>(n * eb));
+  return ZRT_OK;
+}
+
+int zrt_copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
+                int64_t rows, int64_t cols, int dtype) {
+  const char *fn = "zrt_copy_2d";
+  const int64_t eb = elemBytes(dtype);
+  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
+  ZRT_REQUIRE(rows >= 0 && cols >= 0, "%s: negative size", fn);
+  ZRT_REQUIRE(src_ld >= cols && dst_ld >= cols,
+              "%s: leading dimensions must be >= cols", fn);
+  ZRT_REQUIRE_BUF(fn, rows * cols, src);
+  ZRT_REQUIRE_BUF(fn, rows * cols, dst);
+  const char *s = static_cast<const char *>(src);
+  char *d = static_cast<char *>(dst);
+  const size_t rowBytes = static_cast<size_t>(cols * eb);
+#pragma omp parallel for schedule(static) if (rows * cols > zrt::kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(d + r * dst_ld * eb, s + r * src_ld * eb, rowBytes);
+  return ZRT_OK;
+}
+
+int zrt_broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
+                          int dtype) {
+  const char *fn = "zrt_broadcast_leading";
+  ZRT_REQUIRE(lead >= 0 && n >= 0, "%s: negative size", fn);
+  ZRT_REQUIRE(elemBytes(dtype) > 0, "%s: bad dtype %d", fn, dtype);
+  // Every output row reads the same input: a row stride of 0.
+  if (lead == 0 || n == 0)
+    return ZRT_OK;
+  ZRT_REQUIRE(in != nullptr && out != nullptr, "%s: NULL pointer", fn);
+  const int64_t eb = elemBytes(dtype);
+  const char *s = static_cast<const char *>(in);
+  char *d = static_cast<char *>(out);
+#pragma omp parallel for schedule(static) if (lead * n > zrt::kParallelGrain)
+  for (int64_t l = 0; l < lead; ++l)
+    std::memcpy(d + l * n * eb, s, static_cast<size_t>(n * eb));
+  return ZRT_OK;
+}
+
+int zrt_permute(const void *in, void *out, int rank, const int64_t *shape,
+                const int64_t *perm, int dtype) {
+  const char *fn = "zrt_permute";
+  const int64_t eb = elemBytes(dtype);
+  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
+  ZRT_REQUIRE(rank >= 0 && rank <= ZRT_MAX_RANK, "%s: rank %d outside [0, %d]",
+              fn, rank, ZRT_MAX_RANK);
+  ZRT_REQUIRE(rank == 0 || (shape && perm), "%s: NULL shape or perm", fn);
+  int64_t n = 1;
+  bool seen[ZRT_MAX_RANK] = {};
+  for (int i = 0; i < rank; ++i) {
+    ZRT_REQUIRE(shape[i] >= 0, "%s: negative dimension", fn);
+    ZRT_REQUIRE(perm[i] >= 0 && perm[i] < rank && !seen[perm[i]],
+                "%s: perm is not a permutation of [0, %d)", fn, rank);
+    seen[perm[i]] = true;
+    n *= shape[i];
+  }
+  ZRT_REQUIRE_BUF(fn, n, in);
+  ZRT_REQUIRE_BUF(fn, n, out);
+  ZRT_REQUIRE(n == 0 || in != out, "%s: in == out", fn);
+  if (n == 0)
+    return ZRT_OK;
+  // Input strides, then the input stride of each output dimension.
+  int64_t inStride[ZRT_MAX_RANK], outShape[ZRT_MAX_RANK], step[ZRT_MAX_RANK];
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    inStride[i] = s;
+    s *= shape[i];
+  }
+  for (int i = 0; i < rank; ++i) {
+    outShape[i] = shape[perm[i]];
+    step[i] = inStride[perm[i]];
+  }
+  const char *src = static_cast<const char *>(in);
+  char *dst = static_cast<char *>(out);
+  // Rows of the innermost output dimension in parallel.
+  const int64_t inner = rank > 0 ? outShape[rank - 1] : 1;
+  const int64_t innerStep = rank > 0 ? step[rank - 1] : 0;
+  const int64_t rows = n / inner;
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    // Decompose the row index over the outer output dimensions.
+    int64_t rem = r, base = 0;
+    for (int i = rank - 2; i >= 0; --i) {
+      const int64_t idx = rem % outShape[i];
+      rem /= outShape[i];
+      base += idx * step[i];
+    }
+    char *d = dst + r * inner * eb;
+    if (eb == 4) {
+      const float *sf = reinterpret_cast<const float *>(src);
+      float *df = reinterpret_cast<float *>(d);
+      for (int64_t j = 0; j < inner; ++j)
+        df[j] = sf[base + j * innerStep];
+    } else {
+      for (int64_t j = 0; j < inner; ++j)
+        std::memcpy(d + j * eb, src + (base + j * innerStep) * eb,
+                    static_cast<size_t>(eb));
+    }
+  }
+  return ZRT_OK;
+}
+
+int zrt_cross_entropy_padded(const float *logits, const int32_t *targets,
+                             float *loss, int64_t N, int64_t V,
+                             int64_t num_classes) {
+  const char *fn = "zrt_cross_entropy_padded";
+  ZRT_REQUIRE(N >= 0 && num_classes >= 1 && num_classes <= V,
+              "%s: need N >= 0 and 1 <= num_classes <= V", fn);
+  ZRT_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
+  ZRT_REQUIRE_BUF(fn, N, logits);
+  ZRT_REQUIRE_BUF(fn, N, targets);
+  if (int st = checkTargetsRange(fn, targets, N, num_classes))
+    return st;
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (N * num_classes > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    const float *row = logits + i * V;
+    float mx;
+    double logSum;
+    rowLse(row, num_classes, &mx, &logSum);
+    total += logSum - static_cast<double>(row[targets[i]] - mx);
+  }
+  *loss = N > 0 ? static_cast<float>(total / static_cast<double>(N))
+                : std::numeric_limits<float>::quiet_NaN();
+  return ZRT_OK;
+}
+
+int zrt_cross_entropy_padded_backward(const float *logits,
+                                      const int32_t *targets,
+                                      const float *dloss, float *dlogits,
+                                      int64_t N, int64_t V,
+                                      int64_t num_classes) {
+  const char *fn = "zrt_cross_entropy_padded_backward";
+  ZRT_REQUIRE(N >= 0 && num_classes >= 1 && num_classes <= V,
+              "%s: need N >= 0 and 1 <= num_classes <= V", fn);
+  ZRT_REQUIRE(dloss != nullptr, "%s: dloss is NULL", fn);
+  ZRT_REQUIRE_BUF(fn, N, logits);
+  ZRT_REQUIRE_BUF(fn, N, targets);
+  ZRT_REQUIRE_BUF(fn, N, dlogits);
+  if (int st = checkTargetsRange(fn, targets, N, num_classes))
+    return st;
+  const float g = N > 0 ? *dloss / static_cast<float>(N) : 0.0f;
+#pragma omp parallel for schedule(static) if (N * V > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    const float *row = logits + i * V;
+    float *drow = dlogits + i * V;
+    float mx;
+    double logSum;
+    rowLse(row, num_classes, &mx, &logSum);
+    const float ls = static_cast<float>(logSum);
+    for (int64_t j = 0; j < num_classes; ++j)
+      drow[j] = std::exp((row[j] - mx) - ls) * g;
+    for (int64_t j = num_classes; j < V; ++j)
+      drow[j] = 0.0f;
+    drow[targets[i]] -= g;
+  }
+  return ZRT_OK;
+}
+
+int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
+                         int64_t C, float eps) {
+  const char *fn = "zrt_layer_norm_stats";
+  ZRT_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
+  ZRT_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
+  ZRT_REQUIRE_BUF(fn, N, x);
+  ZRT_REQUIRE_BUF(fn, N, mean);
+  ZRT_REQUIRE_BUF(fn, N, rstd);
+  // The same two-pass f32 arithmetic as zrt_layer_norm.
+#pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    const float *xi = x + i * C;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < C; ++j)
+      sum += xi[j];
+    const float m = sum / static_cast<float>(C);
+    float var = 0.0f;
+    for (int64_t j = 0; j < C; ++j) {
+      float d = xi[j] - m;
+      var += d * d;
+    }
+    var /= static_cast<float>(C);
+    mean[i] = m;
+    rstd[i] = 1.0f / std::sqrt(var + eps);
+  }
+  return ZRT_OK;
+}
+
+int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {
+  const char *fn = "zrt_fill_bf16";
+  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_REQUIRE_BUF(fn, n, out);
+  const zrt_bf16 v = zrt::f32ToBf16(value);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = v;
+  return ZRT_OK;
+}
+
+int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
+  const char *fn = "zrt_accumulate_bf16";
+  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_REQUIRE_BUF(fn, n, x);
+  ZRT_REQUIRE_BUF(fn, n, y);
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = zrt::f32ToBf16(zrt::bf16ToF32(y[i]) + zrt::bf16ToF32(x[i]));
+  return ZRT_OK;
+}
+
+int zrt_clip_coef_scaled(const float *sum_squares, const float *grad_scale,
+                         float max_norm, float *coef, float *norm) {
+  const char *fn = "zrt_clip_coef_scaled";
+  ZRT_REQUIRE(sum_squares && grad_scale && coef && norm, "%s: NULL pointer",
+              fn);
+  const float s = *grad_scale;
+  const float total = s * std::sqrt(*sum_squares);
+  float c = s;
+  if (max_norm > 0.0f)
+    c = s * std::min(1.0f, max_norm / (total + 1e-6f));
+  *norm = total;
+  *coef = c;
+  return ZRT_OK;
+}
+
+int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
+                    int grad_dtype, int64_t shard, int rank, int num_members,
+                    const int64_t *offsets, const int64_t *numels,
+                    const uint8_t *decay, double lr, double beta1, double beta2,
+                    double eps, double weight_decay, float grad_scale,
+                    int64_t step) {
+  const char *fn = "zrt_shard_adamw";
+  ZRT_REQUIRE(shard >= 0 && rank >= 0 && num_members >= 0,
+              "%s: negative shard, rank or member count", fn);
+  ZRT_REQUIRE(grad_dtype == ZRT_F32 || grad_dtype == ZRT_BF16,
+              "%s: bad gradient dtype %d", fn, grad_dtype);
+  ZRT_REQUIRE(num_members == 0 || (offsets && numels && decay),
+              "%s: NULL layout", fn);
+  ZRT_REQUIRE(step >= 1, "%s: step < 1", fn);
+  ZRT_REQUIRE_BUF(fn, shard, param);
+  ZRT_REQUIRE_BUF(fn, shard, m);
+  ZRT_REQUIRE_BUF(fn, shard, v);
+  ZRT_REQUIRE_BUF(fn, shard, grad);
+  const int64_t begin = static_cast<int64_t>(rank) * shard, end = begin + shard;
+  // One zrt_adamw_step per run of equal weight decay: member ranges
+  // intersected with [begin, end), gaps (padding) without decay.
+  auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
+    if (hi <= lo)
+      return ZRT_OK;
+    const int64_t o = lo - begin, n = hi - lo;
+    if (grad_dtype == ZRT_F32)
+      return zrt_adamw_step(
+          param + o, m + o, v + o, static_cast<const float *>(grad) + o,
+          nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
+    return zrt_adamw_step_bf16_grad(
+        param + o, m + o, v + o, static_cast<const zrt_bf16 *>(grad) + o,
+        nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
+  };
+  int64_t pos = begin;
+  for (int i = 0; i < num_members; ++i) {
+    const int64_t lo = std::max(offsets[i], pos);
+    const int64_t hi = std::min(offsets[i] + numels[i], end);
+    if (hi <= lo)
+      continue;
+    if (int st = run(pos, lo, 0.0))
+      return st;
+    if (int st = run(lo, hi, decay[i] ? weight_decay : 0.0))
+      return st;
+    pos = hi;
+  }
+  return run(pos, end, 0.0);
+}
+
+int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
+  const char *fn = "zrt_local_shard";
+  const int64_t eb = elemBytes(dtype);
+  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
+  ZRT_REQUIRE(n >= 0 && rank >= 0, "%s: negative size or rank", fn);
+  ZRT_REQUIRE_BUF(fn, n, in);
+  ZRT_REQUIRE_BUF(fn, n, out);
+  if (n > 0)
+    std::memcpy(out, static_cast<const char *>(in) + rank * n * eb,
+                static_cast<size_t>(n * eb));
+  return ZRT_OK;
+}
+
+uint64_t zrt_param_seed(uint64_t seed, const char *name) {
+  // FNV-1a (64-bit) of the name, then splitmix64 of (seed ^ hash).
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char *p = name ? name : ""; *p; ++p) {
+    h ^= static_cast<unsigned char>(*p);
+    h *= 0x100000001b3ull;
+  }
+  return splitmix64(seed ^ h);
+}
+
+int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
+                         int64_t slice_n, int64_t member_offset,
+                         int64_t member_numel, int init_kind, float std,
+                         uint64_t seed) {
+  const char *fn = "zrt_init_param_slice";
+  ZRT_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16, "%s: bad dtype %d", fn,
+              dtype);
+  ZRT_REQUIRE(slice_begin >= 0 && slice_n >= 0 && member_offset >= 0 &&
+                  member_numel >= 0,
+              "%s: negative offset or size", fn);
+  ZRT_REQUIRE(init_kind >= ZRT_INIT_NORMAL && init_kind <= ZRT_INIT_ONES,
+              "%s: bad init kind %d", fn, init_kind);
+  ZRT_REQUIRE(std >= 0.0f, "%s: std < 0", fn);
+  ZRT_REQUIRE_BUF(fn, slice_n, data);
+  const int64_t lo = std::max(slice_begin, member_offset);
+  const int64_t hi =
+      std::min(slice_begin + slice_n, member_offset + member_numel);
+  if (hi <= lo)
+    return ZRT_OK;
+  // Element e of the member lands at data[member_offset + e - slice_begin].
+  const int64_t first = lo - member_offset, n = hi - lo;
+  const int64_t at = lo - slice_begin;
+  if (dtype == ZRT_F32) {
+    float *dst = static_cast<float *>(data) + at;
+    if (init_kind == ZRT_INIT_NORMAL)
+      return zrt_init_normal(dst, n, 0.0f, std, seed, first);
+    return zrt_fill(dst, init_kind == ZRT_INIT_ONES ? 1.0f : 0.0f, n);
+  }
+  zrt_bf16 *dst = static_cast<zrt_bf16 *>(data) + at;
+  if (init_kind != ZRT_INIT_NORMAL)
+    return zrt_fill_bf16(dst, init_kind == ZRT_INIT_ONES ? 1.0f : 0.0f, n);
+  // Normal values in f32 chunks, rounded to bf16 (the same f32 values a
+  // master copy receives).
+  constexpr int64_t kChunk = 4096;
+  float buf[kChunk];
+  for (int64_t c = 0; c < n; c += kChunk) {
+    const int64_t m = std::min(kChunk, n - c);
+    if (int st = zrt_init_normal(buf, m, 0.0f, std, seed, first + c))
+      return st;
+    zrt_cast_f32_to_bf16(buf, dst + c, m);
+  }
+  return ZRT_OK;
+}
+
+} // extern "C"

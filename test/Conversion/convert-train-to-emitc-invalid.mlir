@@ -1,0 +1,200 @@
+// RUN: zero-opt %s -split-input-file -verify-diagnostics --convert-train-to-emitc
+
+// Every diagnostic of convert-train-to-emitc, on verified IR.
+
+// expected-error@+1 {{convert-train-to-emitc: the module has no @forward (the model.h contract needs it)}}
+module {
+  train.param @p : tensor<4xf32> init(<zeros>) trainable
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+// expected-error@+1 {{'func.func' op @eval is not part of the model.h contract (@forward, @forward_backward, @optimizer_step, @logits)}}
+func.func @eval(%ids: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op must have a body of exactly one block}}
+func.func private @forward(tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<f32>
+
+// -----
+
+// The MLP's f32 inputs do not fit the model.h contract (token ids).
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+// expected-error@+1 {{'func.func' op must take token ids tensor<BxTxi32> as its first argument (the model.h contract)}}
+func.func @forward(%x: tensor<3x4xf32>, %y: tensor<3x2xf32>) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+// expected-error@+1 {{'func.func' op argument #1 has type 'tensor<2x2xf32>'; the model.h contract passes int32 token ids / targets}}
+func.func @forward(%ids: tensor<2x2xi32>, %y: tensor<2x2xf32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+// expected-error@+1 {{'func.func' op takes 3 arguments; the model.h contract passes token ids and targets}}
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>, %u: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+// expected-error@+1 {{'func.func' op must return exactly the f32 loss (tensor<f32>) for the model.h contract}}
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<4xf32> {
+  %p = train.load @p : tensor<4xf32>
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op must return the logits tensor<BxTxVp> for the model.h contract}}
+func.func @logits(%ids: tensor<2x2xi32>) -> tensor<4xf32> {
+  %p = train.load @p : tensor<4xf32>
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op must take (lr: tensor<f32>, step: tensor<i64>, grad_scale: tensor<f32>) for the model.h contract}}
+func.func @optimizer_step(%lr: tensor<f32>) -> tensor<f32> {
+  return %lr : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op argument #1 (step) must be 'tensor<i64>'}}
+func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<f32> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+  return %lr : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op must return exactly the gradient norm (tensor<f32>) for the model.h contract}}
+func.func @optimizer_step(%lr: tensor<f32>, %step: tensor<i64>, %gs: tensor<f32>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'train.param' op f16 tensors are not supported by the CPU lowering}}
+train.param @p : tensor<4xf16> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf16>
+  %s = train.sum_squares %p : tensor<4xf16>
+  return %s : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  // expected-error@+1 {{'train.cast' op f16 tensors are not supported by the CPU lowering}}
+  %h = train.cast %p : tensor<4xf32> -> tensor<4xf16>
+  %s = train.sum_squares %h : tensor<4xf16>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// Stage 3 keeps parameters as declarations without storage.
+train.param @a : tensor<3xf32> init(<zeros>) trainable {zero.sharded}
+train.param @b : tensor<1xf32> init(<zeros>) trainable {zero.sharded}
+zero.group @g world_size(2) members [@a, @b] offsets [0, 3] decay [true, false] padded(4)
+zero.shard @g.param : tensor<2xf32> kind(<param>) of(@g)
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'train.load' op reads parameter @a which has no storage of its own (zero.sharded: its data lives in its group's zero.shard of kind param)}}
+  %a = train.load @a : tensor<3xf32>
+  %s = train.sum_squares %a : tensor<3xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+// expected-error@+1 {{'emitc.verbatim' op is not supported at module level by convert-train-to-emitc}}
+emitc.verbatim "int x;"
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %p : tensor<4xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'arith.constant' op is not supported by convert-train-to-emitc}}
+  %c = arith.constant dense<1.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<1x1x1x1x1x1x1x1x2xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<1x1x1x1x1x1x1x1x2xf32>
+  // expected-error@+1 {{'train.transpose' op has rank 9; the CPU lowering permutes at most 8 dimensions}}
+  %q = train.transpose %p [8, 0, 1, 2, 3, 4, 5, 6, 7] : tensor<1x1x1x1x1x1x1x1x2xf32> -> tensor<2x1x1x1x1x1x1x1x1xf32>
+  %s = train.sum_squares %q : tensor<2x1x1x1x1x1x1x1x1xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op must take token ids tensor<BxTxi32> as its first argument (the model.h contract)}}
+func.func @forward() -> tensor<f32> {
+  %z = train.fill 0.0 : tensor<f32>
+  return %z : tensor<f32>
+}
+
+// -----
+
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %z = train.fill 0.0 : tensor<4xf32>
+  // expected-error@+1 {{'zero.all_reduce_start' op must be waited exactly once (zero.wait)}}
+  %p = zero.all_reduce_start %z kind(<sum>) world_size(1) : tensor<4xf32> -> !zero.pending<tensor<4xf32>>
+  %s = train.sum_squares %z : tensor<4xf32>
+  return %s : tensor<f32>
+}

@@ -1,0 +1,99 @@
+// RUN: zero-opt %s --train-autodiff --train-optimizer --convert-train-to-emitc | FileCheck %s
+// RUN: zero-opt %s --train-autodiff --train-optimizer --convert-train-to-emitc="emit-main=false emit-comments=false" | FileCheck %s --check-prefix=BARE
+// RUN: zero-opt %s --train-autodiff --train-optimizer --zero-partition="stage=2 world-size=2" --convert-train-to-emitc="emit-comments=false" | FileCheck %s --check-prefix=STAGE2
+
+// convert-train-to-emitc on a complete training step (an embedding, a
+// linear layer, cross-entropy over 2 of 3 classes): only EmitC is left.
+
+// CHECK: emitc.include <"zrt/model.h">
+// CHECK: emitc.include <"zrt/zrt.h">
+// CHECK: emitc.global static @zrt_arena_parameters : !emitc.opaque<"zrt_arena"> = #emitc.opaque<"NULL">
+// CHECK: emitc.global static @zrt_mem_parameters : !emitc.ptr<ui8> = #emitc.opaque<"NULL">
+// CHECK: emitc.global static @zrt_states : !emitc.array<12x!emitc.opaque<"zrt_state_desc">> = #emitc.opaque<"{\0A  {\22emb\22, 0, ZRT_F32, 32, 0, -1, NULL},\0A  {\22emb.grad\22, 1, ZRT_F32, 32, 0, -1, NULL},
+
+// Exact sizes: 3 parameters of 32, 12 and 3 f32 (128, 48 and 12 bytes),
+// each 64-byte aligned; the moments twice that; activations (forward values
+// the backward reads) and temporaries sized by the largest function.
+// CHECK-LABEL: emitc.func @zrt_gen_init(
+// CHECK-SAME: %[[SEED:.*]]: ui64) -> !emitc.opaque<"int"> attributes {specifiers = ["static"]}
+// CHECK: call_opaque "zrt_arena_create"(%{{.*}}) {args = [256, #emitc.opaque<"ZRT_MEM_PARAMETERS">, 0 : index]}
+// CHECK: call_opaque "zrt_arena_create"(%{{.*}}) {args = [256, #emitc.opaque<"ZRT_MEM_GRADIENTS">, 0 : index]}
+// CHECK: call_opaque "zrt_arena_create"(%{{.*}}) {args = [0, #emitc.opaque<"ZRT_MEM_MASTER_WEIGHTS">, 0 : index]}
+// CHECK: call_opaque "zrt_arena_create"(%{{.*}}) {args = [512, #emitc.opaque<"ZRT_MEM_MOMENTS">, 0 : index]}
+// CHECK: call_opaque "zrt_arena_create"(%{{.*}}) {args = [192, #emitc.opaque<"ZRT_MEM_ACTIVATIONS">, 0 : index]}
+// CHECK: call_opaque "zrt_arena_create"(%{{.*}}) {args = [{{[0-9]+}}, #emitc.opaque<"ZRT_MEM_TEMPORARIES">, 0 : index]}
+// CHECK: %[[S:.*]] = call_opaque "zrt_param_seed"(%[[SEED]]) {args = [0 : index, #emitc.opaque<"\22emb\22">]} : (ui64) -> ui64
+// CHECK-NEXT: call_opaque "zrt_init_param_slice"(%{{.*}}, %[[S]]) {args = [0 : index, #emitc.opaque<"ZRT_F32">, 0, 32, 0, 32, #emitc.opaque<"ZRT_INIT_NORMAL">, 2.000000e-02 : f32, 1 : index]}
+// CHECK: #emitc.opaque<"ZRT_INIT_ZEROS">
+
+// CHECK-LABEL: emitc.func @zrt_gen_forward(
+// CHECK-SAME: %[[IDS:[^:]*]]: !emitc.ptr<!emitc.opaque<"const int32_t">>, %[[TGT:[^:]*]]: !emitc.ptr<!emitc.opaque<"const int32_t">>, %[[LOSS:[^:]*]]: !emitc.ptr<f32>) -> !emitc.opaque<"int">
+// CHECK: verbatim "// train.embedding -> tensor<2x2x4xf32>"
+// CHECK: %[[E:.*]] = call_opaque "zrt_embedding"(%{{.*}}, %[[IDS]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, 4, 8, 4]}
+// CHECK-NEXT: call_opaque "ZRT_CHECK"(%[[E]]) : (!emitc.opaque<"int">) -> ()
+// A linear layer on [2, 2, 4]: one GEMM with M = 4 rows, bias, transposed B.
+// CHECK: call_opaque "zrt_matmul"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, 1, 4, 3, 4, 0, 1, 1.000000e+00 : f32, 0.000000e+00 : f32, #emitc.opaque<"ZRT_STRIDE_PACKED">, #emitc.opaque<"ZRT_STRIDE_PACKED">, #emitc.opaque<"ZRT_STRIDE_PACKED">]}
+// The reshaped targets are the argument itself.
+// CHECK: call_opaque "zrt_cross_entropy_padded"(%{{.*}}, %[[TGT]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, 4, 3, 2]}
+// CHECK: %[[D:.*]] = dereference %[[LOSS]] : !emitc.ptr<f32>
+// CHECK-NEXT: assign %{{.*}} : f32 to %[[D]]
+// CHECK: return %{{.*}} : !emitc.opaque<"int">
+
+// CHECK-LABEL: emitc.func @zrt_gen_forward_backward(
+// CHECK: verbatim "// @forward_backward: 192 bytes of activations,
+// CHECK: call_opaque "zrt_cross_entropy_padded_backward"
+// CHECK: verbatim "// train.accumulate @w.grad"
+// CHECK: call_opaque "zrt_axpy"
+// CHECK: call_opaque "zrt_embedding_backward"
+
+// The update runs in place on the state: no copies, stores elided; the
+// gradient is zeroed in its state.
+// CHECK-LABEL: emitc.func @zrt_gen_optimizer_step(
+// CHECK-SAME: %{{.*}}: f32, %{{.*}}: i64, %{{.*}}: f32, %[[NORM:[^:]*]]: !emitc.ptr<f32>)
+// CHECK: %[[GG:.*]] = get_global @zrt_mem_gradients
+// CHECK-NEXT: %[[GB:.*]] = load %[[GG]]
+// CHECK: call_opaque "zrt_clip_coef_scaled"
+// CHECK: verbatim "// train.adamw -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>"
+// CHECK-NOT: zrt_copy_any
+// CHECK: call_opaque "zrt_adamw_step"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"NULL">, #emitc.opaque<"NULL">, 32, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 1.000000e-02, 5 : index, 6 : index]}
+// CHECK: verbatim "// train.store @emb (no copy: computed in place)"
+// CHECK: verbatim "// train.fill -> tensor<8x4xf32>"
+// CHECK-NEXT: %[[Z:.*]] = cast %[[GB]] : !emitc.ptr<ui8> to !emitc.ptr<f32>
+// CHECK-NEXT: call_opaque "zrt_fill"(%[[Z]])
+// CHECK: verbatim "// train.store @emb.grad (no copy: computed in place)"
+// CHECK: dereference %[[NORM]]
+
+// CHECK-LABEL: emitc.func @zrt_gen_destroy()
+// CHECK: call_opaque "zrt_arena_destroy"
+// CHECK: emitc.global static @zrt_model : !emitc.opaque<"zrt_model_desc"> = #emitc.opaque<"{\0A  ZRT_MODEL_ABI_VERSION, \22model\22, 1, 0,\0A  /*batch=*/2, /*seq=*/2, /*vocab=*/2, /*padded_vocab=*/3,\0A  /*num_params=*/47,
+// CHECK-LABEL: emitc.func @zrt_model_get() -> !emitc.ptr<!emitc.opaque<"const zrt_model_desc">>
+// CHECK-LABEL: emitc.func @main(
+// CHECK: call @zrt_model_get()
+// CHECK: call_opaque "zrt_train_main"
+
+// BARE-NOT: {{train\.|zero\.|func\.func}}
+// BARE: emitc.func @zrt_model_get
+// BARE-NOT: @main
+
+// STAGE2: emitc.global static const @zrt_groups
+// STAGE2-LABEL: emitc.func @zrt_gen_forward_backward(
+// STAGE2: call_opaque "zrt_reduce_scatter"
+// STAGE2-LABEL: emitc.func @zrt_gen_optimizer_step(
+// STAGE2: call_opaque "zrt_shard_adamw"
+// STAGE2: call_opaque "zrt_all_gather"
+// STAGE2: #emitc.opaque<"{\0A  ZRT_MODEL_ABI_VERSION, \22model\22, 2, 2,
+
+train.param @emb : tensor<8x4xf32> init(<normal, 2.000000e-02>) trainable
+train.param @w : tensor<3x4xf32> init(<normal, 2.000000e-02>) trainable
+train.param @b : tensor<3xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %e = train.load @emb : tensor<8x4xf32>
+  %x = train.embedding %e, %ids : tensor<8x4xf32>, tensor<2x2xi32> -> tensor<2x2x4xf32>
+  %w = train.load @w : tensor<3x4xf32>
+  %b = train.load @b : tensor<3xf32>
+  %y = train.matmul %x, %w bias %b {transpose_b} : tensor<2x2x4xf32>, tensor<3x4xf32>, tensor<3xf32> -> tensor<2x2x3xf32>
+  %f = train.reshape %y : tensor<2x2x3xf32> -> tensor<4x3xf32>
+  %ft = train.reshape %t : tensor<2x2xi32> -> tensor<4xi32>
+  %l = train.cross_entropy %f, %ft {num_classes = 2 : i64} : tensor<4x3xf32>, tensor<4xi32> -> tensor<f32>
+  return %l : tensor<f32>
+}

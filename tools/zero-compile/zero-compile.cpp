@@ -1,0 +1,385 @@
+//===- zero-compile.cpp - training-step IR to a training executable -------===//
+///
+/// \file
+/// `zero-compile` is the compiler driver: it takes a model's forward graph
+/// (train dialect, e.g. from zero-model) and produces a training program.
+///
+///   zero-compile model.mlir [--stage=0..3|auto] [--world-size=N]
+///       [--precision=fp32|bf16-mixed] [--max-grad-norm=F] [--weight-decay=F]
+///       [--beta1=F] [--beta2=F] [--eps=F] [--decay-min-rank=N]
+///       [--grouping=block|param] [--device-memory=BYTES]
+///       [--bucket-bytes=BYTES] [--prefetch=N] [--max-live-bytes=BYTES]
+///       [--emit=mlir|cpp|exe] [--target=cpu|cuda] [-o out] [--keep-temps]
+///       [--cxx PATH] [--model-name NAME] [--extra-source FILE]...
+///
+/// Pipeline: train-autodiff, train-optimizer, zero-partition (each skipped
+/// when the input already went through it: @forward_backward,
+/// @optimizer_step, the zero.stage attribute), zero-bucket and zero-prefetch
+/// when their options are given, then convert-train-to-emitc
+/// and mlir::emitc::translateToCpp. `--emit=mlir` stops before the
+/// lowering, `--emit=cpp` writes the C++, `--emit=exe` (the default) also
+/// runs the host compiler:
+///
+///   CXX -O2 -fopenmp -std=c++17 -I<runtime include> gen.cpp
+///       <libzero_runtime.a> <MPI C link flags> <OpenBLAS> -o out
+///
+/// with CXX from --cxx, else $ZERO_CXX, else $CXX, else the compiler CMake
+/// configured (ZERO_HOST_CXX). The runtime paths and link flags are fixed
+/// at configure time (ZeroCompileConfig.h); zero-compile itself does not
+/// link the runtime. When the host compiler fails, its output is printed
+/// with a command line that reproduces the failure (the C++ file is kept),
+/// and the exit status is 1.
+///
+//===----------------------------------------------------------------------===//
+
+#include "ZeroCompileConfig.h"
+
+#include "zero/Conversion/Passes.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/Cpp/CppEmitter.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("zero-compile options");
+
+static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+                                          cl::desc("<model.mlir>"),
+                                          cl::cat(category));
+static cl::opt<std::string>
+    outputFilename("o", cl::value_desc("file"), cl::cat(category),
+                   cl::desc("Output (default: a.out for exe, stdout else)"));
+static cl::opt<std::string> emit("emit", cl::init("exe"), cl::cat(category),
+                                 cl::value_desc("mlir|cpp|exe"),
+                                 cl::desc("What to produce: the partitioned IR "
+                                          "(before lowering), the C++, or an "
+                                          "executable (default)"));
+static cl::opt<std::string> target("target", cl::init("cpu"), cl::cat(category),
+                                   cl::value_desc("cpu|cuda"),
+                                   cl::desc("Code generation target"));
+static cl::opt<bool> keepTemps("keep-temps", cl::cat(category),
+                               cl::desc("--emit=exe: keep the C++ as "
+                                        "<output>.gen.cpp"));
+static cl::opt<std::string>
+    cxx("cxx", cl::value_desc("path"), cl::cat(category),
+        cl::desc("Host C++ compiler (default: $ZERO_CXX, "
+                 "$CXX, then the configured one)"));
+static cl::list<std::string>
+    extraSources("extra-source", cl::value_desc("file"), cl::cat(category),
+                 cl::desc("--emit=exe: also compile and link this C++ file "
+                          "(e.g. a test harness that defines zrt_train_main "
+                          "in place of the runtime's driver)"));
+static cl::opt<std::string>
+    modelName("model-name", cl::value_desc("name"), cl::cat(category),
+              cl::desc("Model name in the program's "
+                       "description (zero.model_name)"));
+
+// zero-partition.
+static cl::opt<std::string> stage("stage", cl::init("0"), cl::cat(category),
+                                  cl::value_desc("0|1|2|3|auto"),
+                                  cl::desc("ZeRO stage (zero-partition)"));
+static cl::opt<int64_t> worldSize("world-size", cl::init(1), cl::cat(category),
+                                  cl::value_desc("N"),
+                                  cl::desc("Data-parallel ranks N"));
+static cl::opt<std::string> grouping("grouping", cl::cat(category),
+                                     cl::value_desc("block|param"),
+                                     cl::desc("Shard groups (zero-partition)"));
+static cl::opt<int64_t>
+    deviceMemory("device-memory", cl::cat(category), cl::value_desc("bytes"),
+                 cl::desc("Bytes per rank for --stage=auto"));
+
+// zero-bucket and zero-prefetch (run only when asked for).
+static cl::opt<int64_t> bucketBytes("bucket-bytes", cl::cat(category),
+                                    cl::value_desc("bytes"),
+                                    cl::desc("Fuse the collectives of shard "
+                                             "groups into buckets of at most "
+                                             "this size (zero-bucket)"));
+static cl::opt<int64_t>
+    prefetchDistance("prefetch", cl::cat(category), cl::value_desc("N"),
+                     cl::desc("Split collectives into start/wait and hoist "
+                              "all-gathers up to N ahead (zero-prefetch)"));
+static cl::opt<int64_t> maxLiveBytes(
+    "max-live-bytes", cl::cat(category), cl::value_desc("bytes"),
+    cl::desc("zero-prefetch: bound on gathered bytes live at once"));
+
+// train-optimizer.
+static cl::opt<std::string> precision("precision", cl::cat(category),
+                                      cl::value_desc("fp32|bf16-mixed"),
+                                      cl::desc("Precision (train-optimizer)"));
+static cl::opt<std::string> maxGradNorm("max-grad-norm", cl::cat(category),
+                                        cl::value_desc("F"),
+                                        cl::desc("Gradient clipping norm"));
+static cl::opt<std::string> weightDecay("weight-decay", cl::cat(category),
+                                        cl::value_desc("F"),
+                                        cl::desc("AdamW weight decay"));
+static cl::opt<std::string> beta1("beta1", cl::cat(category),
+                                  cl::value_desc("F"), cl::desc("AdamW beta1"));
+static cl::opt<std::string> beta2("beta2", cl::cat(category),
+                                  cl::value_desc("F"), cl::desc("AdamW beta2"));
+static cl::opt<std::string> eps("eps", cl::cat(category), cl::value_desc("F"),
+                                cl::desc("AdamW epsilon"));
+static cl::opt<std::string> decayMinRank("decay-min-rank", cl::cat(category),
+                                         cl::value_desc("N"),
+                                         cl::desc("Only parameters of at least "
+                                                  "this rank decay"));
+
+static int error(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "zero-compile") << message << "\n";
+  return 1;
+}
+
+/// `name=value` for each option given on the command line.
+static std::string passOptions(
+    std::initializer_list<std::pair<const char *, cl::opt<std::string> *>>
+        opts) {
+  std::string out;
+  for (auto [name, opt] : opts)
+    if (opt->getNumOccurrences())
+      out += std::string(out.empty() ? "" : " ") + name + "=" + opt->getValue();
+  return out;
+}
+
+/// The host C++ compiler to run.
+static std::string hostCompiler() {
+  if (!cxx.empty())
+    return cxx;
+  for (const char *var : {"ZERO_CXX", "CXX"})
+    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
+      if (!v->empty())
+        return *v;
+  return ZERO_HOST_CXX;
+}
+
+/// Quotes one argument for a shell command line.
+static std::string shellQuote(StringRef arg) {
+  if (!arg.empty() && arg.find_first_not_of(
+                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                          "0123456789-_./=+,:@%") == StringRef::npos)
+    return arg.str();
+  std::string out = "'";
+  for (char c : arg)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Runs the host compiler on `cppPath`, writing `exePath`.
+static int compileExecutable(StringRef cppPath, StringRef exePath) {
+  if (StringRef(ZERO_COMPILE_RUNTIME_LIBRARY).empty())
+    return error("this zero-compile was built without the runtime "
+                 "(ZERO_BUILD_RUNTIME=OFF): --emit=exe is unavailable");
+  std::string compiler = hostCompiler();
+  std::string program = compiler;
+  if (!llvm::sys::path::is_absolute(compiler)) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
+    if (!found)
+      return error("host compiler '" + compiler + "' not found (use --cxx)");
+    program = *found;
+  }
+  SmallVector<std::string> args = {compiler,
+                                   "-O2",
+                                   "-fopenmp",
+                                   "-std=c++17",
+                                   "-I" ZERO_COMPILE_RUNTIME_INCLUDE,
+                                   cppPath.str()};
+  for (const std::string &extra : extraSources)
+    args.push_back(extra);
+  args.push_back(ZERO_COMPILE_RUNTIME_LIBRARY);
+  SmallVector<StringRef> linkArgs;
+  StringRef(ZERO_COMPILE_LINK_ARGS).split(linkArgs, ';', -1, false);
+  for (StringRef a : linkArgs)
+    args.push_back(a.str());
+  args.append({"-o", exePath.str()});
+
+  SmallString<128> log;
+  if (llvm::sys::fs::createTemporaryFile("zero-compile", "log", log))
+    return error("cannot create a temporary file");
+  llvm::FileRemover removeLog(log);
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::optional<StringRef> redirects[3] = {std::nullopt, StringRef(log),
+                                           StringRef(log)};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(program, argRefs, std::nullopt,
+                                         redirects, 0, 0, &message);
+  if (status == 0)
+    return 0;
+  if (auto out = llvm::MemoryBuffer::getFile(log))
+    llvm::errs() << (*out)->getBuffer();
+  std::string command;
+  for (const std::string &a : args)
+    command += (command.empty() ? "" : " ") + shellQuote(a);
+  error("the host compiler failed (" +
+        (message.empty() ? "exit status " + std::to_string(status) : message) +
+        "); reproduce with:\n  " + command);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  zero::registerAllPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Zero compiler driver: training-step IR -> "
+                              "training executable\n");
+
+  if (emit != "mlir" && emit != "cpp" && emit != "exe")
+    return error("unknown --emit '" + emit + "' (expected mlir, cpp or exe)");
+  if (target == "cuda")
+    return error("the CUDA target is not built yet");
+  if (target != "cpu")
+    return error("unknown --target '" + target + "' (expected cpu or cuda)");
+  if (worldSize < 1)
+    return error("--world-size must be at least 1");
+
+  DialectRegistry registry;
+  zero::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (!modelName.empty())
+    (*module)->setAttr("zero.model_name", StringAttr::get(&context, modelName));
+
+  // The training-step pipeline, skipping what the input already went
+  // through.
+  std::string pipeline;
+  auto add = [&](const std::string &pass) {
+    pipeline += (pipeline.empty() ? "" : ",") + pass;
+  };
+  if (!module->lookupSymbol("forward_backward"))
+    add("train-autodiff");
+  if (!module->lookupSymbol("optimizer_step")) {
+    std::string opts = passOptions({{"precision", &precision},
+                                    {"max-grad-norm", &maxGradNorm},
+                                    {"weight-decay", &weightDecay},
+                                    {"beta1", &beta1},
+                                    {"beta2", &beta2},
+                                    {"eps", &eps},
+                                    {"decay-min-rank", &decayMinRank}});
+    add("train-optimizer" + (opts.empty() ? "" : "{" + opts + "}"));
+  }
+  if (!(*module)->hasAttr("zero.stage")) {
+    if (PassInfo::lookup("zero-partition")) {
+      std::string opts =
+          "stage=" + stage + " world-size=" + std::to_string(worldSize);
+      if (grouping.getNumOccurrences())
+        opts += " grouping=" + grouping;
+      if (deviceMemory.getNumOccurrences())
+        opts += " device-memory=" + std::to_string(deviceMemory);
+      add("zero-partition{" + opts + "}");
+    } else if (stage != "0" || worldSize != 1) {
+      return error("ZeRO partitioning (zero-partition) is not available in "
+                   "this build: only --stage=0 --world-size=1 work");
+    }
+  }
+  auto addIfRegistered = [&](StringRef pass, const std::string &opts) {
+    if (!PassInfo::lookup(pass)) {
+      error(pass + " is not available in this build");
+      return false;
+    }
+    add(pass.str() + (opts.empty() ? "" : "{" + opts + "}"));
+    return true;
+  };
+  if (bucketBytes.getNumOccurrences() &&
+      !addIfRegistered("zero-bucket",
+                       "bucket-bytes=" + std::to_string(bucketBytes)))
+    return 1;
+  if (prefetchDistance.getNumOccurrences() ||
+      maxLiveBytes.getNumOccurrences()) {
+    std::string opts;
+    if (prefetchDistance.getNumOccurrences())
+      opts += "distance=" + std::to_string(prefetchDistance);
+    if (maxLiveBytes.getNumOccurrences())
+      opts += std::string(opts.empty() ? "" : " ") +
+              "max-live-bytes=" + std::to_string(maxLiveBytes);
+    if (!addIfRegistered("zero-prefetch", opts))
+      return 1;
+  }
+  PassManager pm(&context);
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return error("bad pass pipeline: " + pipeline);
+  if (failed(pm.run(*module)))
+    return 1;
+
+  std::string defaultOut = emit == "exe" ? "a.out" : "-";
+  std::string out = outputFilename.empty() ? defaultOut : outputFilename;
+  std::string errorMessage;
+  if (emit == "mlir") {
+    auto file = openOutputFile(out, &errorMessage);
+    if (!file)
+      return error(errorMessage);
+    module->print(file->os());
+    file->keep();
+    return 0;
+  }
+
+  PassManager lower(&context);
+  lower.addPass(zero::createConvertTrainToEmitC());
+  if (failed(lower.run(*module)))
+    return 1;
+  std::string cpp;
+  llvm::raw_string_ostream cppStream(cpp);
+  if (failed(emitc::translateToCpp(*module, cppStream)))
+    return 1;
+
+  if (emit == "cpp") {
+    auto file = openOutputFile(out, &errorMessage);
+    if (!file)
+      return error(errorMessage);
+    file->os() << cpp;
+    file->keep();
+    return 0;
+  }
+
+  // --emit=exe: the C++ goes to a temporary file (or <out>.gen.cpp).
+  SmallString<128> cppPath;
+  if (keepTemps) {
+    cppPath = out + ".gen.cpp";
+  } else if (llvm::sys::fs::createTemporaryFile("zero-compile-gen", "cpp",
+                                                cppPath)) {
+    return error("cannot create a temporary file");
+  }
+  {
+    auto file = openOutputFile(cppPath, &errorMessage);
+    if (!file)
+      return error(errorMessage);
+    file->os() << cpp;
+    file->keep();
+  }
+  int status = compileExecutable(cppPath, out);
+  if (status != 0) {
+    llvm::errs() << "zero-compile: the generated C++ is kept at " << cppPath
+                 << "\n";
+    return status;
+  }
+  if (!keepTemps)
+    llvm::sys::fs::remove(cppPath);
+  return 0;
+}

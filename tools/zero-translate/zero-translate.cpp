@@ -1,0 +1,51 @@
+//===- zero-translate.cpp - training-step IR to C++ -----------------------===//
+///
+/// \file
+/// `zero-translate --emit-cpp model.mlir` lowers a training step (after
+/// train-autodiff, train-optimizer and, optionally, zero-partition) with
+/// `convert-train-to-emitc` and prints the C++ of the model.h contract
+/// through the upstream EmitC emitter (`mlir::emitc::translateToCpp`).
+/// It is mlir-translate (MlirTranslateMain) with Zero's dialects and this
+/// one translation; `--no-main` leaves out `int main`.
+///
+//===----------------------------------------------------------------------===//
+
+#include "zero/Conversion/Passes.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/Cpp/CppEmitter.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<bool> noMain("no-main",
+                                  llvm::cl::desc("--emit-cpp: do not emit "
+                                                 "`int main` (link your own)"),
+                                  llvm::cl::init(false));
+
+int main(int argc, char **argv) {
+  TranslateFromMLIRRegistration emitCpp(
+      "emit-cpp",
+      "lower a training step to EmitC (convert-train-to-emitc) and print it "
+      "as C++ implementing zrt/model.h",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("zero-translate: expected a module");
+        PassManager pm(op->getContext());
+        zero::ConvertTrainToEmitCOptions options;
+        options.emitMain = !noMain;
+        pm.addPass(zero::createConvertTrainToEmitC(options));
+        if (failed(pm.run(module)))
+          return failure();
+        return emitc::translateToCpp(module, os);
+      },
+      [](DialectRegistry &registry) { zero::registerAllDialects(registry); });
+  return failed(mlirTranslateMain(argc, argv, "Zero translation driver"));
+}
