@@ -74,11 +74,12 @@ static LogicalResult countCollectives(func::FuncOp fn,
       int64_t numel = t.getNumElements();
       int64_t e = t.getElementTypeBitWidth() / 8;
       int64_t sent = allReduce ? 2 * numel * e * (n - 1) / n : numel * (n - 1) * e;
+      bytes[static_cast<int>(kind)] += sent;
       if (allReduce && t.getRank() == 0) {
+        // Counted in bytes (the runtime sends it) but not in Ψ units.
         scalarBytes += sent;
         return;
       }
-      bytes[static_cast<int>(kind)] += sent;
       elements += allReduce ? 2 * numel * (n - 1) / n : numel * (n - 1);
     };
     if (auto ag = dyn_cast<AllGatherOp>(op))
@@ -87,6 +88,13 @@ static LogicalResult countCollectives(func::FuncOp fn,
       count(CollectiveKind::ReduceScatter, rs.getType(), rs.getWorldSize(), false);
     else if (auto ar = dyn_cast<AllReduceOp>(op))
       count(CollectiveKind::AllReduce, ar.getType(), ar.getWorldSize(), true);
+    else if (auto ags = dyn_cast<AllGatherStartOp>(op))
+      count(CollectiveKind::AllGather, ags.getShard().getType(), ags.getWorldSize(), false);
+    else if (auto rss = dyn_cast<ReduceScatterStartOp>(op))
+      count(CollectiveKind::ReduceScatter, rss.getPending().getType().getResult(),
+            rss.getWorldSize(), false);
+    else if (auto ars = dyn_cast<AllReduceStartOp>(op))
+      count(CollectiveKind::AllReduce, ars.getInput().getType(), ars.getWorldSize(), true);
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
@@ -228,8 +236,8 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   printBytes(os, total);
   os << llvm::format("  %.6f Ψ elements\n", elements / psi);
   os << "  elements moved: " << elements << "\n";
-  os << "  scalar all-reduce (gradient norm): " << r.scalarCommBytesStep
-     << " B\n";
+  os << "  of which scalar all-reduces (gradient norm, not in Ψ units): "
+     << r.scalarCommBytesStep << " B\n";
 }
 
 void mlir::zero::printReportJson(const StepReport &r, int64_t k,

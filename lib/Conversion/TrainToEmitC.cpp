@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Conversion/Passes.h"
+#include "zero/Analysis/Report.h"
 
 #include "Train/TrainOps.h"
 #include "Zero/ZeroOps.h"
@@ -293,6 +294,8 @@ public:
   int64_t arenaBytes[kNumMem] = {};
   OpBuilder globals{module.getContext()};
   unsigned numPermutations = 0;
+  /// zero-report's analysis of the module, for the model's plan.
+  zero::StepReport report;
 
   /// A state by symbol name; emits an error at `user` when missing or
   /// without storage.
@@ -2089,11 +2092,18 @@ void ModuleLowering::emitDestroy(OpBuilder &mb) {
 }
 
 /// The compile-time plan of the model description.
-/// TODO(zero-report): fill it from mlir::zero::analyzeStep
-/// (include/zero/Analysis/Report.h) on the module before lowering; zero
-/// until then.
-static std::string planInitializer(ModuleOp) {
-  return "{{0, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}}";
+/// The zrt_plan_desc initializer: zero-report's per-rank model-state bytes
+/// and bytes sent per collective kind (include/zero/Analysis/Report.h),
+/// which the driver compares with what the runtime measures.
+static std::string planInitializer(const zero::StepReport &r) {
+  auto list = [](llvm::ArrayRef<int64_t> v) {
+    std::string out = "{";
+    for (auto [i, x] : llvm::enumerate(v))
+      out += (i ? ", " : "") + std::to_string(x);
+    return out + "}";
+  };
+  return "{" + list(r.stateBytes) + ", " + std::to_string(r.paddingBytes) +
+         ", " + list(r.commBytesMicro) + ", " + list(r.commBytesStep) + "}";
 }
 
 void ModuleLowering::emitModelDesc(OpBuilder &mb) {
@@ -2112,7 +2122,7 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
           "zrt_gen_destroy,\n  {16}, {17}\n}",
           cString(modelName), worldSize, stage, batch, seq, vocab, paddedVocab,
           numParams, numStates, groups.size(),
-          groups.empty() ? "NULL" : "zrt_groups", planInitializer(module),
+          groups.empty() ? "NULL" : "zrt_groups", planInitializer(report),
           fnName(0), fnName(1), fnName(2), fnName(3), numParamInfos,
           numParamInfos ? "zrt_params" : "NULL")
           .str();
@@ -2153,6 +2163,11 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
 }
 
 LogicalResult ModuleLowering::run() {
+  // The plan is computed on the IR before it is rewritten.
+  FailureOr<zero::StepReport> analyzed = zero::analyzeStep(module);
+  if (failed(analyzed))
+    return failure();
+  report = *analyzed;
   SmallVector<Operation *> old;
   for (Operation &op : module.getBody()->getOperations())
     old.push_back(&op);

@@ -65,7 +65,8 @@
 // CHECK-NEXT: /*batch=*/1, /*seq=*/2, /*vocab=*/0, /*padded_vocab=*/0,
 // CHECK-NEXT: /*num_params=*/4,
 // CHECK-NEXT: 1, zrt_states, 0, NULL,
-// CHECK-NEXT: /*plan=*/{{[{][{]}}0, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}},
+// The plan: 4 f32 parameters = 16 bytes, nothing sent (world size 1).
+// CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}},
 // CHECK-NEXT: zrt_gen_init, zrt_gen_forward, NULL, NULL, NULL, zrt_gen_destroy,
 // CHECK-NEXT: 1, zrt_params
 // CHECK-NEXT: };

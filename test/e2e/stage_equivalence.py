@@ -53,6 +53,10 @@ def main():
     ap.add_argument("--global-batch", type=int, default=8)
     ap.add_argument("--stages", default="0,1,2,3")
     ap.add_argument("--world-sizes", default="1,2,4")
+    ap.add_argument("--compile-flags", default="",
+                    help="extra zero-compile flags, e.g. '--prefetch=1 --bucket-bytes=4096'")
+    ap.add_argument("--bitwise-against", default=None,
+                    help="work dir of another run whose losses must be bit-identical")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
@@ -66,7 +70,8 @@ def main():
         for stage in [int(x) for x in args.stages.split(",")]:
             exe = os.path.join(args.work, "train_s%d_n%d" % (stage, n))
             run([os.path.join(args.bin, "zero-compile"), model, "--stage=%d" % stage,
-                 "--world-size=%d" % n, "--emit=exe", "-o", exe])
+                 "--world-size=%d" % n, "--emit=exe", "-o", exe]
+                + args.compile_flags.split())
             metrics = exe + ".k%d.jsonl" % args.grad_accum
             cmd = [exe, "--data", args.data, "--steps", str(args.steps),
                    "--grad-accum", str(args.grad_accum), "--lr", "3e-3",
@@ -99,6 +104,15 @@ def main():
                 break
         print("stage %d N=%d: first loss %.6f last loss %.6f state bytes %s"
               % (stage, n, steps[0]["loss"], steps[-1]["loss"], config["measured_state_bytes"]))
+    if args.bitwise_against:
+        for (stage, n), (config, steps) in sorted(runs.items()):
+            other = os.path.join(args.bitwise_against, "train_s%d_n%d.k%d.jsonl"
+                                 % (stage, n, args.grad_accum))
+            _, other_steps = read_metrics(other)
+            if [s["loss"] for s in steps] != [s["loss"] for s in other_steps]:
+                failures.append("stage %d N=%d: losses are not bit-identical to %s"
+                                % (stage, n, other))
+        print("losses bit-identical to %s" % args.bitwise_against)
     if failures:
         sys.exit("FAILED:\n  " + "\n  ".join(failures))
     print("all %d runs agree with stage 0, N=1 within %g and with the plan" % (len(runs), REL_TOL))

@@ -112,6 +112,17 @@ static cl::opt<int64_t>
     deviceMemory("device-memory", cl::cat(category), cl::value_desc("bytes"),
                  cl::desc("Bytes per rank for --stage=auto"));
 
+static cl::opt<int64_t> persistThreshold(
+    "persist-threshold", cl::cat(category), cl::value_desc("elements"),
+    cl::desc("Stage 3: parameters of at most this many elements stay whole "
+             "(zero-partition)"));
+// train-checkpoint.
+static cl::opt<std::string>
+    checkpointPolicy("checkpoint", cl::init("none"), cl::cat(category),
+                     cl::value_desc("none|block"),
+                     cl::desc("Activation checkpointing: recompute each block "
+                              "in the backward (train-checkpoint)"));
+
 // zero-bucket and zero-prefetch (run only when asked for).
 static cl::opt<int64_t> bucketBytes("bucket-bytes", cl::cat(category),
                                     cl::value_desc("bytes"),
@@ -273,8 +284,11 @@ int main(int argc, char **argv) {
   auto add = [&](const std::string &pass) {
     pipeline += (pipeline.empty() ? "" : ",") + pass;
   };
-  if (!module->lookupSymbol("forward_backward"))
+  if (!module->lookupSymbol("forward_backward")) {
     add("train-autodiff");
+    if (checkpointPolicy != "none")
+      add("train-checkpoint{policy=" + checkpointPolicy + "}");
+  }
   if (!module->lookupSymbol("optimizer_step")) {
     std::string opts = passOptions({{"precision", &precision},
                                     {"max-grad-norm", &maxGradNorm},
@@ -293,6 +307,8 @@ int main(int argc, char **argv) {
         opts += " grouping=" + grouping;
       if (deviceMemory.getNumOccurrences())
         opts += " device-memory=" + std::to_string(deviceMemory);
+      if (persistThreshold.getNumOccurrences())
+        opts += " persist-threshold=" + std::to_string(persistThreshold);
       add("zero-partition{" + opts + "}");
     } else if (stage != "0" || worldSize != 1) {
       return error("ZeRO partitioning (zero-partition) is not available in "

@@ -48,7 +48,8 @@ struct StepReport {
   /// Elements moved (not bytes) for the paper's Ψ units, per micro-batch and
   /// per optimizer step, excluding scalar (0-D) reductions such as the norm.
   int64_t commElementsMicro = 0, commElementsStep = 0;
-  /// Bytes of scalar (0-D) reductions per optimizer step (gradient norm).
+  /// Bytes of scalar (0-D) reductions per optimizer step (gradient norm);
+  /// included in commBytesStep, excluded from the element counts.
   int64_t scalarCommBytesStep = 0;
   /// Activation estimate of one micro-batch: bytes of values
   /// @forward_backward computes before the loss seed and reads after it
