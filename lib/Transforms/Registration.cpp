@@ -1,6 +1,7 @@
 //===- Registration.cpp - register Zero's dialects and passes -------------===//
 
 #include "zero/Transforms/Passes.h"
+#include "zero/Transforms/Pipelines.h"
 #include "zero/Conversion/Passes.h"
 
 #include "Train/TrainDialect.h"
@@ -17,6 +18,7 @@ void mlir::zero::registerAllPasses() {
   registerTrainPasses();
   registerZeroPasses();
   registerConversionPasses();
+  registerTrainingPipeline();
 }
 
 void mlir::zero::registerAllDialects(mlir::DialectRegistry &registry) {

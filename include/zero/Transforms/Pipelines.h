@@ -1,0 +1,80 @@
+//===- Pipelines.h - the training-step pipeline -----------------*- C++ -*-===//
+///
+/// \file
+/// The pipeline that turns a forward graph into a partitioned training step:
+/// train-autodiff, train-checkpoint, train-optimizer, zero-partition,
+/// zero-bucket, zero-prefetch. Registered with zero-opt as
+/// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
+/// the same builder.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_TRANSFORMS_PIPELINES_H
+#define ZERO_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::zero {
+
+/// Options of the training-step pipeline; each mirrors the option of the
+/// pass it is passed to (see TrainPasses.td / ZeroPasses.td for semantics).
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<bool> autodiff{*this, "autodiff", llvm::cl::init(true),
+                        llvm::cl::desc("Run train-autodiff")};
+  Option<std::string> checkpoint{
+      *this, "checkpoint", llvm::cl::init("none"),
+      llvm::cl::desc("train-checkpoint policy: none or block")};
+  Option<bool> optimizer{*this, "optimizer", llvm::cl::init(true),
+                         llvm::cl::desc("Run train-optimizer")};
+  Option<std::string> precision{*this, "precision", llvm::cl::init("fp32"),
+                                llvm::cl::desc("fp32, bf16-mixed or fp16-mixed")};
+  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9),
+                       llvm::cl::desc("AdamW β1")};
+  Option<double> beta2{*this, "beta2", llvm::cl::init(0.999),
+                       llvm::cl::desc("AdamW β2")};
+  Option<double> eps{*this, "eps", llvm::cl::init(1e-8),
+                     llvm::cl::desc("AdamW ε")};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.01),
+                             llvm::cl::desc("Decoupled weight decay")};
+  Option<int64_t> decayMinRank{*this, "decay-min-rank", llvm::cl::init(2),
+                               llvm::cl::desc("Only params of this rank decay")};
+  Option<double> maxGradNorm{*this, "max-grad-norm", llvm::cl::init(1.0),
+                             llvm::cl::desc("Global-norm clipping (<= 0: off)")};
+  Option<bool> partition{*this, "partition", llvm::cl::init(true),
+                         llvm::cl::desc("Run zero-partition")};
+  Option<std::string> stage{*this, "stage", llvm::cl::init("0"),
+                            llvm::cl::desc("ZeRO stage 0-3 or auto")};
+  Option<int64_t> worldSize{*this, "world-size", llvm::cl::init(1),
+                            llvm::cl::desc("Data-parallel ranks N")};
+  Option<int64_t> deviceMemory{*this, "device-memory", llvm::cl::init(0),
+                               llvm::cl::desc("Bytes per rank (stage=auto)")};
+  Option<std::string> grouping{*this, "grouping", llvm::cl::init("block"),
+                               llvm::cl::desc("block or param")};
+  Option<int64_t> persistThreshold{
+      *this, "persist-threshold", llvm::cl::init(0),
+      llvm::cl::desc("Stage 3: params of at most this many elements stay whole")};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes", llvm::cl::init(0),
+      llvm::cl::desc("Run zero-bucket with this bucket size (0: off)")};
+  Option<int64_t> prefetch{
+      *this, "prefetch", llvm::cl::init(-1),
+      llvm::cl::desc("Run zero-prefetch with this distance (-1: off)")};
+  Option<int64_t> maxLiveBytes{
+      *this, "max-live-bytes", llvm::cl::init(0),
+      llvm::cl::desc("zero-prefetch live-bytes budget (0: unbounded)")};
+};
+
+/// Adds the training-step passes selected by `options` to `pm` (a module
+/// pass manager), in order: train-autodiff, train-checkpoint,
+/// train-optimizer, zero-partition, zero-bucket, zero-prefetch.
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
+/// Registers `zero-training-pipeline` with the pass registry.
+void registerTrainingPipeline();
+
+} // namespace mlir::zero
+
+#endif // ZERO_TRANSFORMS_PIPELINES_H

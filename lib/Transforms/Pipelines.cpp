@@ -1,0 +1,63 @@
+//===- Pipelines.cpp - the training-step pipeline -------------------------===//
+
+#include "zero/Transforms/Pipelines.h"
+#include "zero/Transforms/Passes.h"
+
+#include "Train/TrainDialect.h"
+#include "Zero/ZeroDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void zero::buildTrainingPipeline(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options) {
+  if (options.autodiff)
+    pm.addPass(createTrainAutodiff());
+  if (options.checkpoint != "none") {
+    TrainCheckpointOptions checkpoint;
+    checkpoint.policy = options.checkpoint;
+    pm.addPass(createTrainCheckpoint(checkpoint));
+  }
+  if (options.optimizer) {
+    TrainOptimizerOptions optimizer;
+    optimizer.precision = options.precision;
+    optimizer.beta1 = options.beta1;
+    optimizer.beta2 = options.beta2;
+    optimizer.eps = options.eps;
+    optimizer.weightDecay = options.weightDecay;
+    optimizer.decayMinRank = options.decayMinRank;
+    optimizer.maxGradNorm = options.maxGradNorm;
+    pm.addPass(createTrainOptimizer(optimizer));
+  }
+  if (options.partition) {
+    ZeroPartitionOptions partition;
+    partition.stage = options.stage;
+    partition.worldSize = options.worldSize;
+    partition.deviceMemory = options.deviceMemory;
+    partition.grouping = options.grouping;
+    partition.persistThreshold = options.persistThreshold;
+    pm.addPass(createZeroPartition(partition));
+  }
+  if (options.bucketBytes > 0) {
+    ZeroBucketOptions bucket;
+    bucket.bucketBytes = options.bucketBytes;
+    pm.addPass(createZeroBucket(bucket));
+  }
+  if (options.prefetch >= 0) {
+    ZeroPrefetchOptions prefetch;
+    prefetch.distance = options.prefetch;
+    prefetch.maxLiveBytes = options.maxLiveBytes;
+    pm.addPass(createZeroPrefetch(prefetch));
+  }
+}
+
+void zero::registerTrainingPipeline() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "zero-training-pipeline",
+      "Forward graph to partitioned training step: train-autodiff, "
+      "train-checkpoint, train-optimizer, zero-partition, zero-bucket, "
+      "zero-prefetch",
+      buildTrainingPipeline);
+}
