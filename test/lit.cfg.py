@@ -48,3 +48,7 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%zero_bin", config.zero_tools_dir))
 if os.path.exists(os.path.join(config.zero_tools_dir, "zero-compile")):
     config.available_features.add("zero-compile")
+
+# Tests run OpenBLAS exactly as the machine sets it up (no driver re-exec
+# choosing kernels; see runtime/src/blas_core.cpp).
+config.environment["ZRT_BLAS_REEXEC"] = "0"

@@ -222,6 +222,20 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << llvm::format("  %-16s", "activations");
   printBytes(os, r.activationBytes);
   os << "\n";
+  if (r.plannedActivationBytes >= 0) {
+    os << "planned arenas (zero-buffer-assign, max over the functions):\n";
+    os << llvm::format("  %-16s", "activations");
+    printBytes(os, r.plannedActivationBytes);
+    os << "\n" << llvm::format("  %-16s", "temporaries");
+    printBytes(os, r.plannedTemporaryBytes);
+    os << llvm::format("  (no reuse: %lld B)\n",
+                       (long long)r.bumpTemporaryBytes);
+    os << llvm::format("  %-16s", "planned peak");
+    printBytes(os, r.plannedPeakBytes());
+    os << llvm::format("  (model-state arenas %lld B, each state 64-byte "
+                       "aligned, + activations + temporaries)\n",
+                       (long long)r.plannedStateArenaBytes);
+  }
   os << "sent per rank per optimizer step:\n";
   int64_t total = 0;
   for (int i = 0; i < kNumCollectiveKinds; ++i) {
@@ -264,6 +278,13 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
       {"comm_elements_per_step", r.commElementsMicro * k + r.commElementsStep},
       {"scalar_comm_bytes_per_step", r.scalarCommBytesStep},
   };
+  if (r.plannedActivationBytes >= 0) {
+    root["planned_activation_arena_bytes"] = r.plannedActivationBytes;
+    root["planned_temporary_arena_bytes"] = r.plannedTemporaryBytes;
+    root["bump_temporary_arena_bytes"] = r.bumpTemporaryBytes;
+    root["planned_state_arena_bytes"] = r.plannedStateArenaBytes;
+    root["planned_peak_bytes"] = r.plannedPeakBytes();
+  }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
 }
 

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Conversion/Passes.h"
+#include "zero/Conversion/BufferPlan.h"
 #include "zero/Analysis/Report.h"
 
 #include "Train/TrainOps.h"
@@ -165,6 +166,26 @@ struct GroupInfo {
 /// The role of a function in the model.h contract.
 enum class Role { Forward, ForwardBackward, OptimizerStep, Logits };
 
+/// How values and scratch get their offsets in the activation and
+/// temporary arenas.
+enum class Assign {
+  Bump,      ///< In program order, no reuse; one scratch pool at the end.
+  BestFit,   ///< Greedy best fit over live intervals (zero-buffer-assign).
+  Annotated, ///< The offsets zero-buffer-assign recorded in the IR, checked.
+};
+
+/// One block of the activation or temporary arena: a value's own buffer or
+/// the scratch of one op, live over [first, last] (op positions; -1 is the
+/// function's entry).
+struct PlanBlock {
+  int mem = kMemTemps;
+  int64_t bytes = 0;
+  int64_t first = 0, last = 0;
+  Value value;                    ///< Null for scratch.
+  Operation *scratchOp = nullptr; ///< The op whose scratch this is.
+  int64_t offset = -1;
+};
+
 /// Where a tensor value lives.
 struct Buffer {
   enum Kind { None, Arena, Arg, View } kind = None;
@@ -190,11 +211,18 @@ class ModuleLowering;
 
 class FunctionLowering {
 public:
-  FunctionLowering(ModuleLowering &ml, func::FuncOp fn, Role role)
-      : ml(ml), fn(fn), role(role) {}
+  FunctionLowering(ModuleLowering &ml, func::FuncOp fn, Role role,
+                   Assign assign = Assign::Bump)
+      : ml(ml), fn(fn), role(role), assign(assign) {}
 
   /// Places every value; fills the arena high-water marks of `ml`.
   LogicalResult plan();
+  /// Writes the placement into the IR (zero-buffer-assign), after plan().
+  void annotate();
+  /// Bytes of the activation / temporary arena this function needs.
+  int64_t arenaExtent(int mem) const { return bump[mem]; }
+  /// Sum of the sizes of its blocks in `mem` (no reuse).
+  int64_t blockSum(int mem) const;
   /// Emits the emitc.func (after plan()).
   LogicalResult emit(OpBuilder &mb, StringRef symbol);
 
@@ -204,7 +232,10 @@ private:
   void decideLoadCopies();
   void decideInPlaceUpdates();
   int64_t scratchBytes(Operation *op);
-  Placement allocate(RankedTensorType type, int mem);
+  void request(Value v, int mem, int64_t first);
+  LogicalResult assignOffsets();
+  void bestFit(int mem);
+  LogicalResult readAnnotations();
   SmallVector<Value> aliasSet(Value v);
   int64_t lastUse(Value v);
   bool isActivation(Value v);
@@ -245,6 +276,7 @@ private:
   ModuleLowering &ml;
   func::FuncOp fn;
   Role role;
+  Assign assign;
 
   // Plan.
   DenseMap<Operation *, int64_t> pos;
@@ -254,6 +286,10 @@ private:
   DenseSet<Value> inPlaceResults;              ///< AdamW results on the state.
   DenseMap<Value, StringRef> forwardedResults; ///< Computed in this state.
   int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
+  SmallVector<PlanBlock> blocks;               ///< Acts / temps blocks.
+  DenseMap<Value, unsigned> valueBlock;        ///< value -> its block.
+  DenseMap<Operation *, int64_t> scratchAt;    ///< op -> its scratch offset.
+  DenseMap<Operation *, int64_t> scratchLen;   ///< op -> its scratch bytes.
   int64_t scratchBase = 0, scratchSize = 0;
   SmallVector<std::pair<unsigned, Value>> scalarArgs; ///< (emitc arg, IR arg).
 
@@ -281,6 +317,8 @@ public:
         emitComments(emitComments) {}
 
   LogicalResult run();
+  /// Plans the buffers only (BestFit), optionally annotating the IR.
+  FailureOr<zero::BufferPlan> planOnly(bool annotate);
 
   // Shared with FunctionLowering.
   ModuleOp module;
@@ -602,10 +640,244 @@ bool FunctionLowering::isActivation(Value v) {
   return lastUse(v) > seedPos;
 }
 
-Placement FunctionLowering::allocate(RankedTensorType type, int mem) {
-  Placement p{mem, bump[mem]};
-  bump[mem] += alignUp(std::max<int64_t>(tensorBytes(type), 1));
-  return p;
+void FunctionLowering::request(Value v, int mem, int64_t first) {
+  PlanBlock blk;
+  blk.mem = mem;
+  blk.bytes = alignUp(std::max<int64_t>(tensorBytes(tensorType(v)), 1));
+  blk.first = first;
+  blk.last = std::max(first, lastUse(v));
+  blk.value = v;
+  valueBlock[v] = blocks.size();
+  blocks.push_back(blk);
+  buffers[v] = {Buffer::Arena, Placement{mem, -1}};
+}
+
+int64_t FunctionLowering::blockSum(int mem) const {
+  // What bump allocation needs: every value, plus one scratch pool.
+  int64_t sum = 0, pool = 0;
+  for (const PlanBlock &blk : blocks)
+    if (blk.mem == mem) {
+      if (blk.value)
+        sum += blk.bytes;
+      else
+        pool = std::max(pool, blk.bytes);
+    }
+  return sum + pool;
+}
+
+/// Greedy best fit, largest block first: each block goes into the smallest
+/// gap (lowest offset on ties) between the blocks already placed whose live
+/// intervals overlap its own, else above all of them.
+void FunctionLowering::bestFit(int mem) {
+  SmallVector<unsigned> order;
+  for (auto [i, blk] : llvm::enumerate(blocks))
+    if (blk.mem == mem)
+      order.push_back(i);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    if (blocks[a].bytes != blocks[b].bytes)
+      return blocks[a].bytes > blocks[b].bytes;
+    return blocks[a].first < blocks[b].first;
+  });
+  SmallVector<unsigned> placed;
+  int64_t extent = 0;
+  for (unsigned i : order) {
+    PlanBlock &blk = blocks[i];
+    SmallVector<std::pair<int64_t, int64_t>> busy; // [offset, end)
+    for (unsigned j : placed) {
+      const PlanBlock &o = blocks[j];
+      if (o.first <= blk.last && blk.first <= o.last)
+        busy.push_back({o.offset, o.offset + o.bytes});
+    }
+    llvm::sort(busy);
+    int64_t cursor = 0, best = -1, bestGap = INT64_MAX;
+    for (auto [begin, end] : busy) {
+      int64_t gap = begin - cursor;
+      if (gap >= blk.bytes && gap < bestGap) {
+        best = cursor;
+        bestGap = gap;
+      }
+      cursor = std::max(cursor, end);
+    }
+    blk.offset = best >= 0 ? best : cursor;
+    extent = std::max(extent, blk.offset + blk.bytes);
+    placed.push_back(i);
+  }
+  bump[mem] = extent;
+}
+
+static constexpr StringLiteral kPlacementAttr = "zero.placement";
+static constexpr StringLiteral kScratchAttr = "zero.scratch";
+static constexpr StringLiteral kArenaBytesAttr = "zero.arena_bytes";
+
+/// The arena of a zero.placement / zero.scratch entry, or -1.
+static int arenaOf(DictionaryAttr d) {
+  auto a = d ? d.getAs<StringAttr>("arena") : StringAttr();
+  if (!a)
+    return -1;
+  if (a.getValue() == kMemName[kMemActs])
+    return kMemActs;
+  if (a.getValue() == kMemName[kMemTemps])
+    return kMemTemps;
+  return -1;
+}
+
+static int64_t intOf(DictionaryAttr d, StringRef key) {
+  auto a = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+  return a ? a.getInt() : -1;
+}
+
+/// The zero.placement entry of a block's value (an op result or, for the
+/// optimizer step's scalars, a function argument).
+static DictionaryAttr placementEntry(func::FuncOp fn, Value v) {
+  if (auto a = dyn_cast<BlockArgument>(v))
+    return fn.getArgAttrOfType<DictionaryAttr>(a.getArgNumber(),
+                                               kPlacementAttr);
+  auto r = cast<OpResult>(v);
+  auto list = r.getOwner()->getAttrOfType<ArrayAttr>(kPlacementAttr);
+  if (!list || list.size() != r.getOwner()->getNumResults())
+    return {};
+  return dyn_cast<DictionaryAttr>(list[r.getResultNumber()]);
+}
+
+LogicalResult FunctionLowering::readAnnotations() {
+  for (PlanBlock &blk : blocks) {
+    Operation *where = blk.value ? blk.value.getDefiningOp() : blk.scratchOp;
+    if (!where)
+      where = fn;
+    DictionaryAttr d =
+        blk.value ? placementEntry(fn, blk.value)
+                  : blk.scratchOp->getAttrOfType<DictionaryAttr>(kScratchAttr);
+    int64_t offset = intOf(d, "offset"), bytes = intOf(d, "bytes");
+    if (arenaOf(d) != blk.mem || offset < 0 || offset % kAlign ||
+        bytes < blk.bytes) {
+      InFlightDiagnostic diag = where->emitOpError("has no ");
+      diag << (blk.value ? kPlacementAttr : kScratchAttr) << " for "
+           << (blk.value ? "a result" : "its scratch")
+           << " that matches the plan (arena \"" << kMemName[blk.mem]
+           << "\", at least " << blk.bytes
+           << " bytes, 64-byte aligned offset); rerun zero-buffer-assign "
+              "after the last transformation";
+      return diag;
+    }
+    blk.offset = offset;
+  }
+  // Values live at the same time must not share a byte.
+  for (auto [i, a] : llvm::enumerate(blocks))
+    for (unsigned j = i + 1; j < blocks.size(); ++j) {
+      const PlanBlock &c = blocks[j];
+      if (a.mem != c.mem || a.last < c.first || c.last < a.first ||
+          a.offset + a.bytes <= c.offset || c.offset + c.bytes <= a.offset)
+        continue;
+      const PlanBlock &later = a.first >= c.first ? a : c;
+      const PlanBlock &other = &later == &a ? c : a;
+      Operation *where =
+          later.value ? later.value.getDefiningOp() : later.scratchOp;
+      if (!where)
+        where = fn;
+      InFlightDiagnostic diag = where->emitOpError("zero.placement: bytes [");
+      diag << later.offset << ", " << later.offset + later.bytes << ") of the "
+           << kMemName[later.mem] << " arena overlap bytes [" << other.offset
+           << ", " << other.offset + other.bytes
+           << ") of a buffer live at the same time";
+      Operation *otherOp =
+          other.value ? other.value.getDefiningOp() : other.scratchOp;
+      if (otherOp)
+        diag.attachNote(otherOp->getLoc()) << "the other buffer is defined here";
+      return diag;
+    }
+  for (int m : {kMemActs, kMemTemps}) {
+    bump[m] = 0;
+    for (const PlanBlock &blk : blocks)
+      if (blk.mem == m)
+        bump[m] = std::max(bump[m], blk.offset + blk.bytes);
+  }
+  return success();
+}
+
+LogicalResult FunctionLowering::assignOffsets() {
+  switch (assign) {
+  case Assign::Bump: {
+    // Values in program order, then one scratch pool as large as the
+    // largest op's scratch.
+    for (PlanBlock &blk : blocks)
+      if (blk.value) {
+        blk.offset = bump[blk.mem];
+        bump[blk.mem] += blk.bytes;
+      }
+    for (PlanBlock &blk : blocks)
+      if (!blk.value)
+        blk.offset = bump[kMemTemps];
+    bump[kMemTemps] += scratchSize;
+    break;
+  }
+  case Assign::BestFit:
+    bestFit(kMemActs);
+    bestFit(kMemTemps);
+    break;
+  case Assign::Annotated:
+    if (failed(readAnnotations()))
+      return failure();
+    break;
+  }
+  for (const PlanBlock &blk : blocks) {
+    if (blk.value)
+      buffers[blk.value].place.offset = blk.offset;
+    else
+      scratchAt[blk.scratchOp] = blk.offset;
+  }
+  return success();
+}
+
+void FunctionLowering::annotate() {
+  MLIRContext *ctx = fn.getContext();
+  Builder bld(ctx);
+  auto entry = [&](const PlanBlock &blk) {
+    SmallVector<NamedAttribute> attrs{
+        bld.getNamedAttr("arena", bld.getStringAttr(kMemName[blk.mem])),
+        bld.getNamedAttr("offset", bld.getI64IntegerAttr(blk.offset)),
+        bld.getNamedAttr("bytes", bld.getI64IntegerAttr(blk.bytes)),
+        bld.getNamedAttr("live",
+                         bld.getDenseI64ArrayAttr({blk.first, blk.last}))};
+    return bld.getDictionaryAttr(attrs);
+  };
+  for (Operation &op : fn.getBody().front()) {
+    op.removeAttr(kPlacementAttr);
+    op.removeAttr(kScratchAttr);
+    SmallVector<Attribute> list;
+    bool any = false;
+    for (Value r : op.getResults()) {
+      auto it = valueBlock.find(r);
+      if (it == valueBlock.end()) {
+        list.push_back(bld.getDictionaryAttr({}));
+        continue;
+      }
+      list.push_back(entry(blocks[it->second]));
+      any = true;
+    }
+    if (any)
+      op.setAttr(kPlacementAttr, bld.getArrayAttr(list));
+  }
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    fn.removeArgAttr(i, kPlacementAttr);
+    auto it = valueBlock.find(fn.getArgument(i));
+    if (it != valueBlock.end())
+      fn.setArgAttr(i, kPlacementAttr, entry(blocks[it->second]));
+  }
+  for (const PlanBlock &blk : blocks)
+    if (!blk.value) {
+      SmallVector<NamedAttribute> attrs{
+          bld.getNamedAttr("arena", bld.getStringAttr(kMemName[blk.mem])),
+          bld.getNamedAttr("offset", bld.getI64IntegerAttr(blk.offset)),
+          bld.getNamedAttr("bytes", bld.getI64IntegerAttr(blk.bytes))};
+      blk.scratchOp->setAttr(kScratchAttr, bld.getDictionaryAttr(attrs));
+    }
+  fn->setAttr(kArenaBytesAttr,
+              bld.getDictionaryAttr(
+                  {bld.getNamedAttr("activations",
+                                    bld.getI64IntegerAttr(bump[kMemActs])),
+                   bld.getNamedAttr("temporaries",
+                                    bld.getI64IntegerAttr(bump[kMemTemps]))}));
+  (void)ctx;
 }
 
 void FunctionLowering::decideLoadCopies() {
@@ -747,9 +1019,15 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     bytes += 2 * alignUp(rows * 4);
   }
   if (auto g = dyn_cast<train::AttentionGradOp>(op)) {
+    // Recomputed output and probabilities, the backward's [T, T] workspace.
     ArrayRef<int64_t> s = tensorType(g.getQuery()).getShape();
     bytes += alignUp(numel(g.getQuery()) * 4) +
-             alignUp(s[0] * s[1] * s[2] * s[2] * 4);
+             alignUp(s[0] * s[1] * s[2] * s[2] * 4) + alignUp(s[2] * s[2] * 4);
+  }
+  if (auto a = dyn_cast<train::CausalAttentionOp>(op)) {
+    // The forward's [T, T] workspace (it keeps no probabilities).
+    ArrayRef<int64_t> s = a.getType().getShape();
+    bytes += alignUp(s[2] * s[2] * 4);
   }
   if (auto r = dyn_cast<func::ReturnOp>(op))
     if (role == Role::Logits && r.getNumOperands() == 1 &&
@@ -783,7 +1061,7 @@ LogicalResult FunctionLowering::planArguments() {
         return fn.emitOpError("argument #")
                << a.getArgNumber() << " (" << names[which] << ") must be "
                << RankedTensorType::get({}, want);
-      buffers[a] = {Buffer::Arena, allocate(t, kMemTemps)};
+      request(a, kMemTemps, /*first=*/-1);
       scalarArgs.push_back({which, a});
     }
     return success();
@@ -849,8 +1127,7 @@ LogicalResult FunctionLowering::plan() {
       if (!s)
         return failure();
       if (copyLoads.contains(&op))
-        buffers[op.getResult(0)] = {
-            Buffer::Arena, allocate(tensorType(op.getResult(0)), kMemTemps)};
+        request(op.getResult(0), kMemTemps, pos.lookup(&op));
       else
         buffers[op.getResult(0)] = {Buffer::Arena, s->place};
       continue;
@@ -899,14 +1176,25 @@ LogicalResult FunctionLowering::plan() {
         buffers[v] = {Buffer::Arena, s->place};
         continue;
       }
-      buffers[v] = {
-          Buffer::Arena,
-          allocate(tensorType(v), isActivation(v) ? kMemActs : kMemTemps)};
+      // A collective's result is written from its start on.
+      int64_t first = pos.lookup(&op);
+      if (auto w = dyn_cast<zero::WaitOp>(op))
+        if (Operation *start = w->getOperand(0).getDefiningOp())
+          first = pos.lookup(start);
+      request(v, isActivation(v) ? kMemActs : kMemTemps, first);
     }
-    scratchSize = std::max(scratchSize, scratchBytes(&op));
+    if (int64_t sb = scratchBytes(&op)) {
+      PlanBlock blk;
+      blk.bytes = sb;
+      blk.first = blk.last = pos.lookup(&op);
+      blk.scratchOp = &op;
+      blocks.push_back(blk);
+      scratchLen[&op] = sb;
+      scratchSize = std::max(scratchSize, sb);
+    }
   }
-  scratchBase = bump[kMemTemps];
-  bump[kMemTemps] += scratchSize;
+  if (failed(assignOffsets()))
+    return failure();
   for (int m : {kMemActs, kMemTemps})
     ml.arenaBytes[m] = std::max(ml.arenaBytes[m], bump[m]);
   return success();
@@ -1016,7 +1304,7 @@ Placement FunctionLowering::rootPlacement(Value v, bool &isArena) {
 Value FunctionLowering::scratch(int64_t elems) {
   Placement p{kMemTemps, scratchBase + scratchCursor};
   scratchCursor += alignUp(std::max<int64_t>(elems, 1) * 4);
-  if (scratchCursor > scratchSize)
+  if (scratchCursor > scratchSize || scratchBase < 0)
     llvm::report_fatal_error(
         "convert-train-to-emitc: scratch plan out of sync");
   return pointerAt(p, b.getF32Type());
@@ -1269,10 +1557,11 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::CausalAttentionOp o) {
         ArrayRef<int64_t> s = o.getType().getShape();
+        Value work = scratch(s[2] * s[2]);
         call("zrt_causal_attention",
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
-              ptr(o.getResult()), opq("NULL"), i64(s[0]), i64(s[1]), i64(s[2]),
-              i64(s[3])});
+              ptr(o.getResult()), opq("NULL"), work, i64(s[0]), i64(s[1]),
+              i64(s[2]), i64(s[3])});
         return success();
       })
       .Case([&](train::AttentionGradOp o) {
@@ -1280,14 +1569,15 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         // The probabilities are recomputed (the forward keeps none).
         Value out = scratch(numel(o.getQuery()));
         Value probs = scratch(s[0] * s[1] * s[2] * s[2]);
+        Value work = scratch(s[2] * s[2]);
         call("zrt_causal_attention",
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()), out, probs,
-              i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
+              opq("NULL"), i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
         call("zrt_causal_attention_backward",
              {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
               ptr(o.getValue()), probs, ptr(o.getQueryGrad()),
-              ptr(o.getKeyGrad()), ptr(o.getValueGrad()), i64(s[0]), i64(s[1]),
-              i64(s[2]), i64(s[3])});
+              ptr(o.getKeyGrad()), ptr(o.getValueGrad()), work, i64(s[0]),
+              i64(s[1]), i64(s[2]), i64(s[3])});
         return success();
       })
       .Case([&](train::MatmulOp o) {
@@ -1369,6 +1659,8 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
 LogicalResult FunctionLowering::emitOp(Operation *op) {
   curLoc = op->getLoc();
   scratchCursor = 0;
+  scratchBase = scratchAt.lookup_or(op, -1);
+  scratchSize = scratchLen.lookup(op);
   if (!isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, train::StoreOp,
            zero::ShardStoreOp>(op) &&
       !(isLoad(op) && !copyLoads.contains(op)))
@@ -1751,9 +2043,21 @@ LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
     emitc::AssignOp::create(b, fn.getLoc(), lv, body->getArgument(which));
   }
 
-  for (Operation &op : fn.getBody().front())
+  // While a nonblocking collective is in flight, each compute op is
+  // followed by zrt_comm_progress(), which moves it forward behind the
+  // compute (MPI progresses nonblocking collectives only inside MPI calls).
+  int64_t inFlight = 0;
+  for (Operation &op : fn.getBody().front()) {
     if (failed(emitOp(&op)))
       return failure();
+    if (isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
+            zero::AllReduceStartOp>(op))
+      ++inFlight;
+    else if (isa<zero::WaitOp>(op))
+      --inFlight;
+    else if (inFlight > 0 && isComputeOp(&op))
+      call("zrt_comm_progress", {});
+  }
   curLoc = fn.getLoc();
   emitc::ReturnOp::create(b, fn.getLoc(), literal(ml.intType(), "ZRT_OK"));
   prologueEnd->erase();
@@ -2095,15 +2399,19 @@ void ModuleLowering::emitDestroy(OpBuilder &mb) {
 /// The zrt_plan_desc initializer: zero-report's per-rank model-state bytes
 /// and bytes sent per collective kind (include/zero/Analysis/Report.h),
 /// which the driver compares with what the runtime measures.
-static std::string planInitializer(const zero::StepReport &r) {
+static std::string planInitializer(const zero::StepReport &r,
+                                   const int64_t (&arenas)[kNumMem]) {
   auto list = [](llvm::ArrayRef<int64_t> v) {
     std::string out = "{";
     for (auto [i, x] : llvm::enumerate(v))
       out += (i ? ", " : "") + std::to_string(x);
     return out + "}";
   };
+  SmallVector<int64_t> arenaList(arenas, arenas + kNumMem);
+  arenaList.push_back(0); // ZRT_MEM_COMM_BUFFERS: none
   return "{" + list(r.stateBytes) + ", " + std::to_string(r.paddingBytes) +
-         ", " + list(r.commBytesMicro) + ", " + list(r.commBytesStep) + "}";
+         ", " + list(r.commBytesMicro) + ", " + list(r.commBytesStep) + ", " +
+         list(arenaList) + "}";
 }
 
 void ModuleLowering::emitModelDesc(OpBuilder &mb) {
@@ -2122,7 +2430,8 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
           "zrt_gen_destroy,\n  {16}, {17}\n}",
           cString(modelName), worldSize, stage, batch, seq, vocab, paddedVocab,
           numParams, numStates, groups.size(),
-          groups.empty() ? "NULL" : "zrt_groups", planInitializer(report),
+          groups.empty() ? "NULL" : "zrt_groups",
+          planInitializer(report, arenaBytes),
           fnName(0), fnName(1), fnName(2), fnName(3), numParamInfos,
           numParamInfos ? "zrt_params" : "NULL")
           .str();
@@ -2184,8 +2493,11 @@ LogicalResult ModuleLowering::run() {
     functionSymbols[i] = symbols[i];
     if (!functions[i])
       continue;
-    lowerings.push_back(
-        std::make_unique<FunctionLowering>(*this, functions[i], roles[i]));
+    // zero-buffer-assign's offsets when it ran, else bump allocation.
+    Assign assign = functions[i]->hasAttr(kArenaBytesAttr) ? Assign::Annotated
+                                                            : Assign::Bump;
+    lowerings.push_back(std::make_unique<FunctionLowering>(
+        *this, functions[i], roles[i], assign));
     if (failed(lowerings.back()->plan()))
       return failure();
   }
@@ -2213,6 +2525,54 @@ LogicalResult ModuleLowering::run() {
     op->erase();
   return success();
 }
+
+FailureOr<zero::BufferPlan> ModuleLowering::planOnly(bool annotate) {
+  if (failed(collectDeclarations()) || failed(describe()))
+    return failure();
+  static constexpr Role roles[4] = {Role::Forward, Role::ForwardBackward,
+                                    Role::OptimizerStep, Role::Logits};
+  zero::BufferPlan plan;
+  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
+    plan.stateArenaBytes += arenaBytes[m];
+  for (int i = 0; i < 4; ++i) {
+    if (!functions[i])
+      continue;
+    FunctionLowering fl(*this, functions[i], roles[i], Assign::BestFit);
+    if (failed(fl.plan()))
+      return failure();
+    zero::ArenaBytes a{fl.arenaExtent(kMemActs), fl.arenaExtent(kMemTemps)};
+    plan.functions.push_back({functions[i].getSymName().str(), a});
+    plan.arenas.activations = std::max(plan.arenas.activations, a.activations);
+    plan.arenas.temporaries = std::max(plan.arenas.temporaries, a.temporaries);
+    plan.bumpBytes.activations =
+        std::max(plan.bumpBytes.activations, fl.blockSum(kMemActs));
+    plan.bumpBytes.temporaries =
+        std::max(plan.bumpBytes.temporaries, fl.blockSum(kMemTemps));
+    if (annotate)
+      fl.annotate();
+  }
+  if (annotate) {
+    Builder bld(ctx);
+    module->setAttr(
+        kArenaBytesAttr,
+        bld.getDictionaryAttr(
+            {bld.getNamedAttr("activations",
+                              bld.getI64IntegerAttr(plan.arenas.activations)),
+             bld.getNamedAttr("temporaries",
+                              bld.getI64IntegerAttr(plan.arenas.temporaries))}));
+  }
+  return plan;
+}
+
+} // namespace
+
+FailureOr<zero::BufferPlan> mlir::zero::planBuffers(ModuleOp module,
+                                                    bool annotate) {
+  ModuleLowering lowering(module, /*emitMain=*/false, /*emitComments=*/false);
+  return lowering.planOnly(annotate);
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // The pass

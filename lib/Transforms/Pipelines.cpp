@@ -51,6 +51,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     prefetch.maxLiveBytes = options.maxLiveBytes;
     pm.addPass(createZeroPrefetch(prefetch));
   }
+  if (options.bufferAssign)
+    pm.addPass(createZeroBufferAssign());
 }
 
 void zero::registerTrainingPipeline() {

@@ -2,7 +2,9 @@
 
 #include "internal.h"
 
+#include <cstddef>
 #include <cstdlib>
+#include <atomic>
 #include <mutex>
 #include <new>
 
@@ -41,9 +43,29 @@ void account(int kind, int64_t delta) {
     c.peakTotal = c.liveTotal;
 }
 
+std::atomic<int64_t> heapAllocations{0};
+
 } // namespace
 
+void *zrt::allocate(size_t bytes, size_t align) {
+  if (align < alignof(std::max_align_t))
+    align = alignof(std::max_align_t);
+  // aligned_alloc requires a size that is a multiple of the alignment; never
+  // 0 bytes, so that the result is always a valid address.
+  size_t rounded = bytes == 0 ? align : (bytes + align - 1) / align * align;
+  if (rounded < bytes)
+    return nullptr;
+  heapAllocations.fetch_add(1, std::memory_order_relaxed);
+  return std::aligned_alloc(align, rounded);
+}
+
+void zrt::release(void *p) { std::free(p); }
+
 extern "C" {
+
+int64_t zrt_heap_allocations(void) {
+  return heapAllocations.load(std::memory_order_relaxed);
+}
 
 int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
   const char *fn = "zrt_arena_create";
@@ -57,14 +79,15 @@ int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
   const int64_t rounded =
       bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
   ZRT_REQUIRE(rounded >= bytes, "%s: size overflow", fn);
-  void *base = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
+  void *base = zrt::allocate(static_cast<size_t>(rounded), kAlign);
   if (!base)
     return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
                      "%s: cannot allocate %lld bytes", fn, (long long)bytes);
   std::memset(base, 0, static_cast<size_t>(rounded));
-  auto *a = new (std::nothrow) zrt_arena_s;
+  void *mem = zrt::allocate(sizeof(zrt_arena_s));
+  auto *a = mem ? new (mem) zrt_arena_s : nullptr;
   if (!a) {
-    std::free(base);
+    zrt::release(base);
     return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
   a->base = base;
@@ -79,8 +102,9 @@ void zrt_arena_destroy(zrt_arena arena) {
   if (!arena)
     return;
   account(arena->kind, -arena->bytes);
-  std::free(arena->base);
-  delete arena;
+  zrt::release(arena->base);
+  arena->~zrt_arena_s();
+  zrt::release(arena);
 }
 
 void *zrt_arena_base(zrt_arena arena) { return arena ? arena->base : nullptr; }

@@ -11,8 +11,6 @@
 
 #include <cblas.h>
 #include <cmath>
-#include <new>
-#include <vector>
 
 namespace {
 
@@ -52,8 +50,8 @@ void causalSoftmax(float *p, int64_t T) {
 extern "C" {
 
 int zrt_causal_attention(const float *q, const float *k, const float *v,
-                         float *out, float *probs, int64_t B, int64_t H,
-                         int64_t T, int64_t D) {
+                         float *out, float *probs, float *workspace,
+                         int64_t B, int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_causal_attention";
   if (int st = checkAttentionArgs(fn, B, H, T, D))
     return st;
@@ -62,19 +60,19 @@ int zrt_causal_attention(const float *q, const float *k, const float *v,
   ZRT_REQUIRE_BUF(fn, slices, k);
   ZRT_REQUIRE_BUF(fn, slices, v);
   ZRT_REQUIRE_BUF(fn, slices, out);
-  std::vector<float> scratch;
-  if (!probs && slices > 0) {
-    try {
-      scratch.resize(static_cast<size_t>(T * T));
-    } catch (const std::bad_alloc &) {
+  // Without probs, each slice's P goes through a [T, T] workspace: the
+  // caller's, else one allocated here (counted by zrt_heap_allocations).
+  zrt::FloatBuffer own;
+  if (!probs && !workspace && slices > 0) {
+    if (!own.reserve(T * T))
       return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate [T, T]", fn);
-    }
+    workspace = own.data;
   }
   const int t = static_cast<int>(T), d = static_cast<int>(D);
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int64_t s = 0; s < slices; ++s) {
     const float *qs = q + s * T * D, *ks = k + s * T * D, *vs = v + s * T * D;
-    float *p = probs ? probs + s * T * T : scratch.data();
+    float *p = probs ? probs + s * T * T : workspace;
     // S = scale * Q K^T : [T, T]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, qs,
                 d, ks, d, 0.0f, p, t);
@@ -89,8 +87,8 @@ int zrt_causal_attention(const float *q, const float *k, const float *v,
 int zrt_causal_attention_backward(const float *dout, const float *q,
                                   const float *k, const float *v,
                                   const float *probs, float *dq, float *dk,
-                                  float *dv, int64_t B, int64_t H, int64_t T,
-                                  int64_t D) {
+                                  float *dv, float *workspace, int64_t B,
+                                  int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_causal_attention_backward";
   if (int st = checkAttentionArgs(fn, B, H, T, D))
     return st;
@@ -105,11 +103,11 @@ int zrt_causal_attention_backward(const float *dout, const float *q,
   ZRT_REQUIRE_BUF(fn, slices, dv);
   if (slices == 0)
     return ZRT_OK;
-  std::vector<float> dS;
-  try {
-    dS.resize(static_cast<size_t>(T * T));
-  } catch (const std::bad_alloc &) {
-    return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate [T, T]", fn);
+  zrt::FloatBuffer own;
+  if (!workspace) {
+    if (!own.reserve(T * T))
+      return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: cannot allocate [T, T]", fn);
+    workspace = own.data;
   }
   const int t = static_cast<int>(T), d = static_cast<int>(D);
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
@@ -120,7 +118,7 @@ int zrt_causal_attention_backward(const float *dout, const float *q,
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, p, t,
                 dO, d, 0.0f, dv + off, d);
     // dP = dO V^T : [T, T]
-    float *g = dS.data();
+    float *g = workspace; // dP, then dS
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dO, d,
                 v + off, d, 0.0f, g, t);
     // dS = P * (dP - rowsum(P * dP)), zero above the diagonal.

@@ -5,6 +5,11 @@
 // bf16 reductions widen to f32 staging buffers owned by the request, reduce
 // in f32 and round back to bf16 once in zrt_wait.
 //
+// Requests come from a pool that zrt_init fills (kRequestPool of them) and
+// zrt_wait refills, so a step allocates none; the pool grows (a counted
+// heap allocation) only when more requests are outstanding at once. A
+// request keeps its grow-only staging buffers when it returns to the pool.
+//
 //===----------------------------------------------------------------------===//
 
 #include "internal.h"
@@ -13,7 +18,6 @@
 
 #include <chrono>
 #include <new>
-#include <vector>
 
 struct zrt_request_s {
   MPI_Request mpi = MPI_REQUEST_NULL;
@@ -22,7 +26,10 @@ struct zrt_request_s {
   float scale = 1.0f;
   int64_t count = 0;
   zrt_bf16 *bf16Out = nullptr; // bf16 destination of the f32 staging result
-  std::vector<float> stageIn, stageOut;
+  zrt::FloatBuffer stageIn, stageOut;
+  zrt_request_s *nextFree = nullptr; // in the pool
+  // In the list of started, not yet waited requests (zrt_comm_progress).
+  zrt_request_s *prevActive = nullptr, *nextActive = nullptr;
 };
 
 namespace {
@@ -37,9 +44,50 @@ struct CommState {
   int64_t bytes[ZRT_COLL_NUM_KINDS] = {};
   int64_t calls[ZRT_COLL_NUM_KINDS] = {};
   double waitSeconds = 0.0;
+  zrt_request_s *freeRequests = nullptr;
+  zrt_request_s *active = nullptr; // started, not yet waited
 };
 
 CommState state;
+
+/// Requests zrt_init puts in the pool.
+constexpr int kRequestPool = 128;
+
+zrt_request_s *allocRequest() {
+  void *mem = zrt::allocate(sizeof(zrt_request_s));
+  return mem ? new (mem) zrt_request_s : nullptr;
+}
+
+/// Links a started request into the active list.
+void activate(zrt_request r) {
+  r->prevActive = nullptr;
+  r->nextActive = state.active;
+  if (state.active)
+    state.active->prevActive = r;
+  state.active = r;
+}
+
+void deactivate(zrt_request r) {
+  if (r->prevActive)
+    r->prevActive->nextActive = r->nextActive;
+  else if (state.active == r)
+    state.active = r->nextActive;
+  if (r->nextActive)
+    r->nextActive->prevActive = r->prevActive;
+  r->prevActive = r->nextActive = nullptr;
+}
+
+/// Returns a request to the pool (keeping its staging buffers).
+void releaseRequest(zrt_request r) {
+  deactivate(r);
+  r->mpi = MPI_REQUEST_NULL;
+  r->scaleOut = nullptr;
+  r->scale = 1.0f;
+  r->count = 0;
+  r->bf16Out = nullptr;
+  r->nextFree = state.freeRequests;
+  state.freeRequests = r;
+}
 
 int mpiFail(const char *fn, int code) {
   char msg[MPI_MAX_ERROR_STRING];
@@ -85,7 +133,13 @@ void countTraffic(int kind, int64_t bytes) {
 }
 
 zrt_request newRequest(const char *fn, int *status) {
-  zrt_request r = new (std::nothrow) zrt_request_s;
+  zrt_request r = state.freeRequests;
+  if (r) {
+    state.freeRequests = r->nextFree;
+    r->nextFree = nullptr;
+    return r;
+  }
+  r = allocRequest();
   if (!r)
     *status = zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   return r;
@@ -94,14 +148,10 @@ zrt_request newRequest(const char *fn, int *status) {
 // Allocates the f32 staging buffers of a bf16 reduction.
 int stageBf16(const char *fn, zrt_request r, const void *send, int64_t nIn,
               int64_t nOut) {
-  try {
-    r->stageIn.resize(static_cast<size_t>(nIn));
-    r->stageOut.resize(static_cast<size_t>(nOut));
-  } catch (const std::bad_alloc &) {
+  if (!r->stageIn.reserve(nIn) || !r->stageOut.reserve(nOut))
     return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
                      "%s: cannot allocate f32 staging buffers", fn);
-  }
-  zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(send), r->stageIn.data(),
+  zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(send), r->stageIn.data,
                        nIn);
   return ZRT_OK;
 }
@@ -126,11 +176,11 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
   void *out = recv;
   if (dtype == ZRT_BF16) {
     if (int st = stageBf16(fn, r, send, nIn, n)) {
-      delete r;
+      releaseRequest(r);
       return st;
     }
-    in = r->stageIn.data();
-    out = r->stageOut.data();
+    in = r->stageIn.data;
+    out = r->stageOut.data;
     r->bf16Out = static_cast<zrt_bf16 *>(recv);
   } else {
     r->scaleOut = static_cast<float *>(recv);
@@ -150,7 +200,7 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
                         &r->mpi);
   }
   if (rc != MPI_SUCCESS) {
-    delete r;
+    releaseRequest(r);
     return mpiFail(fn, rc);
   }
   const int64_t elemBytes = static_cast<int64_t>(dtypeSize(dtype));
@@ -158,6 +208,7 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
     countTraffic(ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * elemBytes);
   else
     countTraffic(ZRT_COLL_ALL_REDUCE, 2 * n * elemBytes * (N - 1) / N);
+  activate(r);
   *req = r;
   return ZRT_OK;
 }
@@ -190,6 +241,12 @@ int zrt_init(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(state.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(state.comm, &state.rank);
   MPI_Comm_size(state.comm, &state.size);
+  for (int i = 0; i < kRequestPool; ++i) {
+    zrt_request r = allocRequest();
+    if (!r)
+      return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "zrt_init: out of memory");
+    releaseRequest(r);
+  }
   state.initialized = true;
   return ZRT_OK;
 }
@@ -197,6 +254,11 @@ int zrt_init(int *argc, char ***argv) {
 int zrt_finalize(void) {
   if (!state.initialized)
     return ZRT_OK;
+  while (zrt_request r = state.freeRequests) {
+    state.freeRequests = r->nextFree;
+    r->~zrt_request_s();
+    zrt::release(r);
+  }
   MPI_Comm_free(&state.comm);
   state.comm = MPI_COMM_NULL;
   state.initialized = false;
@@ -242,10 +304,11 @@ int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
   const int cnt = static_cast<int>(n);
   int rc = MPI_Iallgather(in, cnt, type, recv, cnt, type, state.comm, &r->mpi);
   if (rc != MPI_SUCCESS) {
-    delete r;
+    releaseRequest(r);
     return mpiFail(fn, rc);
   }
   countTraffic(ZRT_COLL_ALL_GATHER, n * (N - 1) * static_cast<int64_t>(es));
+  activate(r);
   *req = r;
   return ZRT_OK;
 }
@@ -278,11 +341,12 @@ int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
   int rc = MPI_Ibcast(buf, static_cast<int>(n), type, root, state.comm,
                       &r->mpi);
   if (rc != MPI_SUCCESS) {
-    delete r;
+    releaseRequest(r);
     return mpiFail(fn, rc);
   }
   countTraffic(ZRT_COLL_BROADCAST,
                state.size > 1 ? n * static_cast<int64_t>(dtypeSize(dtype)) : 0);
+  activate(r);
   *req = r;
   return ZRT_OK;
 }
@@ -296,12 +360,12 @@ int zrt_wait(zrt_request req) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   if (rc != MPI_SUCCESS) {
-    delete req;
+    releaseRequest(req);
     return mpiFail("zrt_wait", rc);
   }
   const int64_t n = req->count;
   if (req->bf16Out) {
-    float *src = req->stageOut.data();
+    float *src = req->stageOut.data;
     const float s = req->scale;
     zrt_bf16 *dst = req->bf16Out;
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
@@ -310,7 +374,7 @@ int zrt_wait(zrt_request req) {
   } else if (req->scaleOut && req->scale != 1.0f) {
     zrt_scale(req->scaleOut, req->scale, req->scaleOut, n);
   }
-  delete req;
+  releaseRequest(req);
   return ZRT_OK;
 }
 
@@ -357,6 +421,20 @@ int64_t zrt_comm_calls(int kind) {
 }
 
 double zrt_comm_wait_seconds(void) { return state.waitSeconds; }
+
+int zrt_comm_progress(void) {
+  if (!state.initialized)
+    return ZRT_OK;
+  for (zrt_request r = state.active; r; r = r->nextActive) {
+    if (r->mpi == MPI_REQUEST_NULL)
+      continue;
+    int done = 0;
+    int rc = MPI_Test(&r->mpi, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+      return mpiFail("zrt_comm_progress", rc);
+  }
+  return ZRT_OK;
+}
 
 void zrt_comm_reset(void) {
   for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)

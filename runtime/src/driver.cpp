@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "checkpoint.h"
 #include "zrt/model.h"
 #include "zrt/zrt.h"
 
@@ -41,6 +42,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +98,10 @@ struct Options {
   std::string exportPath;  // --export: safetensors of the final parameters
   std::string importPath;  // --import: safetensors loaded after init
   std::string dumpBatches; // --dump-batches: int32 records of every batch
+  std::string checkpointDir;   // --checkpoint-dir (checkpoint.cpp)
+  int64_t checkpointEvery = 0; // --checkpoint-every: 0 = only at the end
+  std::string resume;          // --resume: step dir or checkpoint dir
+  int64_t crashAfterFiles = -1; // test hook --checkpoint-crash-after-files
   bool quiet = false;
   bool help = false;
 };
@@ -133,6 +139,13 @@ const char *const kUsage =
     "                       --steps 0)\n"
     "  --dump-batches PATH  rank 0 writes every training micro-batch (the\n"
     "                       global batch) as int32 records (runtime/README.md)\n"
+    "  --checkpoint-dir DIR write sharded checkpoints to DIR/step_<N>/ (every\n"
+    "                       --checkpoint-every steps and after the last step)\n"
+    "  --checkpoint-every K checkpoint every K steps (default 0: only at the\n"
+    "                       end; docs/checkpoints.md)\n"
+    "  --resume PATH        continue from a step directory, or from the\n"
+    "                       latest checkpoint of a checkpoint directory (any\n"
+    "                       world size or ZeRO stage)\n"
     "  --quiet              no per-step lines, no progress bar\n"
     "  --help               print this help\n";
 
@@ -203,21 +216,13 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         "--min-lr",      "--warmup",       "--seed",       "--val-every",
         "--val-batches", "--val-fraction", "--metrics",    "--sample-tokens",
         "--temperature", "--threads",      "--export",     "--import",
-        "--dump-batches"};
+        "--dump-batches", "--checkpoint-dir", "--checkpoint-every",
+        "--resume",       "--checkpoint-crash-after-files"};
     bool known = false;
     for (const char *f : kValueFlags)
       known = known || name == f;
-    if (!known) {
-      // TODO(checkpoints): --checkpoint-dir DIR, --checkpoint-every N and
-      // --resume [PATH] belong to the checkpointing task; until it lands they
-      // are rejected like any unknown flag (with a more specific hint).
-      if (name == "--checkpoint-dir" || name == "--checkpoint-every" ||
-          name == "--resume")
-        return format("unknown flag %s (checkpointing is not implemented "
-                      "yet)",
-                      name.c_str());
+    if (!known)
       return format("unknown flag %s (see --help)", name.c_str());
-    }
     if (!inlineValue) {
       if (i + 1 >= argc)
         return format("%s needs a value", name.c_str());
@@ -272,6 +277,14 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         return format("--temperature: %s must be >= 0", value.c_str());
     } else if (name == "--threads") {
       ok = parseInt(name, value, 1, 4096, &o->threads, &err);
+    } else if (name == "--checkpoint-every") {
+      ok = parseInt(name, value, 0, INT64_MAX / 4, &o->checkpointEvery, &err);
+    } else if (name == "--checkpoint-crash-after-files") { // test hook
+      ok = parseInt(name, value, 0, INT64_MAX / 4, &o->crashAfterFiles, &err);
+    } else if (name == "--checkpoint-dir" || name == "--resume") {
+      if (value.empty())
+        return format("%s: the path is empty", name.c_str());
+      (name == "--resume" ? o->resume : o->checkpointDir) = value;
     } else if (name == "--export" || name == "--import" ||
                name == "--dump-batches") {
       if (value.empty())
@@ -287,6 +300,11 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     return "";
   if (!sawData)
     return "--data PATH is required (see --help)";
+  if (o->checkpointEvery > 0 && o->checkpointDir.empty())
+    return "--checkpoint-every needs --checkpoint-dir DIR";
+  if (!o->resume.empty() && !o->importPath.empty())
+    return "--resume and --import exclude each other (a checkpoint holds the "
+           "parameters)";
   if (o->minLr < 0)
     o->minLr = o->lr / 10.0;
   return "";
@@ -1064,6 +1082,11 @@ private:
   std::FILE *dump_ = nullptr; // rank 0
   std::string dumpErr_;
   std::vector<int32_t> dumpRecord_;
+  std::unique_ptr<zrt_ckpt::Checkpointer> ckpt_; // --checkpoint-dir, --resume
+  zrt_ckpt::RunInfo runInfo() const {
+    return {o_.seed, o_.gradAccum, globalBatch_, m_->seq,   o_.lr,
+            o_.minLr, o_.warmup,    o_.steps};
+  }
 };
 
 int Driver::agree(const std::string &err, int code) {
@@ -1783,6 +1806,7 @@ void Driver::writeConfig() {
   j.key("padding_bytes").integer(m_->plan.padding_bytes);
   j.key("comm_bytes_micro").collBytes(m_->plan.comm_bytes_micro);
   j.key("comm_bytes_step").collBytes(m_->plan.comm_bytes_step);
+  j.key("arena_bytes").intArray(m_->plan.arena_bytes, 7);
   j.close('}');
   metric(j);
 }
@@ -1855,6 +1879,19 @@ int Driver::run() {
     err = openDump();
   if (int code = agree(err, kExitUser))
     return finish(code);
+  // Checkpoints (checkpoint.cpp): find and verify --resume, create the dir.
+  if (!o_.checkpointDir.empty() || !o_.resume.empty()) {
+    ckpt_ = std::make_unique<zrt_ckpt::Checkpointer>(
+        m_, rank_, world_,
+        [this](const std::string &e, int c) { return agree(e, c); });
+    ckpt_->setCrashAfterFiles(o_.crashAfterFiles);
+    if (!o_.resume.empty())
+      if (int code = agree(ckpt_->open(o_.resume), kExitUser))
+        return finish(code);
+    if (!o_.checkpointDir.empty())
+      if (int code = agree(ckpt_->prepare(o_.checkpointDir), kExitUser))
+        return finish(code);
+  }
 
   // 4. Model state.
   err.clear();
@@ -1868,6 +1905,16 @@ int Driver::run() {
   if (!o_.importPath.empty())
     if (int code = agree(loadImport(), kExitUser))
       return finish(code);
+  int64_t firstStep = 1, lastSaved = 0;
+  std::vector<std::string> resumeNotes;
+  if (!o_.resume.empty()) {
+    if (int code = agree(ckpt_->load(), kExitUser))
+      return finish(code);
+    resumeNotes = ckpt_->notes(runInfo());
+    lastSaved = ckpt_->resumed().step;
+    firstStep = lastSaved + 1;
+    o_.seed = ckpt_->resumed().run.seed; // batches continue identically
+  }
 
   ids_.resize(static_cast<size_t>(m_->batch * m_->seq));
   targets_.resize(ids_.size());
@@ -1875,6 +1922,8 @@ int Driver::run() {
   if (!o_.importPath.empty())
     say(format("imported %zu parameters from %s", params_.entries.size(),
                o_.importPath.c_str()));
+  for (const std::string &note : resumeNotes)
+    say(note);
   writeConfig();
 
   // 5. Training.
@@ -1884,11 +1933,12 @@ int Driver::run() {
   const Snapshot commStart = Snapshot::take();
   double lastLoss = NAN, lastVal = NAN;
   bool planNoted = false;
-  for (int64_t step = 1; step <= o_.steps; ++step) {
+  for (int64_t step = firstStep; step <= o_.steps; ++step) {
     const double lr = learningRate(o_, step - 1);
     const double t0 = nowSeconds();
     const Snapshot s0 = Snapshot::take();
     const double wait0 = zrt_comm_wait_seconds();
+    const int64_t allocs0 = zrt_heap_allocations();
     Snapshot micro{};
     double lossSum = 0.0;
     for (int64_t k = 0; k < K; ++k) {
@@ -1957,6 +2007,7 @@ int Driver::run() {
     j.key("comm_bytes_step_measured").collBytes(opt.bytes);
     j.key("comm_wait_s").num(zrt_comm_wait_seconds() - wait0);
     j.key("peak_bytes").integer(peak);
+    j.key("allocations").integer(zrt_heap_allocations() - allocs0);
     metric(j);
 
     if (validation_ && step % o_.valEvery == 0) {
@@ -1967,7 +2018,21 @@ int Driver::run() {
       v.key("val_loss").num(lastVal);
       metric(v);
     }
+    if (o_.checkpointEvery > 0 && step % o_.checkpointEvery == 0) {
+      if (int code = ckpt_->save(o_.checkpointDir, step, runInfo()))
+        return finish(code);
+      lastSaved = step;
+      say(format("checkpoint: saved step %lld to %s/step_%lld",
+                 (long long)step, o_.checkpointDir.c_str(), (long long)step));
+    }
     drawBar(step, nowSeconds() - tStart);
+  }
+  if (!o_.checkpointDir.empty() && o_.steps > lastSaved) { // the final one
+    if (int code = ckpt_->save(o_.checkpointDir, o_.steps, runInfo()))
+      return finish(code);
+    say(format("checkpoint: saved step %lld to %s/step_%lld",
+               (long long)o_.steps, o_.checkpointDir.c_str(),
+               (long long)o_.steps));
   }
   if (!o_.dumpBatches.empty())
     if (int code = agree(closeDump(), kExitUser))
@@ -2004,8 +2069,13 @@ int Driver::run() {
 
 } // namespace
 
+namespace zrt {
+void ensureBlasCore(int argc, char **argv); // blas_core.cpp
+} // namespace zrt
+
 extern "C" int zrt_train_main(int argc, char **argv,
                               const zrt_model_desc *model) {
+  zrt::ensureBlasCore(argc, argv); // may exec the program again
   Driver driver(argc, argv, model);
   return driver.runGuarded();
 }

@@ -10,8 +10,10 @@
 #include "zrt/zrt.h"
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <omp.h>
 
 namespace zrt {
 
@@ -32,8 +34,101 @@ int fail(int status, const char *fmt, ...)
 #define ZRT_REQUIRE_BUF(fn, n, ptr)                                            \
   ZRT_REQUIRE((n) == 0 || (ptr) != nullptr, "%s: %s is NULL", fn, #ptr)
 
+/// Every heap allocation the runtime makes goes through these two (arenas,
+/// the request pool, staging buffers, kernel fallbacks), so that
+/// zrt_heap_allocations() counts them all. `allocate` returns nullptr on
+/// failure; `release(nullptr)` does nothing.
+void *allocate(size_t bytes, size_t align = 64);
+void release(void *p);
+
+/// A grow-only float buffer on the counting allocator (no std::vector in the
+/// runtime's step path): `reserve(n)` allocates only when n exceeds what it
+/// already holds.
+struct FloatBuffer {
+  float *data = nullptr;
+  int64_t capacity = 0;
+  FloatBuffer() = default;
+  FloatBuffer(const FloatBuffer &) = delete;
+  FloatBuffer &operator=(const FloatBuffer &) = delete;
+  ~FloatBuffer() { release(data); }
+  bool reserve(int64_t n) {
+    if (n <= capacity)
+      return true;
+    release(data);
+    data = static_cast<float *>(
+        allocate(static_cast<size_t>(n) * sizeof(float)));
+    capacity = data ? n : 0;
+    return data != nullptr;
+  }
+};
+
+/// Re-executes the program with $OPENBLAS_CORETYPE set when OpenBLAS fell
+/// back to SSE kernels on an AVX2/AVX-512 CPU it does not know
+/// (blas_core.cpp). Call first thing in main, before MPI starts; returns
+/// when nothing is to be done or the exec failed.
+void ensureBlasCore(int argc, char **argv);
+
 /// Minimum element count before an elementwise loop goes parallel.
 constexpr int64_t kParallelGrain = 1 << 15;
+
+/// Function multi-versioning for the hot elementwise loops: GCC/Clang emit
+/// AVX-512, AVX2+FMA and baseline clones and pick one at load time (ifunc),
+/// so the library stays portable while using the machine's vector width.
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) &&        \
+    defined(__linux__) && !defined(ZRT_NO_TARGET_CLONES)
+#define ZRT_SIMD_CLONES                                                        \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ZRT_SIMD_CLONES
+#endif
+
+/// Splits [0, n) into one contiguous chunk per OpenMP thread (when n is
+/// above `grain`) and calls f(begin, end) on each; chunk boundaries are
+/// multiples of 16 floats so every thread's vector loop starts on a cache
+/// line. Runs f(0, n) on the caller when n <= grain, with one thread, or
+/// inside a parallel region.
+template <typename F> void parallelChunks(int64_t n, int64_t grain, F &&f) {
+  if (n <= grain || omp_get_max_threads() == 1 || omp_in_parallel()) {
+    f(0, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t per = ((n + nt - 1) / nt + 15) / 16 * 16;
+    const int64_t b = t * per < n ? t * per : n;
+    const int64_t e = b + per < n ? b + per : n;
+    if (b < e)
+      f(b, e);
+  }
+}
+
+/// exp(x) for f32 in a form the compiler vectorizes (no libm call): Cody-Waite
+/// range reduction x = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial for
+/// e^r (Cephes expf, max relative error ~2 ulp) and 2^n built in the
+/// exponent bits. x is clamped to [-87.3, 88.3] (results in
+/// [1.2e-38, 2.1e38]: never inf or denormal); NaN is not propagated, so
+/// callers must keep NaN flowing through another operand.
+inline float expClamped(float x) {
+  x = x < -87.3f ? -87.3f : x;
+  x = x > 88.3f ? 88.3f : x;
+  // Round x / ln2 to nearest with the 1.5 * 2^23 trick (no rounding call).
+  const float magic = 12582912.0f;
+  const float n = (x * 1.44269504088896341f + magic) - magic;
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
 
 inline float bf16ToF32(uint16_t h) {
   uint32_t u = static_cast<uint32_t>(h) << 16;

@@ -43,8 +43,23 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
   const int ldb = trans_b ? k : n;
   const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  // With beta = 0 the bias is written first and BLAS adds the product to it
+  // (beta = 1): one pass over C instead of BLAS zeroing C and a second pass
+  // adding the bias. C = alpha A B + bias either way (alpha A B is added to
+  // the bias in one rounding, as before).
+  const bool biasFirst = bias && beta == 0.0f && K > 0;
   for (int64_t b = 0; b < batch; ++b) {
     float *c = C + b * stride_c;
+    if (biasFirst) {
+      const size_t rowBytes = static_cast<size_t>(N) * sizeof(float);
+#pragma omp parallel for schedule(static) if (M * N > zrt::kParallelGrain)
+      for (int64_t i = 0; i < M; ++i)
+        std::memcpy(c + i * N, bias, rowBytes);
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A + b * stride_a,
+                  lda > 0 ? lda : 1, B + b * stride_b, ldb > 0 ? ldb : 1,
+                  1.0f, c, n);
+      continue;
+    }
     if (K == 0) {
       // C = beta * C (BLAS semantics with an empty inner dimension).
       for (int64_t i = 0; i < M * N; ++i)

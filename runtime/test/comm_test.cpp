@@ -228,11 +228,18 @@ TEST(CommTest, NonblockingOverlapsAndCompletesOnWait) {
                        0, 1.0f, 0.0f, -1, -1, -1),
             ZRT_OK);
   EXPECT_EQ(c[0], 64.0f);
+  // Progress while in flight (as compiled steps do after each compute op),
+  // without allocating; completion is still observed by zrt_wait.
+  const int64_t allocs = zrt_heap_allocations();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(zrt_comm_progress(), ZRT_OK);
+  EXPECT_EQ(zrt_heap_allocations(), allocs);
   // Wait in a different order than started.
   EXPECT_EQ(zrt_wait(ar), ZRT_OK);
   EXPECT_EQ(zrt_wait(rsb), ZRT_OK);
   EXPECT_EQ(zrt_wait(ag), ZRT_OK);
   EXPECT_EQ(zrt_wait(rs), ZRT_OK);
+  EXPECT_EQ(zrt_comm_progress(), ZRT_OK); // nothing in flight
   for (int r = 0; r < N(); ++r)
     for (int64_t i = 0; i < n; i += 101)
       EXPECT_EQ(gathered[r * n + i], val(r, i % 100));

@@ -587,9 +587,10 @@ TEST_F(DriverTest, UnknownFlag) {
                   "error: unknown flag --bogus");
   expectUserError(kFake + " --data " + text_ + " stray",
                   "error: unexpected argument 'stray'");
-  expectUserError(kFake + " --data " + text_ + " --resume ckpt",
-                  "error: unknown flag --resume (checkpointing is not "
-                  "implemented yet)");
+  expectUserError(kFake + " --data " + text_ + " --resume no-such-ckpt",
+                  "error: --resume: no checkpoint in 'no-such-ckpt'");
+  expectUserError(kFake + " --data " + text_ + " --checkpoint-every 5",
+                  "error: --checkpoint-every needs --checkpoint-dir DIR");
   expectUserError(kFake + " --data " + text_ + " --quiet=1",
                   "error: --quiet takes no value");
 }

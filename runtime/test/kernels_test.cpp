@@ -389,7 +389,7 @@ TEST(AttentionTest, ForwardMatchesNaive) {
   auto q = randomVec(n, 101), k = randomVec(n, 102), v = randomVec(n, 103);
   std::vector<float> out(n), probs(B * H * T * T);
   ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out.data(),
-                                 probs.data(), B, H, T, D),
+                                 probs.data(), nullptr, B, H, T, D),
             ZRT_OK);
   std::vector<double> ref(n), refP(B * H * T * T);
   for (int s = 0; s < B * H; ++s)
@@ -417,12 +417,21 @@ TEST(AttentionTest, ForwardMatchesNaive) {
     }
   expectAllNear(out.data(), ref, "out", 1e-5, 1e-6);
   expectAllNear(probs.data(), refP, "probs", 1e-5, 1e-6);
-  // probs == NULL gives the same output.
-  std::vector<float> out2(n);
+  // probs == NULL gives the same output, through the caller's [T, T]
+  // workspace without allocating, or through one the call allocates.
+  std::vector<float> out2(n), work(T * T);
+  const int64_t allocs = zrt_heap_allocations();
   ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out2.data(),
-                                 nullptr, B, H, T, D),
+                                 nullptr, work.data(), B, H, T, D),
             ZRT_OK);
+  EXPECT_EQ(zrt_heap_allocations(), allocs);
   EXPECT_EQ(out, out2);
+  std::vector<float> out3(n);
+  ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out3.data(),
+                                 nullptr, nullptr, B, H, T, D),
+            ZRT_OK);
+  EXPECT_EQ(zrt_heap_allocations(), allocs + 1);
+  EXPECT_EQ(out, out3);
 }
 
 TEST(AttentionTest, GradientsMatchFiniteDifferences) {
@@ -433,28 +442,43 @@ TEST(AttentionTest, GradientsMatchFiniteDifferences) {
   auto loss = [&] {
     std::vector<float> out(n);
     EXPECT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out.data(),
-                                   nullptr, B, H, T, D),
+                                   nullptr, nullptr, B, H, T, D),
               ZRT_OK);
     return weightedSum(w, out);
   };
   std::vector<float> out(n), probs(B * H * T * T), dq(n), dk(n), dv(n);
   ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), out.data(),
-                                 probs.data(), B, H, T, D),
+                                 probs.data(), nullptr, B, H, T, D),
             ZRT_OK);
-  ASSERT_EQ(zrt_causal_attention_backward(w.data(), q.data(), k.data(),
-                                          v.data(), probs.data(), dq.data(),
-                                          dk.data(), dv.data(), B, H, T, D),
+  // With a workspace the backward allocates nothing.
+  std::vector<float> work(T * T);
+  const int64_t allocs = zrt_heap_allocations();
+  ASSERT_EQ(zrt_causal_attention_backward(
+                w.data(), q.data(), k.data(), v.data(), probs.data(),
+                dq.data(), dk.data(), dv.data(), work.data(), B, H, T, D),
             ZRT_OK);
+  EXPECT_EQ(zrt_heap_allocations(), allocs);
   expectGradNear(dq, numericGrad(q, loss), "dq");
   expectGradNear(dk, numericGrad(k, loss), "dk");
   expectGradNear(dv, numericGrad(v, loss), "dv");
+  // Without one it allocates its own (counted) and agrees bit for bit.
+  std::vector<float> dq2(n), dk2(n), dv2(n);
+  const int64_t allocs2 = zrt_heap_allocations();
+  ASSERT_EQ(zrt_causal_attention_backward(
+                w.data(), q.data(), k.data(), v.data(), probs.data(),
+                dq2.data(), dk2.data(), dv2.data(), nullptr, B, H, T, D),
+            ZRT_OK);
+  EXPECT_EQ(zrt_heap_allocations(), allocs2 + 1);
+  EXPECT_EQ(dq, dq2);
+  EXPECT_EQ(dk, dk2);
+  EXPECT_EQ(dv, dv2);
 }
 
 TEST(AttentionTest, RejectsBadShapes) {
   float x[4] = {};
-  EXPECT_EQ(zrt_causal_attention(x, x, x, x, nullptr, 1, 1, 0, 4),
+  EXPECT_EQ(zrt_causal_attention(x, x, x, x, nullptr, nullptr, 1, 1, 0, 4),
             ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(zrt_causal_attention(nullptr, x, x, x, nullptr, 1, 1, 1, 4),
+  EXPECT_EQ(zrt_causal_attention(nullptr, x, x, x, nullptr, nullptr, 1, 1, 1, 4),
             ZRT_ERR_INVALID_ARGUMENT);
 }
 

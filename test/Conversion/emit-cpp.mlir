@@ -65,8 +65,10 @@
 // CHECK-NEXT: /*batch=*/1, /*seq=*/2, /*vocab=*/0, /*padded_vocab=*/0,
 // CHECK-NEXT: /*num_params=*/4,
 // CHECK-NEXT: 1, zrt_states, 0, NULL,
-// The plan: 4 f32 parameters = 16 bytes, nothing sent (world size 1).
-// CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}},
+// The plan: 4 f32 parameters = 16 bytes, nothing sent (world size 1); the
+// arenas init allocates (parameters 64, temporaries 256: bump allocation,
+// zero-translate does not run zero-buffer-assign).
+// CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}, {64, 0, 0, 0, 0, 256, 0}},
 // CHECK-NEXT: zrt_gen_init, zrt_gen_forward, NULL, NULL, NULL, zrt_gen_destroy,
 // CHECK-NEXT: 1, zrt_params
 // CHECK-NEXT: };
@@ -296,4 +298,31 @@ func.func @optimizer_step(%lr: tensor<f32>, %step: tensor<i64>, %gs: tensor<f32>
   train.store %m2, @w.exp_avg : tensor<4xf32>
   train.store %v2, @w.exp_avg_sq : tensor<4xf32>
   return %gs : tensor<f32>
+}
+
+// -----
+
+// While a collective is in flight, each compute op is followed by
+// zrt_comm_progress() (MPI advances nonblocking collectives only inside MPI
+// calls); none after the wait.
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK: zrt_all_gather_start(
+// CHECK: // train.scale -> tensor<4xf32>
+// CHECK: zrt_scale(
+// CHECK: int [[P:v[0-9]+]] = zrt_comm_progress();
+// CHECK-NEXT: ZRT_CHECK([[P]]);
+// CHECK: zrt_wait(
+// CHECK-NOT: zrt_comm_progress
+// CHECK: return ZRT_OK;
+train.param @w : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<4xf32>
+  %q = zero.all_gather_start %w world_size(1) : tensor<4xf32> -> !zero.pending<tensor<4xf32>>
+  %x = train.scale %w, 2.0 : tensor<4xf32>
+  %u = zero.wait %q : !zero.pending<tensor<4xf32>>
+  %y = train.scale %u, 3.0 : tensor<4xf32>
+  %l = train.sum_squares %y : tensor<4xf32>
+  %m = train.sum_squares %x : tensor<4xf32>
+  %r = train.add %l, %m : tensor<f32>
+  return %r : tensor<f32>
 }

@@ -8,7 +8,12 @@ steps on real text, and checks that
     relative (also with gradient accumulation),
   * the bytes the runtime counted per collective kind in forward_backward
     and optimizer_step equal zero-report's plan compiled into the program,
-  * the model-state bytes the runtime allocated per category equal the plan.
+  * the model-state bytes the runtime allocated per category equal the plan,
+  * the peak the runtime measures (zrt_memory_peak_total_bytes: every arena,
+    model states + activations + temporaries) equals zero-report's planned
+    peak of the same step (zero-buffer-assign's arenas) byte for byte, and
+    the arena sizes compiled into the program (zrt_plan_desc::arena_bytes),
+  * no step makes a heap allocation in the runtime (zrt_heap_allocations).
 Exits non-zero with a message on the first mismatch.
 """
 import argparse
@@ -69,9 +74,14 @@ def main():
              "--batch", str(args.global_batch // n), "-o", model])
         for stage in [int(x) for x in args.stages.split(",")]:
             exe = os.path.join(args.work, "train_s%d_n%d" % (stage, n))
-            run([os.path.join(args.bin, "zero-compile"), model, "--stage=%d" % stage,
-                 "--world-size=%d" % n, "--emit=exe", "-o", exe]
-                + args.compile_flags.split())
+            compile_cmd = [os.path.join(args.bin, "zero-compile"), model,
+                           "--stage=%d" % stage, "--world-size=%d" % n] \
+                + args.compile_flags.split()
+            run(compile_cmd + ["--emit=exe", "-o", exe])
+            # zero-report of the step exactly as it is lowered.
+            run(compile_cmd + ["--emit=mlir", "-o", exe + ".mlir"])
+            report = json.loads(run([os.path.join(args.bin, "zero-opt"), exe + ".mlir",
+                                     "-zero-report=quiet json=-", "-o", os.devnull]))
             metrics = exe + ".k%d.jsonl" % args.grad_accum
             cmd = [exe, "--data", args.data, "--steps", str(args.steps),
                    "--grad-accum", str(args.grad_accum), "--lr", "3e-3",
@@ -79,11 +89,11 @@ def main():
                    "--sample-tokens", "0", "--threads", "1", "--quiet",
                    "--metrics", metrics]
             run((mpirun + ["-np", str(n)] if n > 1 else []) + cmd)
-            runs[(stage, n)] = read_metrics(metrics)
+            runs[(stage, n)] = read_metrics(metrics) + (report,)
 
-    ref_config, ref_steps = runs[min(runs)]
+    ref_config, ref_steps, _ = runs[min(runs)]
     failures = []
-    for (stage, n), (config, steps) in sorted(runs.items()):
+    for (stage, n), (config, steps, report) in sorted(runs.items()):
         for a, b in zip(ref_steps, steps):
             rel = abs(a["loss"] - b["loss"]) / max(abs(a["loss"]), 1e-30)
             if rel > REL_TOL:
@@ -102,10 +112,24 @@ def main():
                                    s["comm_bytes_step_measured"], plan["comm_bytes_micro"],
                                    plan["comm_bytes_step"]))
                 break
-        print("stage %d N=%d: first loss %.6f last loss %.6f state bytes %s"
-              % (stage, n, steps[0]["loss"], steps[-1]["loss"], config["measured_state_bytes"]))
+        peak = max(s["peak_bytes"] for s in steps)
+        planned = report.get("planned_peak_bytes")
+        if peak != planned or sum(plan["arena_bytes"]) != planned:
+            failures.append("stage %d N=%d: measured peak %d != zero-report's planned "
+                            "peak %s (program's arenas %s)"
+                            % (stage, n, peak, planned, plan["arena_bytes"]))
+        allocs = [s["allocations"] for s in steps]
+        if any(allocs):
+            failures.append("stage %d N=%d: heap allocations in steps: %s"
+                            % (stage, n, allocs))
+        print("stage %d N=%d: first loss %.6f last loss %.6f state bytes %s "
+              "peak %d = planned %s (activations %s, temporaries %s)"
+              % (stage, n, steps[0]["loss"], steps[-1]["loss"],
+                 config["measured_state_bytes"], peak, planned,
+                 report.get("planned_activation_arena_bytes"),
+                 report.get("planned_temporary_arena_bytes")))
     if args.bitwise_against:
-        for (stage, n), (config, steps) in sorted(runs.items()):
+        for (stage, n), (config, steps, _) in sorted(runs.items()):
             other = os.path.join(args.bitwise_against, "train_s%d_n%d.k%d.jsonl"
                                  % (stage, n, args.grad_accum))
             _, other_steps = read_metrics(other)
@@ -115,7 +139,8 @@ def main():
         print("losses bit-identical to %s" % args.bitwise_against)
     if failures:
         sys.exit("FAILED:\n  " + "\n  ".join(failures))
-    print("all %d runs agree with stage 0, N=1 within %g and with the plan" % (len(runs), REL_TOL))
+    print("all %d runs agree with stage 0, N=1 within %g and with the plan "
+          "(traffic, state bytes, peak memory, no allocations in steps)" % (len(runs), REL_TOL))
 
 
 if __name__ == "__main__":

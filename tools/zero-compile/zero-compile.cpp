@@ -9,13 +9,16 @@
 ///       [--beta1=F] [--beta2=F] [--eps=F] [--decay-min-rank=N]
 ///       [--grouping=block|param] [--device-memory=BYTES]
 ///       [--bucket-bytes=BYTES] [--prefetch=N] [--max-live-bytes=BYTES]
+///       [--buffer-assign=true|false]
 ///       [--emit=mlir|cpp|exe] [--target=cpu|cuda] [-o out] [--keep-temps]
 ///       [--cxx PATH] [--model-name NAME] [--extra-source FILE]...
 ///
 /// Pipeline: train-autodiff, train-optimizer, zero-partition (each skipped
 /// when the input already went through it: @forward_backward,
 /// @optimizer_step, the zero.stage attribute), zero-bucket and zero-prefetch
-/// when their options are given, then convert-train-to-emitc
+/// when their options are given, zero-buffer-assign (unless
+/// --buffer-assign=false or the input is already assigned), then
+/// convert-train-to-emitc
 /// and mlir::emitc::translateToCpp. `--emit=mlir` stops before the
 /// lowering, `--emit=cpp` writes the C++, `--emit=exe` (the default) also
 /// runs the host compiler:
@@ -36,6 +39,7 @@
 
 #include "zero/Conversion/Passes.h"
 #include "zero/Transforms/Passes.h"
+#include "zero/Transforms/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -133,6 +137,11 @@ static cl::opt<int64_t>
     prefetchDistance("prefetch", cl::cat(category), cl::value_desc("N"),
                      cl::desc("Split collectives into start/wait and hoist "
                               "all-gathers up to N ahead (zero-prefetch)"));
+static cl::opt<bool> bufferAssign(
+    "buffer-assign", cl::init(true), cl::cat(category),
+    cl::desc("Place activations and temporaries by liveness "
+             "(zero-buffer-assign; default on); false bump-allocates "
+             "without reuse"));
 static cl::opt<int64_t> maxLiveBytes(
     "max-live-bytes", cl::cat(category), cl::value_desc("bytes"),
     cl::desc("zero-prefetch: bound on gathered bytes live at once"));
@@ -278,18 +287,19 @@ int main(int argc, char **argv) {
   if (!modelName.empty())
     (*module)->setAttr("zero.model_name", StringAttr::get(&context, modelName));
 
-  // The training-step pipeline, skipping what the input already went
-  // through.
+  // The training-step pipeline (the builder zero-opt registers as
+  // --zero-training-pipeline), skipping what the input already went through.
   std::string pipeline;
-  auto add = [&](const std::string &pass) {
-    pipeline += (pipeline.empty() ? "" : ",") + pass;
+  auto add = [&](const std::string &option) {
+    pipeline += (pipeline.empty() ? "" : " ") + option;
   };
-  if (!module->lookupSymbol("forward_backward")) {
-    add("train-autodiff");
-    if (checkpointPolicy != "none")
-      add("train-checkpoint{policy=" + checkpointPolicy + "}");
-  }
-  if (!module->lookupSymbol("optimizer_step")) {
+  bool hasStep = static_cast<bool>(module->lookupSymbol("forward_backward"));
+  add(std::string("autodiff=") + (hasStep ? "false" : "true"));
+  if (!hasStep)
+    add("checkpoint=" + checkpointPolicy);
+  bool hasOptimizer = static_cast<bool>(module->lookupSymbol("optimizer_step"));
+  add(std::string("optimizer=") + (hasOptimizer ? "false" : "true"));
+  if (!hasOptimizer) {
     std::string opts = passOptions({{"precision", &precision},
                                     {"max-grad-norm", &maxGradNorm},
                                     {"weight-decay", &weightDecay},
@@ -297,50 +307,37 @@ int main(int argc, char **argv) {
                                     {"beta2", &beta2},
                                     {"eps", &eps},
                                     {"decay-min-rank", &decayMinRank}});
-    add("train-optimizer" + (opts.empty() ? "" : "{" + opts + "}"));
+    if (!opts.empty())
+      add(opts);
   }
-  if (!(*module)->hasAttr("zero.stage")) {
-    if (PassInfo::lookup("zero-partition")) {
-      std::string opts =
-          "stage=" + stage + " world-size=" + std::to_string(worldSize);
-      if (grouping.getNumOccurrences())
-        opts += " grouping=" + grouping;
-      if (deviceMemory.getNumOccurrences())
-        opts += " device-memory=" + std::to_string(deviceMemory);
-      if (persistThreshold.getNumOccurrences())
-        opts += " persist-threshold=" + std::to_string(persistThreshold);
-      add("zero-partition{" + opts + "}");
-    } else if (stage != "0" || worldSize != 1) {
-      return error("ZeRO partitioning (zero-partition) is not available in "
-                   "this build: only --stage=0 --world-size=1 work");
-    }
+  bool partitioned = (*module)->hasAttr("zero.stage");
+  add(std::string("partition=") + (partitioned ? "false" : "true"));
+  if (!partitioned) {
+    add("stage=" + stage + " world-size=" + std::to_string(worldSize));
+    if (grouping.getNumOccurrences())
+      add("grouping=" + grouping);
+    if (deviceMemory.getNumOccurrences())
+      add("device-memory=" + std::to_string(deviceMemory));
+    if (persistThreshold.getNumOccurrences())
+      add("persist-threshold=" + std::to_string(persistThreshold));
   }
-  auto addIfRegistered = [&](StringRef pass, const std::string &opts) {
-    if (!PassInfo::lookup(pass)) {
-      error(pass + " is not available in this build");
-      return false;
-    }
-    add(pass.str() + (opts.empty() ? "" : "{" + opts + "}"));
-    return true;
-  };
-  if (bucketBytes.getNumOccurrences() &&
-      !addIfRegistered("zero-bucket",
-                       "bucket-bytes=" + std::to_string(bucketBytes)))
-    return 1;
-  if (prefetchDistance.getNumOccurrences() ||
-      maxLiveBytes.getNumOccurrences()) {
-    std::string opts;
-    if (prefetchDistance.getNumOccurrences())
-      opts += "distance=" + std::to_string(prefetchDistance);
-    if (maxLiveBytes.getNumOccurrences())
-      opts += std::string(opts.empty() ? "" : " ") +
-              "max-live-bytes=" + std::to_string(maxLiveBytes);
-    if (!addIfRegistered("zero-prefetch", opts))
-      return 1;
-  }
+  if (bucketBytes.getNumOccurrences())
+    add("bucket-bytes=" + std::to_string(bucketBytes));
+  if (prefetchDistance.getNumOccurrences() || maxLiveBytes.getNumOccurrences())
+    add("prefetch=" +
+        std::to_string(prefetchDistance.getNumOccurrences() ? prefetchDistance
+                                                            : int64_t(1)));
+  if (maxLiveBytes.getNumOccurrences())
+    add("max-live-bytes=" + std::to_string(maxLiveBytes));
+  add(std::string("buffer-assign=") +
+      (bufferAssign && !(*module)->hasAttr("zero.arena_bytes") ? "true"
+                                                               : "false"));
+  std::unique_ptr<zero::TrainingPipelineOptions> pipelineOptions =
+      zero::TrainingPipelineOptions::createFromString(pipeline);
+  if (!pipelineOptions)
+    return error("bad pipeline options: " + pipeline);
   PassManager pm(&context);
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    return error("bad pass pipeline: " + pipeline);
+  zero::buildTrainingPipeline(pm, *pipelineOptions);
   if (failed(pm.run(*module)))
     return 1;
 

@@ -55,9 +55,29 @@ struct StepReport {
   /// @forward_backward computes before the loss seed and reads after it
   /// (what the backward keeps alive; activation checkpointing shrinks it).
   int64_t activationBytes = 0;
+  /// The arenas zero-buffer-assign plans (max over the step's functions):
+  /// activations (what the backward keeps, each block live across the loss
+  /// seed) and temporaries (everything else, reused by liveness). -1 when
+  /// not planned (the step cannot be lowered). The planned peak of a rank
+  /// is plannedPeakBytes().
+  int64_t plannedActivationBytes = -1, plannedTemporaryBytes = -1;
+  /// The model-state arenas as allocated (each state rounded up to 64
+  /// bytes); -1 when not planned.
+  int64_t plannedStateArenaBytes = -1;
+  /// The same without reuse (bump allocation), for comparison.
+  int64_t bumpActivationBytes = -1, bumpTemporaryBytes = -1;
 
   /// Total model-state bytes on this rank.
   int64_t totalStateBytes() const;
+  /// Every arena the program allocates: model states (64-byte aligned per
+  /// state) + planned activations + planned temporaries (comm buffers:
+  /// none); what zrt_memory_peak_total_bytes measures. -1 when not planned.
+  int64_t plannedPeakBytes() const {
+    return plannedActivationBytes < 0 ? -1
+                                      : plannedStateArenaBytes +
+                                            plannedActivationBytes +
+                                            plannedTemporaryBytes;
+  }
 };
 
 /// Bytes of the values `fn` defines before its `train.loss_seed` op and

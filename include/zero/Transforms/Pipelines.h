@@ -64,11 +64,15 @@ struct TrainingPipelineOptions
   Option<int64_t> maxLiveBytes{
       *this, "max-live-bytes", llvm::cl::init(0),
       llvm::cl::desc("zero-prefetch live-bytes budget (0: unbounded)")};
+  Option<bool> bufferAssign{
+      *this, "buffer-assign", llvm::cl::init(false),
+      llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on)")};
 };
 
 /// Adds the training-step passes selected by `options` to `pm` (a module
 /// pass manager), in order: train-autodiff, train-checkpoint,
-/// train-optimizer, zero-partition, zero-bucket, zero-prefetch.
+/// train-optimizer, zero-partition, zero-bucket, zero-prefetch,
+/// zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

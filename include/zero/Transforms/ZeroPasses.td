@@ -172,4 +172,56 @@ def ZeroPrefetch : Pass<"zero-prefetch", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
+  let summary = "Static buffer assignment: liveness-based placement of every value in arenas";
+  let description = [{
+    ZeRO-R's memory defragmentation (§6.3) done at compile time: every
+    tensor value of the step that needs storage of its own gets a fixed
+    byte offset in an arena, so a step allocates nothing and the arenas are
+    as small as the values live at one time allow. Long-lived model states
+    already have theirs (parameters, gradients, master weights, moments
+    arenas). Values kept across the forward→backward boundary (defined in
+    `@forward_backward` before the `train.loss_seed` op and read after it:
+    activations, checkpoints) go to the *activations* arena; everything
+    else — short-lived temporaries, a collective's result (live from its
+    start), a load that must copy, the optimizer step's scalars, and the
+    scratch single ops need for their duration — to the *temporaries*
+    arena. Views (`train.reshape`, `zero.unpack`, `zero.split`, loads that
+    read a state in place) and values computed in place in a state take no
+    block; a view extends the live range of the buffer it views (the
+    lowering's own alias analysis: this pass and convert-train-to-emitc
+    share the planner, include/zero/Conversion/BufferPlan.h).
+
+    Each arena is placed by greedy best fit over live intervals (largest
+    block first, into the smallest gap between the blocks already placed
+    whose live intervals overlap it, else above them; TFLite's
+    GreedyBySize, XLA's heap simulator). Values live at the same op never
+    share a byte (a result never aliases an operand); values with disjoint
+    lives reuse the same bytes. The functions run one at a time, so the
+    arenas are shared and each is as large as the largest function needs.
+
+    Annotates the IR:
+    * `zero.placement` on every op with a planned result: one dictionary
+      per result, `{arena, offset, bytes, live = [first, last]}` (op
+      positions in the function; -1 is the entry), `{}` for a result
+      without a block of its own (function arguments: the same attribute as
+      an argument attribute);
+    * `zero.scratch = {arena, offset, bytes}` on ops that need scratch;
+    * `zero.arena_bytes = {activations, temporaries}` on each function and
+      on the module (the max).
+
+    convert-train-to-emitc uses these offsets (and checks them: a stale
+    placement whose bytes overlap a value live at the same time is an
+    error); without them it bump-allocates without reuse. Run it last,
+    right before the lowering (zero-compile does, unless
+    `--buffer-assign=false`). `zero-report` prints the planned arena bytes.
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let statistics = [
+    Statistic<"activationBytes", "activation-bytes", "Planned activation arena bytes">,
+    Statistic<"temporaryBytes", "temporary-bytes", "Planned temporary arena bytes">,
+    Statistic<"bumpTemporaryBytes", "bump-temporary-bytes", "Temporary arena bytes without reuse (bump allocation)">
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_ZEROPASSES_TD

@@ -1,6 +1,7 @@
 //===- Report.cpp - zero-report: print the per-rank plan ------------------===//
 
 #include "zero/Analysis/Report.h"
+#include "zero/Conversion/BufferPlan.h"
 #include "zero/Transforms/Passes.h"
 
 #include "Train/TrainDialect.h"
@@ -67,6 +68,22 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
     FailureOr<zero::StepReport> report = zero::analyzeStep(module);
     if (failed(report))
       return signalPassFailure();
+    // The arenas as zero-buffer-assign plans them, when the step can be
+    // lowered (a partial step, e.g. before train-optimizer, cannot: its
+    // diagnostics are dropped and the planned lines left out).
+    {
+      ScopedDiagnosticHandler silence(module.getContext(),
+                                      [](Diagnostic &) { return success(); });
+      FailureOr<zero::BufferPlan> plan =
+          zero::planBuffers(module, /*annotate=*/false);
+      if (succeeded(plan)) {
+        report->plannedActivationBytes = plan->arenas.activations;
+        report->plannedTemporaryBytes = plan->arenas.temporaries;
+        report->plannedStateArenaBytes = plan->stateArenaBytes;
+        report->bumpActivationBytes = plan->bumpBytes.activations;
+        report->bumpTemporaryBytes = plan->bumpBytes.temporaries;
+      }
+    }
     if (!quiet)
       zero::printReportTable(*report, microBatches, llvm::outs());
     if (!jsonFile.empty()) {

@@ -29,7 +29,7 @@ extern "C" {
 
 /// Version of this contract; generated code sets zrt_model_desc::abi_version
 /// to it and the driver refuses any other value.
-#define ZRT_MODEL_ABI_VERSION 1
+#define ZRT_MODEL_ABI_VERSION 2
 
 /// What a state tensor holds (ZeRO's model-state categories).
 enum zrt_state_kind {
@@ -83,6 +83,13 @@ typedef struct zrt_plan_desc {
   int64_t padding_bytes;        ///< Of those, bytes of shard padding.
   int64_t comm_bytes_micro[4];  ///< Bytes sent per forward_backward, per zrt_coll_kind.
   int64_t comm_bytes_step[4];   ///< Bytes sent per optimizer_step, per zrt_coll_kind.
+  /// Bytes of the arena of each zrt_mem_kind (parameters, gradients, master
+  /// weights, moments, activations, temporaries, comm buffers) that init()
+  /// allocates, the activation and temporary arenas as zero-buffer-assign
+  /// planned them: their sum is the planned peak, which
+  /// zrt_memory_peak_total_bytes measures. All 0 when the program does not
+  /// say (appended last: older initializers leave it zero).
+  int64_t arena_bytes[7];
 } zrt_plan_desc;
 
 /// Everything the driver needs to know about a compiled training step.

@@ -239,27 +239,34 @@ int zrt_softmax_backward(const float *y, const float *dy, float *dx,
 ///   P = softmax_row(S);  out = P . v  [T, D].
 /// q, k, v, out: [B, H, T, D]. probs: [B, H, T, T] output holding P (zeros
 /// above the diagonal), required by zrt_causal_attention_backward; may be
-/// NULL when no backward is needed. QK^T and PV use cblas_sgemm.
+/// NULL when no backward is needed. workspace: [T, T] floats that hold one
+/// slice's P when probs is NULL (unused otherwise); when both are NULL the
+/// call allocates the [T, T] itself (a heap allocation, counted by
+/// zrt_heap_allocations; compiled steps always pass one). QK^T and PV use
+/// cblas_sgemm.
 /// Source: PyTorch F.scaled_dot_product_attention(is_causal=True); nanoGPT
 /// CausalSelfAttention.
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (non-positive T or D, negative B/H,
 /// NULL pointers, sizes above INT32_MAX).
 int zrt_causal_attention(const float *q, const float *k, const float *v,
-                         float *out, float *probs, int64_t B, int64_t H,
-                         int64_t T, int64_t D);
+                         float *out, float *probs, float *workspace,
+                         int64_t B, int64_t H, int64_t T, int64_t D);
 
 /// Backward of zrt_causal_attention. Inputs: dout [B, H, T, D], q, k, v
 /// [B, H, T, D], probs [B, H, T, T] from the forward. Outputs dq, dk, dv
 /// [B, H, T, D] (OVERWRITTEN). With s = 1/sqrt(D):
 ///   dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(P * dP)),
 ///   dQ = s dS K, dK = s dS^T Q.
-/// Allocates a [T, T] scratch per call.
-/// Errors: ZRT_ERR_INVALID_ARGUMENT, ZRT_ERR_OUT_OF_MEMORY.
+/// workspace: [T, T] floats of scratch (dP, then dS, one slice at a time),
+/// which the compiled step places in its temporaries arena; NULL makes the
+/// call allocate it (a heap allocation, counted by zrt_heap_allocations).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT, ZRT_ERR_OUT_OF_MEMORY (only without a
+/// workspace).
 int zrt_causal_attention_backward(const float *dout, const float *q,
                                   const float *k, const float *v,
                                   const float *probs, float *dq, float *dk,
-                                  float *dv, int64_t B, int64_t H, int64_t T,
-                                  int64_t D);
+                                  float *dv, float *workspace, int64_t B,
+                                  int64_t H, int64_t T, int64_t D);
 
 /*===----------------------------------------------------------------------===//
 // Embedding and losses
@@ -512,6 +519,16 @@ int64_t zrt_comm_calls(int kind);
 /// included), i.e. exposed communication time, since the last reset.
 double zrt_comm_wait_seconds(void);
 
+/// Drives the progress of every started, not yet waited collective
+/// (MPI_Test on each; MPI implementations without an asynchronous progress
+/// thread, such as Open MPI's default on CPU, move a nonblocking collective
+/// forward only inside MPI calls). Compiled steps call it after each
+/// compute op while a collective is in flight, so that a prefetched
+/// all-gather or a sunk reduce-scatter runs behind the compute instead of
+/// inside zrt_wait. Never blocks; completion is still observed by
+/// zrt_wait. Returns ZRT_OK (also before zrt_init) or ZRT_ERR_MPI.
+int zrt_comm_progress(void);
+
 /// Resets byte counters, call counters and wait time to 0.
 void zrt_comm_reset(void);
 
@@ -581,6 +598,16 @@ int64_t zrt_memory_peak_total_bytes(void);
 
 /// Sets every peak counter to the current live value.
 void zrt_memory_reset_peak(void);
+
+/// Heap allocations the runtime has made since the process started. Every
+/// allocation of zrt_* code goes through one counting function: arenas,
+/// the pool of collective requests (allocated in zrt_init, grown only when
+/// more requests are outstanding at once than it holds), bf16 staging
+/// buffers of reductions (grow-only, per request), and kernels called with
+/// a NULL workspace. MPI's and BLAS's own allocations are not counted. A
+/// compiled step allocates nothing after init: the driver reports the
+/// difference across each step as "allocations" in its step metrics.
+int64_t zrt_heap_allocations(void);
 
 /*===----------------------------------------------------------------------===//
 // Data loading

@@ -5,7 +5,11 @@
       the last step's loss is at least D below the first step's;
   loss_curve.py RUN.jsonl --same-as OTHER.jsonl... [--rtol R]
       every other run has the same steps with losses and gradient norms
-      within relative tolerance R (default 1e-4) of RUN's.
+      within relative tolerance R (default 1e-4) of RUN's;
+  loss_curve.py RUN.jsonl --same-as RESUMED.jsonl --overlap [--rtol 0]
+      only the steps the other run logged (a run resumed from a checkpoint
+      logs the steps after it) must be in RUN and match; --rtol 0 demands
+      bit-identical values. Prints the largest relative difference.
 Prints one line per check; exits 1 on the first failure.
 """
 import argparse
@@ -31,6 +35,7 @@ def main():
     parser.add_argument("--min-decrease", type=float)
     parser.add_argument("--same-as", nargs="+", default=[])
     parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--overlap", action="store_true")
     args = parser.parse_args()
     base = steps(args.run)
     if args.min_decrease is not None:
@@ -42,14 +47,26 @@ def main():
             sys.exit(1)
     for other in args.same_as:
         theirs = steps(other)
-        if len(theirs) != len(base):
-            sys.exit(f"{other}: {len(theirs)} steps, expected {len(base)}")
-        for a, b in zip(base, theirs):
+        mine = base
+        if args.overlap:
+            by_step = {r["step"]: r for r in base}
+            missing = [r["step"] for r in theirs if r["step"] not in by_step]
+            if missing:
+                sys.exit(f"{other}: steps {missing} are not in {args.run}")
+            mine = [by_step[r["step"]] for r in theirs]
+        if len(theirs) != len(mine):
+            sys.exit(f"{other}: {len(theirs)} steps, expected {len(mine)}")
+        worst = 0.0
+        for a, b in zip(mine, theirs):
             for key in ("loss", "grad_norm"):
                 x, y = a[key], b[key]
                 if abs(x - y) > args.rtol * abs(x):
-                    sys.exit(f"{other}: step {a['step']} {key} {y} differs from {x}")
-        print(f"{other}: same losses and norms as {args.run} (rtol {args.rtol})")
+                    sys.exit(f"{other}: step {a['step']} {key} {y!r} differs from {x!r}")
+                worst = max(worst, abs(x - y) / max(abs(x), 1e-30))
+        span = f"steps {theirs[0]['step']}-{theirs[-1]['step']}"
+        print(f"{other}: same losses and norms as {args.run} ({span}, "
+              f"{'bit-identical' if worst == 0 else 'max rel diff %.3g' % worst}, "
+              f"rtol {args.rtol})")
 
 
 if __name__ == "__main__":

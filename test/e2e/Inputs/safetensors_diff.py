@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the tensors of safetensors files (standard library only).
 
-  safetensors_diff.py A B [C ...] [--max-abs X]
+  safetensors_diff.py A B [C ...] [--max-abs X] [--tensors NAME,...]
 
 Every file must hold the same tensor names, dtypes and shapes as A; prints
 one line per file with the largest absolute difference from A and exits 1
@@ -42,11 +42,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
     ap.add_argument("--max-abs", type=float, default=0.0)
+    ap.add_argument("--tensors", default="",
+                    help="compare only these tensors (comma-separated)")
     args = ap.parse_args()
-    ref = read(args.files[0])
+    only = [t for t in args.tensors.split(",") if t]
+
+    def read_some(path):
+        out = read(path)
+        return {k: v for k, v in out.items() if k in only} if only else out
+
+    read_all, read_one = read, read_some
+    ref = read_one(args.files[0])
     bad = False
     for path in args.files[1:]:
-        other = read(path)
+        other = read_one(path)
         if {k: v[:2] for k, v in other.items()} != {k: v[:2] for k, v in ref.items()}:
             print("%s: tensors differ from %s" % (path, args.files[0]))
             bad = True

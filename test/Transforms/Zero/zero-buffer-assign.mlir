@@ -1,0 +1,106 @@
+// RUN: zero-opt %s -split-input-file -zero-buffer-assign | FileCheck %s
+// RUN: zero-opt %s -split-input-file -zero-buffer-assign -convert-train-to-emitc | FileCheck %s --check-prefix=LOWER
+// RUN: zero-opt %s -split-input-file -convert-train-to-emitc | FileCheck %s --check-prefix=BUMP
+
+// Liveness-based placement (greedy best fit, largest first). Op positions
+// in @forward_backward: 0 load, 1 %a, 2 %b, 3 %r, 4 %c, 5 %s, 6 seed,
+// 7 %q, 8 %e, 9 %u, 10 %t1, 11 %t2, 12 return.
+
+// The forward: the load is a view of @w (no block), %s a 64-byte temporary.
+// Arena sizes: the max over the functions on the module, and per function.
+// CHECK: module attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}}
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME: attributes {zero.arena_bytes = {activations = 0 : i64, temporaries = 64 : i64}}
+// CHECK: train.load @w : tensor<16xf32>
+// CHECK-NOT: zero.placement
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 1, 2>, offset = 0 : i64}]
+
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK-SAME: attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}}
+// %a is read after the loss seed (position 6): the activations arena.
+// CHECK: %[[A:.*]] = train.gelu {{.*}}zero.placement = [{arena = "activations", bytes = 64 : i64, live = array<i64: 1, 8>, offset = 256 : i64}]
+// %b's only direct use is the reshape at 3, but it lives until the last use
+// of its view %r at 7 (aliases extend lifetimes), which also makes it an
+// activation.
+// CHECK: %[[B:.*]] = train.broadcast {{.*}}zero.placement = [{arena = "activations", bytes = 256 : i64, live = array<i64: 2, 7>, offset = 0 : i64}]
+// A view takes no block.
+// CHECK: %[[R:.*]] = train.reshape %[[B]] : tensor<4x16xf32> -> tensor<64xf32>
+// CHECK-NOT: zero.placement
+// CHECK: train.gelu {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 4, 5>, offset = 0 : i64}]
+// Activations are all live at the seed, so they never share: 256 + 64 + 64.
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "activations", bytes = 64 : i64, live = array<i64: 5, 10>, offset = 320 : i64}]
+// Disjoint live ranges reuse bytes: the seed ([6, 6]) and %q ([7, 10]) take
+// %c's (dead after 5); %t1 ([10, 11]) takes %e's (dead after 9), %t2 ([11,
+// 12]) %q's. Overlapping ones never share: %e ([8, 9]) goes above %q, %u
+// ([9, 11]) above both.
+// CHECK: train.fill {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 6, 6>, offset = 0 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 7, 10>, offset = 0 : i64}]
+// CHECK: train.mul {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 8, 9>, offset = 64 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 9, 11>, offset = 128 : i64}]
+// CHECK: train.add {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 10, 11>, offset = 64 : i64}]
+// The returned value lives until the return.
+// CHECK: train.add {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 11, 12>, offset = 0 : i64}]
+
+// The lowering allocates the planned sizes (bump allocation without the
+// pass: the same 384 B of activations, 7 x 64 B = 448 B of temporaries).
+// LOWER: verbatim "// @forward_backward: 384 bytes of activations, 192 bytes of temporaries"
+// BUMP: verbatim "// @forward_backward: 384 bytes of activations, 448 bytes of temporaries"
+
+train.param @w : tensor<16xf32> init(<ones>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<16xf32>
+  %s = train.sum_squares %w : tensor<16xf32>
+  return %s : tensor<f32>
+}
+func.func @forward_backward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<16xf32>
+  %a = train.gelu %w : tensor<16xf32>
+  %b = train.broadcast %a : tensor<16xf32> -> tensor<4x16xf32>
+  %r = train.reshape %b : tensor<4x16xf32> -> tensor<64xf32>
+  %c = train.gelu %w : tensor<16xf32>
+  %s = train.sum_squares %c : tensor<16xf32>
+  %seed = train.fill 1.0 {train.loss_seed} : tensor<f32>
+  %q = train.sum_squares %r : tensor<64xf32>
+  %e = train.mul %a, %a : tensor<16xf32>
+  %u = train.sum_squares %e : tensor<16xf32>
+  %t1 = train.add %s, %q : tensor<f32>
+  %t2 = train.add %t1, %u : tensor<f32>
+  return %t2 : tensor<f32>
+}
+
+// -----
+
+// A collective's result is live from its start (written between start and
+// wait); its input until the wait. The optimizer step's scalar arguments
+// are 1-element temporaries live from the entry (-1). Ops with scratch (the
+// forward attention's [T, T] workspace) get a zero.scratch block for their
+// position only.
+// CHECK-LABEL: func.func @forward(
+// CHECK: train.causal_attention {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 3, 4>, offset = 0 : i64}], zero.scratch = {arena = "temporaries", bytes = 64 : i64, offset = 64 : i64}
+// The sum reuses the scratch's bytes (the scratch lives at 3 only).
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 4, 5>, offset = 64 : i64}]
+// CHECK-LABEL: func.func @optimizer_step(
+// CHECK-SAME: {train.name = "lr", zero.placement = {arena = "temporaries", bytes = 64 : i64, live = array<i64: -1, -1>, offset = 0 : i64}}
+// CHECK: zero.all_reduce_start
+// The sum at 2 is live while the collective writes %r: different bytes.
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 2, 2>, offset = 64 : i64}]
+// CHECK: zero.wait {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 1, 4>, offset = 0 : i64}]
+// LOWER: call_opaque "zrt_causal_attention"
+// LOWER: verbatim "// @optimizer_step: 0 bytes of activations, 192 bytes of temporaries"
+train.param @w : tensor<16xf32> init(<ones>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<16xf32>
+  %q = train.reshape %w : tensor<16xf32> -> tensor<1x1x4x4xf32>
+  %y = train.reshape %q : tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32>
+  %o = train.causal_attention %q, %q, %y : tensor<1x1x4x4xf32>
+  %s = train.sum_squares %o : tensor<1x1x4x4xf32>
+  return %s : tensor<f32>
+}
+func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+  %w = train.load @w : tensor<16xf32>
+  %h = zero.all_reduce_start %w kind(<sum>) world_size(2) : tensor<16xf32> -> !zero.pending<tensor<16xf32>>
+  %s0 = train.sum_squares %w : tensor<16xf32>
+  %r = zero.wait %h : !zero.pending<tensor<16xf32>>
+  %s = train.sum_squares %r : tensor<16xf32>
+  return %s : tensor<f32>
+}
