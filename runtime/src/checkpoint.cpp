@@ -26,6 +26,7 @@
 #include "zrt/zrt.h"
 
 #include <mpi.h>
+#include <nlohmann/json.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,6 +36,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -163,202 +165,64 @@ size_t dtypeBytes(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
 std::string dtypeName(int dtype) { return dtype == ZRT_BF16 ? "bf16" : "f32"; }
 
 //===----------------------------------------------------------------------===//
-// JSON (the manifest): a writer and a small strict reader.
+// JSON (the manifest): string escaping and field access over nlohmann::json.
 //===----------------------------------------------------------------------===//
 
 std::string jstr(const std::string &v) {
-  std::string s = "\"";
-  for (unsigned char c : v) {
-    if (c == '"' || c == '\\') {
-      s += '\\';
-      s += static_cast<char>(c);
-    } else if (c < 0x20) {
-      s += format("\\u%04x", c);
-    } else {
-      s += static_cast<char>(c);
-    }
-  }
-  return s + '"';
+  return nlohmann::json(v).dump(-1, ' ', false,
+                                nlohmann::json::error_handler_t::replace);
 }
 
-struct JVal {
-  enum Kind { Null, Bool, Num, Str, Arr, Obj } kind = Null;
-  std::string text; // Str: decoded; Num: literal; Bool: "true"/"false"
-  std::vector<JVal> items;
-  std::vector<std::pair<std::string, JVal>> members;
-
-  const JVal *get(const char *k) const {
-    for (const auto &m : members)
-      if (m.first == k)
-        return &m.second;
-    return nullptr;
-  }
-};
-
-class JReader {
-public:
-  JReader(const std::string &s) : p_(s.data()), n_(s.size()) {}
-  bool parse(JVal *v) { return value(v, 0) && (ws(), i_ == n_); }
-
-private:
-  void ws() {
-    while (i_ < n_ && std::strchr(" \t\r\n", p_[i_]) && p_[i_])
-      ++i_;
-  }
-  bool str(std::string *out) {
-    if (i_ >= n_ || p_[i_] != '"')
-      return false;
-    for (++i_; i_ < n_ && p_[i_] != '"';) {
-      unsigned char c = static_cast<unsigned char>(p_[i_++]);
-      if (c < 0x20)
-        return false;
-      if (c != '\\') {
-        out->push_back(static_cast<char>(c));
-        continue;
-      }
-      if (i_ >= n_)
-        return false;
-      char e = p_[i_++];
-      if (e == 'u') {
-        if (n_ - i_ < 4)
-          return false;
-        unsigned v = 0;
-        for (int k = 0; k < 4; ++k) {
-          char h = p_[i_++];
-          int d = h >= '0' && h <= '9'   ? h - '0'
-                  : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                  : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                         : -1;
-          if (d < 0)
-            return false;
-          v = v * 16 + static_cast<unsigned>(d);
-        }
-        if (v >= 0x80) // the manifest writes only ASCII escapes
-          return false;
-        out->push_back(static_cast<char>(v));
-      } else {
-        const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-        const char *f = std::strchr(from, e);
-        if (!f || !e)
-          return false;
-        out->push_back(to[f - from]);
-      }
-    }
-    if (i_ >= n_)
-      return false;
-    ++i_;
-    return true;
-  }
-  bool value(JVal *v, int depth) {
-    ws();
-    if (i_ >= n_ || depth > 32)
-      return false;
-    char c = p_[i_];
-    if (c == '{' || c == '[') {
-      const bool obj = c == '{';
-      v->kind = obj ? JVal::Obj : JVal::Arr;
-      ++i_;
-      ws();
-      if (i_ < n_ && p_[i_] == (obj ? '}' : ']'))
-        return ++i_, true;
-      for (;;) {
-        ws();
-        if (obj) {
-          v->members.emplace_back();
-          if (!str(&v->members.back().first))
-            return false;
-          ws();
-          if (i_ >= n_ || p_[i_++] != ':')
-            return false;
-          if (!value(&v->members.back().second, depth + 1))
-            return false;
-        } else {
-          v->items.emplace_back();
-          if (!value(&v->items.back(), depth + 1))
-            return false;
-        }
-        ws();
-        if (i_ >= n_)
-          return false;
-        if (p_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (p_[i_] == (obj ? '}' : ']'))
-          return ++i_, true;
-        return false;
-      }
-    }
-    if (c == '"')
-      return v->kind = JVal::Str, str(&v->text);
-    for (const char *w : {"null", "true", "false"}) {
-      size_t k = std::strlen(w);
-      if (n_ - i_ >= k && std::memcmp(p_ + i_, w, k) == 0) {
-        i_ += k;
-        v->kind = w[0] == 'n' ? JVal::Null : JVal::Bool;
-        v->text = w;
-        return true;
-      }
-    }
-    size_t b = i_;
-    while (i_ < n_ && std::strchr("+-0123456789.eE", p_[i_]) && p_[i_])
-      ++i_;
-    if (i_ == b)
-      return false;
-    v->kind = JVal::Num;
-    v->text.assign(p_ + b, i_ - b);
-    return true;
-  }
-  const char *p_;
-  size_t n_;
-  size_t i_ = 0;
-};
+using JVal = nlohmann::json;
 
 /// Throws-free field access for the manifest: records the first problem.
 struct Fields {
   std::string err;
+  const JVal *get(const JVal *parent, const char *k) {
+    if (!parent || !parent->is_object())
+      return nullptr;
+    auto it = parent->find(k);
+    return it == parent->end() ? nullptr : &*it;
+  }
   const JVal *obj(const JVal *parent, const char *k) {
-    const JVal *v = parent ? parent->get(k) : nullptr;
-    if (!v || (v->kind != JVal::Obj && v->kind != JVal::Arr)) {
+    const JVal *v = get(parent, k);
+    if (!v || !v->is_structured()) {
       fail(k);
       return nullptr;
     }
     return v;
   }
   int64_t integer(const JVal *parent, const char *k) {
-    const JVal *v = parent ? parent->get(k) : nullptr;
-    if (!v || v->kind != JVal::Num) {
+    const JVal *v = get(parent, k);
+    if (!v || !isInt64(*v)) {
       fail(k);
       return 0;
     }
-    char *end = nullptr;
-    errno = 0;
-    long long x = std::strtoll(v->text.c_str(), &end, 10);
-    if (*end || errno) {
-      fail(k);
-      return 0;
-    }
-    return x;
+    return v->get<int64_t>();
   }
   double number(const JVal *parent, const char *k) {
-    const JVal *v = parent ? parent->get(k) : nullptr;
-    if (!v || v->kind != JVal::Num) {
+    const JVal *v = get(parent, k);
+    if (!v || !v->is_number()) {
       fail(k);
       return 0;
     }
-    return std::strtod(v->text.c_str(), nullptr);
+    return v->get<double>();
   }
   std::string string(const JVal *parent, const char *k) {
-    const JVal *v = parent ? parent->get(k) : nullptr;
-    if (!v || v->kind != JVal::Str) {
+    const JVal *v = get(parent, k);
+    if (!v || !v->is_string()) {
       fail(k);
       return "";
     }
-    return v->text;
+    return v->get<std::string>();
   }
   void fail(const char *k) {
     if (err.empty())
       err = format("field '%s' is missing or malformed", k);
+  }
+  static bool isInt64(const JVal &v) {
+    return v.is_number_integer() && (!v.is_number_unsigned() ||
+                                     v.get<uint64_t>() <= uint64_t(INT64_MAX));
   }
 };
 
@@ -626,33 +490,35 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   const JVal *fl = f.obj(&root, "files");
   if (!f.err.empty())
     return f.err;
-  for (const JVal &p : params->items) {
+  for (const JVal &p : *params) {
     ParamRec r;
     r.name = f.string(&p, "name");
     const JVal *shape = f.obj(&p, "shape");
     r.numel = 1;
     if (shape)
-      for (const JVal &d : shape->items) {
-        int64_t x = std::strtoll(d.text.c_str(), nullptr, 10);
+      for (const JVal &d : *shape) {
+        int64_t x = Fields::isInt64(d) ? d.get<int64_t>() : 0;
+        if (!Fields::isInt64(d))
+          f.fail("shape");
         r.shape.push_back(x);
         r.numel *= x;
       }
     L->params.push_back(std::move(r));
   }
-  for (const JVal &g : groups->items) {
+  for (const JVal &g : *groups) {
     GroupRec r;
     r.name = f.string(&g, "name");
     r.padded = f.integer(&g, "padded");
     r.shard = f.integer(&g, "shard");
     const JVal *members = f.obj(&g, "members");
     if (members)
-      for (const JVal &m : members->items)
+      for (const JVal &m : *members)
         r.members.push_back({f.string(&m, "name"), f.integer(&m, "offset"),
                              f.integer(&m, "numel")});
     L->groups.push_back(std::move(r));
   }
   std::vector<int64_t> offsets;
-  for (const JVal &s : states->items) {
+  for (const JVal &s : *states) {
     StateRec r;
     r.name = f.string(&s, "name");
     std::string kind = f.string(&s, "kind");
@@ -667,14 +533,15 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     offsets.push_back(f.integer(&s, "offset"));
     L->states.push_back(std::move(r));
   }
-  for (const JVal &x : fl->items) {
+  for (const JVal &x : *fl) {
     std::string path = f.string(&x, "path");
     uint64_t sum = std::strtoull(f.string(&x, "fnv1a64").c_str(), nullptr, 16);
     if (path.empty() || path.find('/') != std::string::npos)
       f.fail("files.path");
     files->emplace_back(path, sum);
   }
-  *fileBytes = f.integer(fl->items.empty() ? nullptr : &fl->items[0], "bytes");
+  *fileBytes =
+      f.integer(fl->is_array() && !fl->empty() ? &(*fl)[0] : nullptr, "bytes");
   if (!f.err.empty())
     return f.err;
   if (L->world < 1 || static_cast<int>(files->size()) != L->world)
@@ -1080,8 +947,8 @@ std::string Checkpointer::open(const std::string &path) {
     return format("--resume: cannot read '%s': %s", mpath.c_str(),
                   std::strerror(errno));
   }
-  JVal root;
-  if (!JReader(text).parse(&root) || root.kind != JVal::Obj)
+  const JVal root = JVal::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object())
     return format("checkpoint '%s': manifest.json is not valid JSON",
                   dir.c_str());
   Fields f;

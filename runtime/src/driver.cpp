@@ -24,6 +24,7 @@
 #include "zrt/zrt.h"
 
 #include <mpi.h>
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -43,6 +44,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -452,221 +454,12 @@ private:
 // offsets are relative to the end of the header.
 //===----------------------------------------------------------------------===//
 
-/// A parsed JSON value (enough for a safetensors header).
-struct JNode {
-  enum Kind { Null, Bool, Num, Str, Arr, Obj } kind = Null;
-  std::string text; // Str: the decoded string; Num: the literal
-  std::vector<JNode> items;
-  std::vector<std::pair<std::string, JNode>> members; // in file order
-};
-
-/// Strict JSON parser (RFC 8259) with a nesting limit.
-class JsonReader {
-public:
-  JsonReader(const char *p, size_t n) : p_(p), n_(n) {}
-  /// Parses the whole input; "" or an error with the byte offset.
-  std::string parse(JNode *out) {
-    if (!value(out, 0) || (ws(), i_ != n_))
-      return format("invalid JSON at byte %zu", i_);
-    return "";
-  }
-
-private:
-  void ws() {
-    while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\t' || p_[i_] == '\n' ||
-                       p_[i_] == '\r'))
-      ++i_;
-  }
-  bool lit(const char *w) {
-    size_t k = std::strlen(w);
-    if (n_ - i_ < k || std::memcmp(p_ + i_, w, k) != 0)
-      return false;
-    i_ += k;
-    return true;
-  }
-  bool hex4(uint32_t *v) {
-    if (n_ - i_ < 4)
-      return false;
-    *v = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = p_[i_++];
-      int d = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-      if (d < 0)
-        return false;
-      *v = *v * 16 + static_cast<uint32_t>(d);
-    }
-    return true;
-  }
-  static void utf8(uint32_t cp, std::string *out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-  bool string(std::string *out) {
-    if (i_ >= n_ || p_[i_] != '"')
-      return false;
-    ++i_;
-    while (i_ < n_ && p_[i_] != '"') {
-      unsigned char c = static_cast<unsigned char>(p_[i_++]);
-      if (c < 0x20)
-        return false;
-      if (c != '\\') {
-        out->push_back(static_cast<char>(c));
-        continue;
-      }
-      if (i_ >= n_)
-        return false;
-      char e = p_[i_++];
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out->push_back(e);
-        break;
-      case 'b':
-        out->push_back('\b');
-        break;
-      case 'f':
-        out->push_back('\f');
-        break;
-      case 'n':
-        out->push_back('\n');
-        break;
-      case 'r':
-        out->push_back('\r');
-        break;
-      case 't':
-        out->push_back('\t');
-        break;
-      case 'u': {
-        uint32_t cp;
-        if (!hex4(&cp))
-          return false;
-        if (cp >= 0xD800 && cp < 0xDC00) { // surrogate pair
-          uint32_t lo;
-          if (!lit("\\u") || !hex4(&lo) || lo < 0xDC00 || lo >= 0xE000)
-            return false;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return false;
-        }
-        utf8(cp, out);
-        break;
-      }
-      default:
-        return false;
-      }
-    }
-    if (i_ >= n_)
-      return false;
-    ++i_;
-    return true;
-  }
-  bool number(JNode *v) {
-    size_t b = i_;
-    if (i_ < n_ && p_[i_] == '-')
-      ++i_;
-    auto digits = [&] {
-      size_t d = i_;
-      while (i_ < n_ && p_[i_] >= '0' && p_[i_] <= '9')
-        ++i_;
-      return i_ > d;
-    };
-    if (!digits())
-      return false;
-    if (i_ < n_ && p_[i_] == '.' && (++i_, !digits()))
-      return false;
-    if (i_ < n_ && (p_[i_] == 'e' || p_[i_] == 'E')) {
-      ++i_;
-      if (i_ < n_ && (p_[i_] == '+' || p_[i_] == '-'))
-        ++i_;
-      if (!digits())
-        return false;
-    }
-    v->kind = JNode::Num;
-    v->text.assign(p_ + b, i_ - b);
-    return true;
-  }
-  bool value(JNode *v, int depth) {
-    ws();
-    if (i_ >= n_ || depth > 64)
-      return false;
-    char c = p_[i_];
-    if (c == '{' || c == '[') {
-      const bool obj = c == '{';
-      v->kind = obj ? JNode::Obj : JNode::Arr;
-      ++i_;
-      ws();
-      if (i_ < n_ && p_[i_] == (obj ? '}' : ']'))
-        return ++i_, true;
-      for (;;) {
-        ws();
-        if (obj) {
-          v->members.emplace_back();
-          if (!string(&v->members.back().first))
-            return false;
-          ws();
-          if (i_ >= n_ || p_[i_++] != ':')
-            return false;
-          if (!value(&v->members.back().second, depth + 1))
-            return false;
-        } else {
-          v->items.emplace_back();
-          if (!value(&v->items.back(), depth + 1))
-            return false;
-        }
-        ws();
-        if (i_ >= n_)
-          return false;
-        if (p_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (p_[i_] == (obj ? '}' : ']'))
-          return ++i_, true;
-        return false;
-      }
-    }
-    if (c == '"')
-      return v->kind = JNode::Str, string(&v->text);
-    if (lit("null"))
-      return v->kind = JNode::Null, true;
-    if (lit("true") || lit("false"))
-      return v->kind = JNode::Bool, true;
-    return number(v);
-  }
-
-  const char *p_;
-  size_t n_;
-  size_t i_ = 0;
-};
-
 /// A JSON integer literal in [0, 2^62]; false for anything else.
-bool jsonIndex(const JNode &v, int64_t *out) {
-  if (v.kind != JNode::Num || v.text.empty() || v.text.size() > 19)
+bool jsonIndex(const nlohmann::ordered_json &v, int64_t *out) {
+  if (!v.is_number_unsigned())
     return false;
-  for (char c : v.text)
-    if (c < '0' || c > '9')
-      return false;
-  if (v.text.size() > 1 && v.text[0] == '0')
-    return false;
-  unsigned long long x = std::strtoull(v.text.c_str(), nullptr, 10);
-  if (x > (1ULL << 62))
+  const uint64_t x = v.get<uint64_t>();
+  if (x > (uint64_t(1) << 62))
     return false;
   *out = static_cast<int64_t>(x);
   return true;
@@ -674,18 +467,8 @@ bool jsonIndex(const JNode &v, int64_t *out) {
 
 /// A JSON string literal (quoted, escaped).
 std::string jsonString(const std::string &v) {
-  std::string s = "\"";
-  for (unsigned char c : v) {
-    if (c == '"' || c == '\\') {
-      s += '\\';
-      s += static_cast<char>(c);
-    } else if (c < 0x20) {
-      s += format("\\u%04x", c);
-    } else {
-      s += static_cast<char>(c);
-    }
-  }
-  return s + '"';
+  return nlohmann::json(v).dump(-1, ' ', false,
+                                nlohmann::json::error_handler_t::replace);
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {
@@ -1333,47 +1116,66 @@ std::string Driver::openImport() {
   std::string header(static_cast<size_t>(n), '\0');
   if (!preadAll(importFd_, &header[0], header.size(), 8))
     return format("cannot read %s: %s", what.c_str(), std::strerror(errno));
-  JNode root;
-  std::string err = JsonReader(header.data(), header.size()).parse(&root);
-  if (!err.empty() || root.kind != JNode::Obj)
-    return format("%s is not a safetensors file (header: %s)", what.c_str(),
-                  err.empty() ? "not a JSON object" : err.c_str());
+  // Parsed in file order; a duplicate top-level key would silently replace
+  // the first, so the parser callback notes it.
+  using ojson = nlohmann::ordered_json;
+  std::string duplicate;
+  std::set<std::string> seen;
+  auto noteKeys = [&](int depth, ojson::parse_event_t ev, ojson &parsed) {
+    if (depth == 1 && ev == ojson::parse_event_t::key && duplicate.empty()) {
+      const std::string &k = parsed.get_ref<const std::string &>();
+      if (k != "__metadata__" && !seen.insert(k).second)
+        duplicate = k;
+    }
+    return true;
+  };
+  ojson root;
+  try {
+    root = ojson::parse(header, noteKeys);
+  } catch (const ojson::parse_error &e) {
+    return format("%s is not a safetensors file (header: invalid JSON at "
+                  "byte %zu)",
+                  what.c_str(), e.byte);
+  }
+  if (!root.is_object())
+    return format("%s is not a safetensors file (header: not a JSON object)",
+                  what.c_str());
+  if (!duplicate.empty())
+    return format("tensor '%s' in %s appears twice", duplicate.c_str(),
+                  what.c_str());
   const int64_t dataStart = 8 + static_cast<int64_t>(n);
   const int64_t dataBytes = size - dataStart;
   imported_.clear();
   std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto &[name, v] : root.members) {
+  for (const auto &[name, v] : root.items()) {
     if (name == "__metadata__")
       continue;
     const std::string t = format("tensor '%s' in %s", name.c_str(),
                                  what.c_str());
-    if (shapes.count(name))
-      return format("%s appears twice", t.c_str());
-    const JNode *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-    if (v.kind == JNode::Obj)
-      for (const auto &[k, f] : v.members) {
-        if (k == "dtype")
-          dtype = &f;
-        else if (k == "shape")
-          shape = &f;
-        else if (k == "data_offsets")
-          offsets = &f;
-      }
-    if (!dtype || dtype->kind != JNode::Str || !shape ||
-        shape->kind != JNode::Arr || !offsets || offsets->kind != JNode::Arr ||
-        offsets->items.size() != 2)
+    const ojson *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    if (v.is_object()) {
+      if (auto it = v.find("dtype"); it != v.end())
+        dtype = &*it;
+      if (auto it = v.find("shape"); it != v.end())
+        shape = &*it;
+      if (auto it = v.find("data_offsets"); it != v.end())
+        offsets = &*it;
+    }
+    if (!dtype || !dtype->is_string() || !shape || !shape->is_array() ||
+        !offsets || !offsets->is_array() || offsets->size() != 2)
       return format("%s lacks dtype, shape or data_offsets", t.c_str());
+    const std::string &dtypeName = dtype->get_ref<const std::string &>();
     int dt;
-    if (dtype->text == "F32")
+    if (dtypeName == "F32")
       dt = ZRT_F32;
-    else if (dtype->text == "BF16")
+    else if (dtypeName == "BF16")
       dt = ZRT_BF16;
     else
       return format("%s has dtype %s (only F32 and BF16 are supported)",
-                    t.c_str(), dtype->text.c_str());
+                    t.c_str(), dtypeName.c_str());
     std::vector<int64_t> dims;
     int64_t numel = 1;
-    for (const JNode &d : shape->items) {
+    for (const ojson &d : *shape) {
       int64_t x;
       if (!jsonIndex(d, &x) || (x > 0 && numel > (int64_t(1) << 60) / x))
         return format("%s has a malformed shape", t.c_str());
@@ -1381,13 +1183,12 @@ std::string Driver::openImport() {
       numel *= x;
     }
     int64_t begin, end;
-    if (!jsonIndex(offsets->items[0], &begin) ||
-        !jsonIndex(offsets->items[1], &end) || end < begin ||
-        end > dataBytes ||
+    if (!jsonIndex((*offsets)[0], &begin) || !jsonIndex((*offsets)[1], &end) ||
+        end < begin || end > dataBytes ||
         end - begin != numel * static_cast<int64_t>(dtypeBytes(dt)))
       return format("%s has data_offsets that do not match its shape %s and "
                     "dtype %s within the %lld data bytes",
-                    t.c_str(), shapeText(dims).c_str(), dtype->text.c_str(),
+                    t.c_str(), shapeText(dims).c_str(), dtypeName.c_str(),
                     (long long)dataBytes);
     shapes[name] = dims;
     imported_[name] = FileTensor{dt, dataStart + begin};

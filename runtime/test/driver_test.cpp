@@ -1058,6 +1058,28 @@ TEST_F(DriverTest, ImportErrors) {
   expectUserError(base + f, "has data_offsets that do not match");
   f = write("text.st", "definitely not a safetensors file");
   expectUserError(base + f, "is not a safetensors file");
+  // Headers written by hand: malformed JSON, not an object, a name twice,
+  // a non-integer dimension.
+  auto raw = [](const std::string &h) {
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i)
+      s[i] = static_cast<char>((uint64_t(h.size()) >> (8 * i)) & 0xff);
+    return s + h;
+  };
+  f = write("badjson.st", raw("{\"table\": {"));
+  expectUserError(base + f,
+                  "is not a safetensors file (header: invalid JSON at byte");
+  f = write("array.st", raw("[1, 2]"));
+  expectUserError(base + f,
+                  "is not a safetensors file (header: not a JSON object)");
+  const std::string empty =
+      "{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}";
+  f = write("dup.st", raw("{\"table\":" + empty + ",\"table\":" + empty + "}"));
+  expectUserError(base + f, "error: tensor 'table' in --import file '" + f +
+                                "' appears twice");
+  f = write("float.st", raw("{\"table\":{\"dtype\":\"F32\",\"shape\":[256.0,"
+                            "256],\"data_offsets\":[0,0]}}"));
+  expectUserError(base + f, "has a malformed shape");
   expectUserError(base + path("nope.st"), "error: cannot open --import file '" +
                                               path("nope.st") +
                                               "': No such file or directory");
