@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint.h"
+#include "fileio.h"
 
 #include "zrt/zrt.h"
 
@@ -44,6 +45,9 @@
 
 namespace zrt_ckpt {
 namespace {
+
+using zrt::preadAll;
+using zrt::writeAll;
 
 constexpr int kFormatVersion = 1;
 constexpr const char *kFormatName = "zero-checkpoint";
@@ -82,37 +86,7 @@ std::string hex64(uint64_t v) {
   return format("%016llx", (unsigned long long)v);
 }
 
-bool writeAll(int fd, const void *buf, size_t n) {
-  const char *p = static_cast<const char *>(buf);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
 
-bool preadAll(int fd, void *buf, size_t n, off_t offset) {
-  char *p = static_cast<char *>(buf);
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, offset);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      if (r == 0)
-        errno = EIO;
-      return false;
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-    offset += r;
-  }
-  return true;
-}
 
 void fsyncPath(const std::string &dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint.h"
+#include "fileio.h"
 #include "zrt/model.h"
 #include "zrt/zrt.h"
 
@@ -50,6 +51,9 @@
 #include <vector>
 
 namespace {
+
+using zrt::preadAll;
+using zrt::pwriteAll;
 
 constexpr int kExitOk = 0;
 constexpr int kExitUser = 1;
@@ -690,40 +694,7 @@ std::string ParamTable::build(const zrt_model_desc *m, int world) {
   return "";
 }
 
-/// Writes all of buf at `offset`; false on failure (errno set).
-bool pwriteAll(int fd, const void *buf, size_t n, off_t offset) {
-  const char *p = static_cast<const char *>(buf);
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, p, n, offset);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-    offset += w;
-  }
-  return true;
-}
 
-/// Reads exactly n bytes at `offset`; false on failure or end of file.
-bool preadAll(int fd, void *buf, size_t n, off_t offset) {
-  char *p = static_cast<char *>(buf);
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, offset);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      if (r == 0)
-        errno = EIO;
-      return false;
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-    offset += r;
-  }
-  return true;
-}
 
 /// Rank 0 receives every rank's `bytes` from `send`, in rank order, into
 /// `recv` (world * bytes; rank 0 only). Plain MPI, in chunks that fit an
