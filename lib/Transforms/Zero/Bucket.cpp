@@ -86,6 +86,23 @@ LogicalResult moveDependentsAfter(ArrayRef<Value> roots, Operation *from,
   return success();
 }
 
+/// Replaces each member collective's result by its part of the bucket and
+/// erases the member.
+template <typename OpT>
+void replaceMembers(ArrayRef<OpT> bucket, ValueRange parts) {
+  for (auto [op, part] : llvm::zip(bucket, parts)) {
+    OpT member = op;
+    member->getResult(0).replaceAllUsesWith(part);
+    member->erase();
+  }
+}
+
+/// Erases a half-built bucket (users first).
+void eraseOps(std::initializer_list<Operation *> ops) {
+  for (Operation *op : ops)
+    op->erase();
+}
+
 } // namespace
 
 void ZeroBucketPass::runOnOperation() {
@@ -166,16 +183,10 @@ bool ZeroBucketPass::fuseReduceScatters(ArrayRef<ReduceScatterOp> bucket) {
                                        last.getKindAttr(), last.getWorldSizeAttr());
   auto parts = SplitOp::create(b, loc, shardTypes, fused.getResult());
   if (failed(moveDependentsAfter(roots, bucket.front(), packed, parts))) {
-    parts.erase();
-    fused.erase();
-    packed.erase();
+    eraseOps({parts, fused, packed});
     return false;
   }
-  for (auto [op, part] : llvm::zip(bucket, parts.getResults())) {
-    Operation *old = const_cast<std::remove_const_t<std::remove_reference_t<decltype(op)>> &>(op).getOperation();
-    old->getResult(0).replaceAllUsesWith(part);
-    old->erase();
-  }
+  replaceMembers(bucket, parts.getResults());
   return true;
 }
 
@@ -223,16 +234,10 @@ bool ZeroBucketPass::fuseAllGathers(ArrayRef<AllGatherOp> bucket) {
     for (AllGatherOp op : bucket.drop_back())
       roots.push_back(op.getResult());
     if (failed(moveDependentsAfter(roots, bucket.front(), concat, parts))) {
-      parts.erase();
-      fused.erase();
-      concat.erase();
+      eraseOps({parts, fused, concat});
       return false;
     }
   }
-  for (auto [op, part] : llvm::zip(bucket, parts.getResults())) {
-    Operation *old = const_cast<std::remove_const_t<std::remove_reference_t<decltype(op)>> &>(op).getOperation();
-    old->getResult(0).replaceAllUsesWith(part);
-    old->erase();
-  }
+  replaceMembers(bucket, parts.getResults());
   return true;
 }
