@@ -9,11 +9,14 @@
 /// The pass plans first and emits second, per function:
 ///  1. placement: every tensor value gets a buffer — a view of a state
 ///     symbol (load without copy), a view of another value (reshape,
-///     unpack), a function argument (token ids), or a fresh bump-allocated
-///     block in the activation or temporary arena;
+///     unpack), or a block in the activation or temporary arena (the
+///     function's inputs too: token ids, targets and the optimizer's
+///     scalars are copied into arena buffers at entry);
 ///  2. emission: one `emitc.call_opaque` of a zrt_* function per op (a few
 ///     for some), each wrapped in ZRT_CHECK, on pointers computed from the
-///     arena base globals.
+///     arena base globals. Arena memory may be device memory: the host
+///     never reads or writes it but through zrt_copy_to_device /
+///     zrt_copy_to_host (docs/codegen.md, "The host/device boundary").
 ///
 //===----------------------------------------------------------------------===//
 
@@ -188,9 +191,8 @@ struct PlanBlock {
 
 /// Where a tensor value lives.
 struct Buffer {
-  enum Kind { None, Arena, Arg, View } kind = None;
+  enum Kind { None, Arena, View } kind = None;
   Placement place;        ///< Arena.
-  unsigned arg = 0;       ///< Arg: index of the emitted function's argument.
   Value base;             ///< View: the value viewed.
   int64_t elemOffset = 0; ///< View: element offset into `base`.
 };
@@ -292,6 +294,8 @@ private:
   DenseMap<Operation *, int64_t> scratchLen;   ///< op -> its scratch bytes.
   int64_t scratchBase = 0, scratchSize = 0;
   SmallVector<std::pair<unsigned, Value>> scalarArgs; ///< (emitc arg, IR arg).
+  /// Token ids / targets copied into their arena buffers at entry.
+  SmallVector<BlockArgument> inputArgs;
 
   // Emission.
   OpBuilder b{fn.getContext()};
@@ -300,6 +304,7 @@ private:
   DenseMap<Value, Value> pointers;  ///< tensor -> emitted pointer.
   DenseMap<Value, Value> overrides; ///< bf16 tensor -> f32 scratch pointer.
   DenseMap<Value, Value> requests;  ///< !zero.pending -> zrt_request lvalue.
+  DenseMap<Value, Value> hostScalars; ///< 0-D tensor -> its host copy.
   Value bases[kNumMem];
   Value rank;
   Operation *prologueEnd = nullptr; ///< Arena bases and the rank go before it.
@@ -1030,10 +1035,13 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     bytes += alignUp(s[2] * s[2] * 4);
   }
   if (auto r = dyn_cast<func::ReturnOp>(op))
-    if (role == Role::Logits && r.getNumOperands() == 1 &&
-        elementType(r.getOperand(0)).isBF16()) {
+    if (role == Role::Logits && r.getNumOperands() == 1) {
+      // As emitReturn: the last positions [B, Vp] in f32 (and in bf16 first
+      // for bf16 logits) before the copy to the host.
       ArrayRef<int64_t> s = tensorType(r.getOperand(0)).getShape();
-      bytes += alignUp((s[0] * s.back() + 1) / 2 * 4); // as emitReturn
+      if (elementType(r.getOperand(0)).isBF16())
+        bytes += alignUp((s[0] * s.back() + 1) / 2 * 4);
+      bytes += alignUp(s[0] * s.back() * 4);
     }
   return bytes;
 }
@@ -1078,7 +1086,11 @@ LogicalResult FunctionLowering::planArguments() {
       return fn.emitOpError("argument #")
              << a.getArgNumber() << " has type " << a.getType()
              << "; the model.h contract passes int32 token ids / targets";
-    buffers[a] = {Buffer::Arg, {}, a.getArgNumber()};
+    // Copied from the caller's host memory into an arena buffer at entry.
+    if (a.use_empty())
+      continue;
+    request(a, kMemTemps, /*first=*/-1);
+    inputArgs.push_back(a);
   }
   return success();
 }
@@ -1133,7 +1145,7 @@ LogicalResult FunctionLowering::plan() {
       continue;
     }
     if (auto r = dyn_cast<train::ReshapeOp>(op)) {
-      buffers[r.getResult()] = {Buffer::View, {}, 0, r.getInput(), 0};
+      buffers[r.getResult()] = {Buffer::View, {}, r.getInput(), 0};
       continue;
     }
     if (auto u = dyn_cast<zero::UnpackOp>(op)) {
@@ -1143,13 +1155,13 @@ LogicalResult FunctionLowering::plan() {
                << u.getGroup() << ", which is not a zero.group";
       for (auto [i, v] : llvm::enumerate(u.getMembers()))
         buffers[v] = {
-            Buffer::View, {}, 0, u.getFlat(), ml.groups[g->second].offsets[i]};
+            Buffer::View, {}, u.getFlat(), ml.groups[g->second].offsets[i]};
       continue;
     }
     if (auto sp = dyn_cast<zero::SplitOp>(op)) {
       int64_t offset = 0;
       for (Value v : sp.getResults()) {
-        buffers[v] = {Buffer::View, {}, 0, sp.getInput(), offset};
+        buffers[v] = {Buffer::View, {}, sp.getInput(), offset};
         offset += numel(v);
       }
       continue;
@@ -1275,9 +1287,6 @@ Value FunctionLowering::ptr(Value tensor) {
   case Buffer::Arena:
     p = pointerAt(buf.place, elementType(tensor));
     break;
-  case Buffer::Arg:
-    p = body->getArgument(buf.arg);
-    break;
   case Buffer::View:
     p = offsetPtr(ptr(buf.base), buf.elemOffset);
     break;
@@ -1311,12 +1320,23 @@ Value FunctionLowering::scratch(int64_t elems) {
 }
 
 Value FunctionLowering::scalar(Value tensor) {
+  // The optimizer step's scalar arguments are host values already.
+  for (auto [which, irArg] : scalarArgs)
+    if (irArg == tensor)
+      return body->getArgument(which);
+  if (Value v = hostScalars.lookup(tensor))
+    return v;
+  // Anything else lives in an arena: copy it to a host local.
   Value p = ptr(tensor);
   Type elt = cast<emitc::PointerType>(p.getType()).getPointee();
-  Value zero = literal(emitc::SizeTType::get(b.getContext()), "0");
-  Value lv = emitc::SubscriptOp::create(b, loc(), emitc::LValueType::get(elt),
-                                        p, ValueRange{zero});
-  return emitc::LoadOp::create(b, loc(), elt, lv);
+  Value lv = emitc::VariableOp::create(b, loc(), emitc::LValueType::get(elt),
+                                       opq("0"));
+  Value addr =
+      emitc::AddressOfOp::create(b, loc(), emitc::PointerType::get(elt), lv);
+  call("zrt_copy_to_host", {addr, p, i64(elementBytes(elementType(tensor)))});
+  Value v = emitc::LoadOp::create(b, loc(), elt, lv);
+  hostScalars[tensor] = v;
+  return v;
 }
 
 Value FunctionLowering::rankValue() {
@@ -1968,30 +1988,34 @@ LogicalResult FunctionLowering::emitReturn(func::ReturnOp op) {
   case Role::Forward:
   case Role::ForwardBackward:
   case Role::OptimizerStep: {
+    // The loss / gradient norm: device -> the caller's host float.
     Value out = body->getArgument(role == Role::OptimizerStep ? 3 : 2);
-    Value v = scalar(result);
-    Value lv = emitc::DereferenceOp::create(
-        b, loc(), emitc::LValueType::get(b.getF32Type()), out);
-    emitc::AssignOp::create(b, loc(), lv, v);
+    call("zrt_copy_to_host", {out, ptr(result), i64(4)});
     return success();
   }
   case Role::Logits: {
     // The last position of every row: [B, T, Vp] -> [B, Vp].
     ArrayRef<int64_t> s = tensorType(result).getShape();
     int64_t B = s[0], T = s[1], V = s[2];
+    // Gathered into scratch on the device, then copied to the caller's host
+    // buffer [B, Vp] f32.
     Value out = body->getArgument(1);
     Value src = offsetPtr(ptr(result), (T - 1) * V);
+    Value last;
     if (elementType(result).isF32()) {
+      last = scratch(B * V);
       call("zrt_copy_2d",
-           {src, i64(T * V), out, i64(V), i64(B), i64(V), opq("ZRT_F32")});
+           {src, i64(T * V), last, i64(V), i64(B), i64(V), opq("ZRT_F32")});
     } else {
       Value rows = scratch((B * V + 1) / 2); // B·V bf16 elements
       call("zrt_copy_2d",
            {src, i64(T * V), rows, i64(V), i64(B), i64(V), opq("ZRT_BF16")});
       Value asBf16 =
           emitc::CastOp::create(b, loc(), ml.ptrType(b.getBF16Type()), rows);
-      call("zrt_cast_bf16_to_f32", {asBf16, out, i64(B * V)});
+      last = scratch(B * V);
+      call("zrt_cast_bf16_to_f32", {asBf16, last, i64(B * V)});
     }
+    call("zrt_copy_to_host", {out, last, i64(B * V * 4)});
     return success();
   }
   }
@@ -2033,14 +2057,28 @@ LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
   // Arena bases (loaded once) and the rank are inserted before this marker.
   prologueEnd = emitc::VerbatimOp::create(b, fn.getLoc(), "");
 
-  // Scalar arguments of the optimizer step go to their 1-element buffers.
+  // Host inputs cross into their arena buffers (zrt_copy_to_device): the
+  // token ids / targets, and the optimizer step's scalar arguments (through
+  // a local, whose address the copy takes).
+  // (The kernels read int32 buffers as `const int32_t *`: cast for the copy.)
+  auto voidPtr = emitc::PointerType::get(emitc::OpaqueType::get(ctx, "void"));
+  for (BlockArgument a : inputArgs)
+    call("zrt_copy_to_device",
+         {Value(emitc::CastOp::create(b, fn.getLoc(), voidPtr, ptr(a))),
+          body->getArgument(a.getArgNumber()),
+          i64(tensorBytes(tensorType(a)))});
   for (auto [which, irArg] : scalarArgs) {
+    if (irArg.use_empty())
+      continue;
     Value p = ptr(irArg);
     Type elt = cast<emitc::PointerType>(p.getType()).getPointee();
-    Value zero = literal(emitc::SizeTType::get(ctx), "0");
-    Value lv = emitc::SubscriptOp::create(
-        b, fn.getLoc(), emitc::LValueType::get(elt), p, ValueRange{zero});
+    Value lv = emitc::VariableOp::create(b, fn.getLoc(),
+                                         emitc::LValueType::get(elt), opq("0"));
     emitc::AssignOp::create(b, fn.getLoc(), lv, body->getArgument(which));
+    Value addr = emitc::AddressOfOp::create(b, fn.getLoc(),
+                                            emitc::PointerType::get(elt), lv);
+    call("zrt_copy_to_device",
+         {p, addr, i64(elementBytes(elementType(irArg)))});
   }
 
   // While a nonblocking collective is in flight, each compute op is

@@ -66,6 +66,25 @@ uint64_t splitmix64(uint64_t x) {
 
 extern "C" {
 
+/// The CPU backend's arenas are host memory: both directions are memcpy.
+static int copyAcross(const char *fn, void *dst, const void *src,
+                      int64_t bytes) {
+  ZRT_REQUIRE(bytes >= 0, "%s: bytes < 0", fn);
+  ZRT_REQUIRE_BUF(fn, bytes, src);
+  ZRT_REQUIRE_BUF(fn, bytes, dst);
+  if (bytes > 0)
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+  return ZRT_OK;
+}
+
+int zrt_copy_to_device(void *dst, const void *src, int64_t bytes) {
+  return copyAcross("zrt_copy_to_device", dst, src, bytes);
+}
+
+int zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
+  return copyAcross("zrt_copy_to_host", dst, src, bytes);
+}
+
 int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype) {
   const char *fn = "zrt_copy_any";
   const int64_t eb = elemBytes(dtype);

@@ -22,6 +22,30 @@ std::vector<float> iota(size_t n, float start = 0.0f) {
   return v;
 }
 
+TEST(LoweringSupportTest, CopyToDeviceAndToHost) {
+  // Sizes are in bytes: a scalar, token ids, and a partial copy.
+  std::vector<int32_t> ids = {3, 1, 4, 1, 5}, dev(5, -1), host(5, -1);
+  ASSERT_EQ(zrt_copy_to_device(dev.data(), ids.data(), 5 * sizeof(int32_t)),
+            ZRT_OK);
+  EXPECT_EQ(dev, ids);
+  ASSERT_EQ(zrt_copy_to_host(host.data(), dev.data(), 2 * sizeof(int32_t)),
+            ZRT_OK);
+  EXPECT_EQ(host, (std::vector<int32_t>{3, 1, -1, -1, -1}));
+  float lr = 3e-4f, onDevice = 0.0f, back = 0.0f;
+  ASSERT_EQ(zrt_copy_to_device(&onDevice, &lr, sizeof(float)), ZRT_OK);
+  ASSERT_EQ(zrt_copy_to_host(&back, &onDevice, sizeof(float)), ZRT_OK);
+  EXPECT_EQ(back, lr);
+  // Zero bytes do nothing, even with NULL pointers.
+  EXPECT_EQ(zrt_copy_to_device(nullptr, nullptr, 0), ZRT_OK);
+  EXPECT_EQ(zrt_copy_to_host(nullptr, nullptr, 0), ZRT_OK);
+  EXPECT_EQ(zrt_copy_to_device(dev.data(), ids.data(), -1),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_copy_to_host(host.data(), nullptr, 4),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_copy_to_device(nullptr, ids.data(), 4),
+            ZRT_ERR_INVALID_ARGUMENT);
+}
+
 TEST(LoweringSupportTest, CopyAnyAndCopy2d) {
   std::vector<float> a = iota(6), b(6, -1.0f);
   ASSERT_EQ(zrt_copy_any(a.data(), b.data(), 6, ZRT_F32), ZRT_OK);

@@ -28,15 +28,27 @@
 
 // CHECK-LABEL: emitc.func @zrt_gen_forward(
 // CHECK-SAME: %[[IDS:[^:]*]]: !emitc.ptr<!emitc.opaque<"const int32_t">>, %[[TGT:[^:]*]]: !emitc.ptr<!emitc.opaque<"const int32_t">>, %[[LOSS:[^:]*]]: !emitc.ptr<f32>) -> !emitc.opaque<"int">
+// The host/device boundary: ids and targets are copied into arena buffers
+// (2x2 int32: 16 bytes) on entry, and the kernels read those.
+// CHECK: %[[IDB:.*]] = cast %{{.*}} : !emitc.ptr<ui8> to !emitc.ptr<!emitc.opaque<"const int32_t">>
+// CHECK-NEXT: %[[IDV:.*]] = cast %[[IDB]] : !emitc.ptr<!emitc.opaque<"const int32_t">> to !emitc.ptr<!emitc.opaque<"void">>
+// CHECK-NEXT: %[[C1:.*]] = call_opaque "zrt_copy_to_device"(%[[IDV]], %[[IDS]]) {args = [0 : index, 1 : index, 16]}
+// CHECK-NEXT: call_opaque "ZRT_CHECK"(%[[C1]])
+// CHECK: %[[TGB:.*]] = cast %{{.*}} : !emitc.ptr<ui8> to !emitc.ptr<!emitc.opaque<"const int32_t">>
+// CHECK-NEXT: %[[TGV:.*]] = cast %[[TGB]] : !emitc.ptr<!emitc.opaque<"const int32_t">> to !emitc.ptr<!emitc.opaque<"void">>
+// CHECK-NEXT: call_opaque "zrt_copy_to_device"(%[[TGV]], %[[TGT]]) {args = [0 : index, 1 : index, 16]}
 // CHECK: verbatim "// train.embedding -> tensor<2x2x4xf32>"
-// CHECK: %[[E:.*]] = call_opaque "zrt_embedding"(%{{.*}}, %[[IDS]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, 4, 8, 4]}
+// CHECK: %[[E:.*]] = call_opaque "zrt_embedding"(%{{.*}}, %[[IDB]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, 4, 8, 4]}
 // CHECK-NEXT: call_opaque "ZRT_CHECK"(%[[E]]) : (!emitc.opaque<"int">) -> ()
 // A linear layer on [2, 2, 4]: one GEMM with M = 4 rows, bias, transposed B.
 // CHECK: call_opaque "zrt_matmul"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, 1, 4, 3, 4, 0, 1, 1.000000e+00 : f32, 0.000000e+00 : f32, #emitc.opaque<"ZRT_STRIDE_PACKED">, #emitc.opaque<"ZRT_STRIDE_PACKED">, #emitc.opaque<"ZRT_STRIDE_PACKED">]}
-// The reshaped targets are the argument itself.
-// CHECK: call_opaque "zrt_cross_entropy_padded"(%{{.*}}, %[[TGT]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, 4, 3, 2]}
-// CHECK: %[[D:.*]] = dereference %[[LOSS]] : !emitc.ptr<f32>
-// CHECK-NEXT: assign %{{.*}} : f32 to %[[D]]
+// The reshaped targets are a view of their arena buffer; the loss is copied
+// to the caller's float.
+// CHECK: %[[L:.*]] = cast %{{.*}} : !emitc.ptr<ui8> to !emitc.ptr<f32>
+// CHECK-NEXT: call_opaque "zrt_cross_entropy_padded"(%{{.*}}, %[[TGB]], %[[L]]) {args = [0 : index, 1 : index, 2 : index, 4, 3, 2]}
+// CHECK: verbatim "// func.return"
+// CHECK-NEXT: call_opaque "zrt_copy_to_host"(%[[LOSS]], %[[L]]) {args = [0 : index, 1 : index, 4]}
+// CHECK-NOT: dereference
 // CHECK: return %{{.*}} : !emitc.opaque<"int">
 
 // CHECK-LABEL: emitc.func @zrt_gen_forward_backward(
@@ -49,19 +61,35 @@
 // The update runs in place on the state: no copies, stores elided; the
 // gradient is zeroed in its state.
 // CHECK-LABEL: emitc.func @zrt_gen_optimizer_step(
-// CHECK-SAME: %{{.*}}: f32, %{{.*}}: i64, %{{.*}}: f32, %[[NORM:[^:]*]]: !emitc.ptr<f32>)
+// CHECK-SAME: %[[LR:[^:]*]]: f32, %[[STEP:[^:]*]]: i64, %{{.*}}: f32, %[[NORM:[^:]*]]: !emitc.ptr<f32>)
 // CHECK: %[[GG:.*]] = get_global @zrt_mem_gradients
 // CHECK-NEXT: %[[GB:.*]] = load %[[GG]]
+// The scalar arguments go to their 1-element buffers through host locals.
+// CHECK: %[[LRL:.*]] = "emitc.variable"() <{value = #emitc.opaque<"0">}> : () -> !emitc.lvalue<f32>
+// CHECK-NEXT: assign %[[LR]] : f32 to %[[LRL]]
+// CHECK-NEXT: %[[LRA:.*]] = address_of %[[LRL]]
+// CHECK-NEXT: call_opaque "zrt_copy_to_device"(%{{.*}}, %[[LRA]]) {args = [0 : index, 1 : index, 4]}
+// CHECK: %[[STL:.*]] = "emitc.variable"() <{value = #emitc.opaque<"0">}> : () -> !emitc.lvalue<i64>
+// CHECK-NEXT: assign %[[STEP]] : i64 to %[[STL]]
+// CHECK-NEXT: %[[STA:.*]] = address_of %[[STL]]
+// CHECK-NEXT: call_opaque "zrt_copy_to_device"(%{{.*}}, %[[STA]]) {args = [0 : index, 1 : index, 8]}
 // CHECK: call_opaque "zrt_clip_coef_scaled"
 // CHECK: verbatim "// train.adamw -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>"
 // CHECK-NOT: zrt_copy_any
-// CHECK: call_opaque "zrt_adamw_step"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"NULL">, #emitc.opaque<"NULL">, 32, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 1.000000e-02, 5 : index, 6 : index]}
+// The clip coefficient is copied to a host local; lr and step are the
+// arguments themselves.
+// CHECK: %[[CL:.*]] = "emitc.variable"() <{value = #emitc.opaque<"0">}> : () -> !emitc.lvalue<f32>
+// CHECK-NEXT: %[[CA:.*]] = address_of %[[CL]]
+// CHECK-NEXT: call_opaque "zrt_copy_to_host"(%[[CA]], %{{.*}}) {args = [0 : index, 1 : index, 4]}
+// CHECK: %[[COEF:.*]] = load %[[CL]] : <f32>
+// CHECK-NOT: zrt_copy_any
+// CHECK: call_opaque "zrt_adamw_step"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LR]], %[[COEF]], %[[STEP]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"NULL">, #emitc.opaque<"NULL">, 32, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 1.000000e-02, 5 : index, 6 : index]}
 // CHECK: verbatim "// train.store @emb (no copy: computed in place)"
 // CHECK: verbatim "// train.fill -> tensor<8x4xf32>"
 // CHECK-NEXT: %[[Z:.*]] = cast %[[GB]] : !emitc.ptr<ui8> to !emitc.ptr<f32>
 // CHECK-NEXT: call_opaque "zrt_fill"(%[[Z]])
 // CHECK: verbatim "// train.store @emb.grad (no copy: computed in place)"
-// CHECK: dereference %[[NORM]]
+// CHECK: call_opaque "zrt_copy_to_host"(%[[NORM]], %{{.*}}) {args = [0 : index, 1 : index, 4]}
 
 // CHECK-LABEL: emitc.func @zrt_gen_destroy()
 // CHECK: call_opaque "zrt_arena_destroy"

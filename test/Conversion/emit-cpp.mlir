@@ -55,8 +55,9 @@
 // CHECK: // train.add -> tensor<f32>
 // CHECK: int {{v[0-9]+}} = zrt_add([[S0]], {{v[0-9]+}}, [[R:v[0-9]+]], 1);
 // CHECK: // func.return
-// CHECK-NEXT: float [[V:v[0-9]+]] = [[R]][0];
-// CHECK-NEXT: *[[LOSS]] = [[V]];
+// The loss crosses to the host through the runtime, never by a host read.
+// CHECK-NEXT: int [[LC:v[0-9]+]] = zrt_copy_to_host([[LOSS]], [[R]], 4);
+// CHECK-NEXT: ZRT_CHECK([[LC]]);
 // CHECK-NEXT: return ZRT_OK;
 // CHECK-LABEL: static void zrt_gen_destroy() {
 // CHECK: zrt_arena_destroy(
@@ -180,12 +181,27 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // CHECK: zrt_axpy(1.000000000e+00f, [[RS]], {{v[0-9]+}}, 3);
 // CHECK: static int zrt_gen_optimizer_step(float [[LR:v[0-9]+]], int64_t [[STEP:v[0-9]+]], float [[GS:v[0-9]+]], float* [[NORM:v[0-9]+]]) {
 // CHECK: int32_t [[ORANK:v[0-9]+]] = zrt_rank();
-// CHECK: [[LRB:v[0-9]+]][0] = [[LR]];
+// The scalar arguments go to their 1-element buffers through host locals.
+// CHECK: float* [[LRB:v[0-9]+]] = (float*)
+// CHECK-NEXT: float [[LRL:v[0-9]+]] = 0;
+// CHECK-NEXT: [[LRL]] = [[LR]];
+// CHECK-NEXT: float* [[LRA:v[0-9]+]] = &[[LRL]];
+// CHECK-NEXT: int {{v[0-9]+}} = zrt_copy_to_device([[LRB]], [[LRA]], 4);
+// CHECK: int64_t [[STL:v[0-9]+]] = 0;
+// CHECK-NEXT: [[STL]] = [[STEP]];
+// CHECK-NEXT: int64_t* [[STA:v[0-9]+]] = &[[STL]];
+// CHECK-NEXT: int {{v[0-9]+}} = zrt_copy_to_device({{v[0-9]+}}, [[STA]], 8);
 // CHECK: zrt_all_reduce({{v[0-9]+}}, [[SUM:v[0-9]+]], 1, ZRT_F32, ZRT_SUM);
-// CHECK: zrt_clip_coef_scaled([[SUM]], {{v[0-9]+}}, 1.000000000e+00f, {{v[0-9]+}}, {{v[0-9]+}});
+// CHECK: zrt_clip_coef_scaled([[SUM]], {{v[0-9]+}}, 1.000000000e+00f, [[COEF:v[0-9]+]], {{v[0-9]+}});
 // CHECK: // zero.shard_adamw -> tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
-// CHECK: float [[LRV:v[0-9]+]] = [[LRB]][0];
-// CHECK: zrt_shard_adamw({{.*}}, ZRT_F32, 3, [[ORANK]], 2, zrt_group0_offsets, zrt_group0_numels, zrt_group0_decay, [[LRV]], 9.00000000000000020e-01, 9.49999999999999960e-01, 1.00000000000000000e-08, 1.00000000000000010e-01,
+// The clip coefficient is copied to a host local; lr and step are the
+// host arguments.
+// CHECK-NEXT: float [[CL:v[0-9]+]] = 0;
+// CHECK-NEXT: float* [[CA:v[0-9]+]] = &[[CL]];
+// CHECK-NEXT: int [[CC:v[0-9]+]] = zrt_copy_to_host([[CA]], [[COEF]], 4);
+// CHECK-NEXT: ZRT_CHECK([[CC]]);
+// CHECK-NEXT: float [[CV:v[0-9]+]] = [[CL]];
+// CHECK: zrt_shard_adamw({{.*}}, ZRT_F32, 3, [[ORANK]], 2, zrt_group0_offsets, zrt_group0_numels, zrt_group0_decay, [[LR]], 9.00000000000000020e-01, 9.49999999999999960e-01, 1.00000000000000000e-08, 1.00000000000000010e-01, [[CV]], [[STEP]]);
 // CHECK: // zero.shard_store @g.param (no copy: computed in place)
 // CHECK-LABEL: static zrt_model_desc zrt_model = {
 // CHECK-NEXT: ZRT_MODEL_ABI_VERSION, "toy", 2, 3,

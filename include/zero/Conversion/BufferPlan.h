@@ -3,7 +3,9 @@
 /// \file
 /// The buffer planner of convert-train-to-emitc, exposed on its own: every
 /// tensor value that needs storage of its own in a function of the step
-/// (not a view, a state, an argument or a value computed in place) gets a
+/// (not a view, a state or a value computed in place; the function's
+/// arguments too: token ids, targets and the optimizer's scalars are copied
+/// from the host into arena buffers at entry, docs/codegen.md) gets a
 /// byte offset in the activation arena (defined in @forward_backward before
 /// the loss seed and read after it) or the temporary arena (everything
 /// else, and the scratch single ops need for their duration), by a greedy

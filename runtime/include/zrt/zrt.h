@@ -692,6 +692,24 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
 /// Largest tensor rank zrt_permute accepts.
 #define ZRT_MAX_RANK 8
 
+/// The host/device boundary of the generated code. Arena memory (every
+/// zrt_arena_base and what lies in it) belongs to the backend's device: the
+/// generated code never reads or writes it from the host, but moves host
+/// values in (token ids, targets, the optimizer's lr / step / grad_scale)
+/// and results out (loss, gradient norm, logits) through these two.
+///
+/// zrt_copy_to_device copies `bytes` BYTES from host memory `src` into
+/// arena (device) memory `dst`; zrt_copy_to_host copies `bytes` BYTES from
+/// arena (device) memory `src` into host memory `dst`. The regions must not
+/// overlap. The CPU backend, whose arenas are host memory, memcpy's; a
+/// device backend (the CUDA backend of issue 8) cudaMemcpy's, synchronously:
+/// `dst` holds the bytes when the call returns. Returns
+/// ZRT_ERR_INVALID_ARGUMENT for bytes < 0 or a NULL pointer with bytes > 0;
+/// bytes == 0 does nothing.
+int zrt_copy_to_device(void *dst, const void *src, int64_t bytes);
+/// See zrt_copy_to_device.
+int zrt_copy_to_host(void *dst, const void *src, int64_t bytes);
+
 /// dst[i] = src[i] for i in [0, n) elements of `dtype` (memmove semantics).
 int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype);
 
