@@ -1,0 +1,127 @@
+//===- matmul.cpp - CUDA backend: zrt_matmul via cuBLAS --------------------===//
+//
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so the
+// row-major operands go to cublasSgemmStridedBatched swapped (B first), with
+// the row-major leading dimensions unchanged. f32 throughout (the default
+// math mode: no TF32 unless NVIDIA_TF32_OVERRIDE says otherwise).
+//
+//===----------------------------------------------------------------------===//
+
+#include "zrt_cuda.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+
+namespace {
+
+constexpr int64_t kIntMax = INT_MAX;
+
+const char *cublasStatusName(cublasStatus_t s) {
+  switch (s) {
+  case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+  case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+  case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+  default: return "CUBLAS_STATUS_(other)";
+  }
+}
+
+// One handle per host thread, created on first use (on the default stream)
+// and kept for the life of the process: destroying it at exit could run
+// after the CUDA context is gone.
+int handleFor(cublasHandle_t *out) {
+  thread_local cublasHandle_t handle = nullptr;
+  if (!handle) {
+    cublasStatus_t s = cublasCreate(&handle);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      handle = nullptr;
+      return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                            "zrt_matmul: cublasCreate failed: %s",
+                            cublasStatusName(s));
+    }
+  }
+  *out = handle;
+  return ZRT_OK;
+}
+
+} // namespace
+
+namespace zrt_cuda {
+
+int matmul(const float *A, const float *B, const float *bias, float *C,
+           int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
+           int trans_b, float alpha, float beta, int64_t stride_a,
+           int64_t stride_b, int64_t stride_c) {
+  const char *fn = "zrt_matmul";
+  ZRT_CUDA_REQUIRE(batch >= 0 && M >= 0 && N >= 0 && K >= 0,
+                   "%s: negative size (batch=%lld M=%lld N=%lld K=%lld)", fn,
+                   (long long)batch, (long long)M, (long long)N, (long long)K);
+  ZRT_CUDA_REQUIRE(M <= kIntMax && N <= kIntMax && K <= kIntMax,
+                   "%s: M, N, K must fit in int32 for BLAS", fn);
+  if (stride_a == ZRT_STRIDE_PACKED)
+    stride_a = M * K;
+  if (stride_b == ZRT_STRIDE_PACKED)
+    stride_b = K * N;
+  if (stride_c == ZRT_STRIDE_PACKED)
+    stride_c = M * N;
+  ZRT_CUDA_REQUIRE(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
+                   "%s: strides must be >= 0 or ZRT_STRIDE_PACKED", fn);
+  ZRT_CUDA_REQUIRE(batch <= 1 || stride_c > 0 || M * N == 0,
+                   "%s: stride_c = 0 with batch = %lld would race on C", fn,
+                   (long long)batch);
+  if (batch == 0 || M == 0 || N == 0)
+    return ZRT_OK;
+  ZRT_CUDA_REQUIRE(C != nullptr, "%s: C is NULL", fn);
+  ZRT_CUDA_REQUIRE(K == 0 || (A != nullptr && B != nullptr),
+                   "%s: A or B is NULL", fn);
+
+  if (K == 0) {
+    // C = beta * C (+ bias): BLAS semantics with an empty inner dimension.
+    return check(detail::launch_scale_add_bias(bias, C, beta, batch, M, N,
+                                               stride_c),
+                 ZRT_ERR_INVALID_ARGUMENT, fn, "kernel launch");
+  }
+  cublasHandle_t handle = nullptr;
+  if (int st = handleFor(&handle))
+    return st;
+  // With beta = 0 the bias is written first and the GEMM adds the product
+  // to it (beta = 1), as the CPU runtime does.
+  const bool biasFirst = bias && beta == 0.0f;
+  if (biasFirst) {
+    if (int st = check(detail::launch_broadcast_bias(bias, C, batch, M, N,
+                                                     stride_c),
+                       ZRT_ERR_INVALID_ARGUMENT, fn, "kernel launch"))
+      return st;
+  }
+  const float gemmBeta = biasFirst ? 1.0f : beta;
+  const int m = static_cast<int>(M), n = static_cast<int>(N),
+            k = static_cast<int>(K);
+  const int lda = trans_a ? m : k;
+  const int ldb = trans_b ? k : n;
+  const cublasOperation_t opA = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opB = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // cuBLAS takes an int batch count: issue chunks of at most INT_MAX.
+  for (int64_t b0 = 0; b0 < batch; b0 += kIntMax) {
+    const int64_t nb = batch - b0 < kIntMax ? batch - b0 : kIntMax;
+    cublasStatus_t s = cublasSgemmStridedBatched(
+        handle, opB, opA, n, m, k, &alpha, B + b0 * stride_b,
+        ldb > 0 ? ldb : 1, stride_b, A + b0 * stride_a, lda > 0 ? lda : 1,
+        stride_a, &gemmBeta, C + b0 * stride_c, n, stride_c,
+        static_cast<int>(nb));
+    if (s != CUBLAS_STATUS_SUCCESS)
+      return fail(ZRT_ERR_INVALID_ARGUMENT,
+                  "%s: cublasSgemmStridedBatched failed: %s", fn,
+                  cublasStatusName(s));
+  }
+  if (bias && !biasFirst)
+    return check(detail::launch_add_bias(bias, C, batch, M, N, stride_c),
+                 ZRT_ERR_INVALID_ARGUMENT, fn, "kernel launch");
+  return ZRT_OK;
+}
+
+} // namespace zrt_cuda
