@@ -2,6 +2,8 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/arena_book.h"
+
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -11,44 +13,15 @@
 #include <mutex>
 #include <new>
 
-struct zrt_arena_s {
-  void *base = nullptr; // device memory (cudaMalloc)
-  int64_t bytes = 0;
-  int kind = 0;
-  int64_t bump = 0;
-};
-
 namespace {
 
 thread_local char lastError[512] = "";
 
-constexpr int64_t kAlign = 64;
-
-struct MemCounters {
-  std::mutex mu;
-  int64_t live[ZRT_MEM_NUM_KINDS] = {};
-  int64_t peak[ZRT_MEM_NUM_KINDS] = {};
-  int64_t liveTotal = 0;
-  int64_t peakTotal = 0;
-};
-
-MemCounters &counters() {
-  static MemCounters c;
-  return c;
+/// This backend's arena and allocation counters.
+zrt::MemoryBook &book() {
+  static zrt::MemoryBook b;
+  return b;
 }
-
-void account(int kind, int64_t delta) {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.live[kind] += delta;
-  c.liveTotal += delta;
-  if (c.live[kind] > c.peak[kind])
-    c.peak[kind] = c.live[kind];
-  if (c.liveTotal > c.peakTotal)
-    c.peakTotal = c.liveTotal;
-}
-
-std::atomic<int64_t> heapAllocations{0};
 
 } // namespace
 
@@ -96,11 +69,10 @@ int arena_create(int64_t bytes, int kind, zrt_arena *out) {
                    "%s: unknown kind %d", fn, kind);
   // Never 0 bytes, so the base is always a valid device address;
   // cudaMalloc aligns to at least 256 bytes.
-  const int64_t rounded =
-      bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
-  ZRT_CUDA_REQUIRE(rounded >= bytes, "%s: size overflow", fn);
+  const int64_t rounded = zrt::arenaAllocationBytes(bytes);
+  ZRT_CUDA_REQUIRE(rounded >= 0, "%s: size overflow", fn);
   void *base = nullptr;
-  heapAllocations.fetch_add(1, std::memory_order_relaxed);
+  book().countAllocation();
   cudaError_t err = cudaMalloc(&base, static_cast<size_t>(rounded));
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); // clear the sticky-free error state
@@ -113,7 +85,7 @@ int arena_create(int64_t bytes, int kind, zrt_arena *out) {
     cudaFree(base);
     return check(err, ZRT_ERR_OUT_OF_MEMORY, fn, "cudaMemset");
   }
-  heapAllocations.fetch_add(1, std::memory_order_relaxed);
+  book().countAllocation();
   auto *a = new (std::nothrow) zrt_arena_s;
   if (!a) {
     cudaFree(base);
@@ -122,7 +94,7 @@ int arena_create(int64_t bytes, int kind, zrt_arena *out) {
   a->base = base;
   a->bytes = bytes;
   a->kind = kind;
-  account(kind, bytes);
+  book().account(kind, bytes);
   *out = a;
   return ZRT_OK;
 }
@@ -130,7 +102,7 @@ int arena_create(int64_t bytes, int kind, zrt_arena *out) {
 void arena_destroy(zrt_arena arena) {
   if (!arena)
     return;
-  account(arena->kind, -arena->bytes);
+  book().account(arena->kind, -arena->bytes);
   cudaFree(arena->base);
   delete arena;
 }
@@ -141,25 +113,7 @@ int64_t arena_size(zrt_arena arena) { return arena ? arena->bytes : -1; }
 
 int arena_alloc(zrt_arena arena, int64_t bytes, int64_t align,
                 int64_t *offset) {
-  const char *fn = "zrt_arena_alloc";
-  ZRT_CUDA_REQUIRE(arena != nullptr && offset != nullptr,
-                   "%s: NULL argument", fn);
-  ZRT_CUDA_REQUIRE(bytes >= 0, "%s: bytes < 0", fn);
-  if (align == 0)
-    align = kAlign;
-  ZRT_CUDA_REQUIRE(align > 0 && (align & (align - 1)) == 0,
-                   "%s: align = %lld is not a power of two", fn,
-                   (long long)align);
-  const int64_t start = (arena->bump + align - 1) / align * align;
-  if (start > arena->bytes || bytes > arena->bytes - start)
-    return fail(ZRT_ERR_OUT_OF_MEMORY,
-                "%s: %lld bytes at offset %lld do not fit in an arena of "
-                "%lld bytes",
-                fn, (long long)bytes, (long long)start,
-                (long long)arena->bytes);
-  arena->bump = start + bytes;
-  *offset = start;
-  return ZRT_OK;
+  return zrt::bumpAllocate(arena, bytes, align, offset, fail);
 }
 
 int64_t arena_used(zrt_arena arena) { return arena ? arena->bump : -1; }
@@ -169,45 +123,17 @@ void arena_reset(zrt_arena arena) {
     arena->bump = 0;
 }
 
-int64_t memory_bytes(int kind) {
-  if (kind < 0 || kind >= ZRT_MEM_NUM_KINDS)
-    return -1;
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.live[kind];
-}
+int64_t memory_bytes(int kind) { return book().live(kind); }
 
-int64_t memory_peak_bytes(int kind) {
-  if (kind < 0 || kind >= ZRT_MEM_NUM_KINDS)
-    return -1;
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.peak[kind];
-}
+int64_t memory_peak_bytes(int kind) { return book().peak(kind); }
 
-int64_t memory_total_bytes() {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.liveTotal;
-}
+int64_t memory_total_bytes() { return book().liveTotal(); }
 
-int64_t memory_peak_total_bytes() {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.peakTotal;
-}
+int64_t memory_peak_total_bytes() { return book().peakTotal(); }
 
-void memory_reset_peak() {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (int k = 0; k < ZRT_MEM_NUM_KINDS; ++k)
-    c.peak[k] = c.live[k];
-  c.peakTotal = c.liveTotal;
-}
+void memory_reset_peak() { book().resetPeak(); }
 
-int64_t heap_allocations() {
-  return heapAllocations.load(std::memory_order_relaxed);
-}
+int64_t heap_allocations() { return book().heapAllocations(); }
 
 // Synchronous, as zrt.h requires: `dst` holds the bytes on return. A
 // pageable host->device cudaMemcpy may return before the DMA has finished,

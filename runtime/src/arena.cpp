@@ -1,5 +1,6 @@
 //===- arena.cpp - Memory arenas and per-kind byte counters ----------------===//
 
+#include "arena_book.h"
 #include "internal.h"
 
 #include <cstddef>
@@ -8,42 +9,15 @@
 #include <mutex>
 #include <new>
 
-struct zrt_arena_s {
-  void *base = nullptr;
-  int64_t bytes = 0;
-  int kind = 0;
-  int64_t bump = 0;
-};
-
 namespace {
 
-constexpr int64_t kAlign = 64;
-
-struct MemCounters {
-  std::mutex mu;
-  int64_t live[ZRT_MEM_NUM_KINDS] = {};
-  int64_t peak[ZRT_MEM_NUM_KINDS] = {};
-  int64_t liveTotal = 0;
-  int64_t peakTotal = 0;
-};
-
-MemCounters &counters() {
-  static MemCounters c;
-  return c;
+/// This backend's arena and allocation counters.
+zrt::MemoryBook &book() {
+  static zrt::MemoryBook b;
+  return b;
 }
 
-void account(int kind, int64_t delta) {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.live[kind] += delta;
-  c.liveTotal += delta;
-  if (c.live[kind] > c.peak[kind])
-    c.peak[kind] = c.live[kind];
-  if (c.liveTotal > c.peakTotal)
-    c.peakTotal = c.liveTotal;
-}
-
-std::atomic<int64_t> heapAllocations{0};
+constexpr int64_t kAlign = zrt::kArenaAlign;
 
 } // namespace
 
@@ -55,7 +29,7 @@ void *zrt::allocate(size_t bytes, size_t align) {
   size_t rounded = bytes == 0 ? align : (bytes + align - 1) / align * align;
   if (rounded < bytes)
     return nullptr;
-  heapAllocations.fetch_add(1, std::memory_order_relaxed);
+  book().countAllocation();
   return std::aligned_alloc(align, rounded);
 }
 
@@ -63,9 +37,7 @@ void zrt::release(void *p) { std::free(p); }
 
 extern "C" {
 
-int64_t zrt_heap_allocations(void) {
-  return heapAllocations.load(std::memory_order_relaxed);
-}
+int64_t zrt_heap_allocations(void) { return book().heapAllocations(); }
 
 int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
   const char *fn = "zrt_arena_create";
@@ -76,9 +48,8 @@ int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
               kind);
   // Round up to the alignment (aligned_alloc requires a multiple of it) and
   // never allocate 0 bytes so the base is always a valid address.
-  const int64_t rounded =
-      bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
-  ZRT_REQUIRE(rounded >= bytes, "%s: size overflow", fn);
+  const int64_t rounded = zrt::arenaAllocationBytes(bytes);
+  ZRT_REQUIRE(rounded >= 0, "%s: size overflow", fn);
   void *base = zrt::allocate(static_cast<size_t>(rounded), kAlign);
   if (!base)
     return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
@@ -93,7 +64,7 @@ int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
   a->base = base;
   a->bytes = bytes;
   a->kind = kind;
-  account(kind, bytes);
+  book().account(kind, bytes);
   *out = a;
   return ZRT_OK;
 }
@@ -101,7 +72,7 @@ int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
 void zrt_arena_destroy(zrt_arena arena) {
   if (!arena)
     return;
-  account(arena->kind, -arena->bytes);
+  book().account(arena->kind, -arena->bytes);
   zrt::release(arena->base);
   arena->~zrt_arena_s();
   zrt::release(arena);
@@ -113,23 +84,7 @@ int64_t zrt_arena_size(zrt_arena arena) { return arena ? arena->bytes : -1; }
 
 int zrt_arena_alloc(zrt_arena arena, int64_t bytes, int64_t align,
                     int64_t *offset) {
-  const char *fn = "zrt_arena_alloc";
-  ZRT_REQUIRE(arena != nullptr && offset != nullptr, "%s: NULL argument", fn);
-  ZRT_REQUIRE(bytes >= 0, "%s: bytes < 0", fn);
-  if (align == 0)
-    align = kAlign;
-  ZRT_REQUIRE(align > 0 && (align & (align - 1)) == 0,
-              "%s: align = %lld is not a power of two", fn, (long long)align);
-  const int64_t start = (arena->bump + align - 1) / align * align;
-  if (start > arena->bytes || bytes > arena->bytes - start)
-    return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
-                     "%s: %lld bytes at offset %lld do not fit in an arena of "
-                     "%lld bytes",
-                     fn, (long long)bytes, (long long)start,
-                     (long long)arena->bytes);
-  arena->bump = start + bytes;
-  *offset = start;
-  return ZRT_OK;
+  return zrt::bumpAllocate(arena, bytes, align, offset, zrt::fail);
 }
 
 int64_t zrt_arena_used(zrt_arena arena) { return arena ? arena->bump : -1; }
@@ -139,40 +94,14 @@ void zrt_arena_reset(zrt_arena arena) {
     arena->bump = 0;
 }
 
-int64_t zrt_memory_bytes(int kind) {
-  if (kind < 0 || kind >= ZRT_MEM_NUM_KINDS)
-    return -1;
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.live[kind];
-}
+int64_t zrt_memory_bytes(int kind) { return book().live(kind); }
 
-int64_t zrt_memory_peak_bytes(int kind) {
-  if (kind < 0 || kind >= ZRT_MEM_NUM_KINDS)
-    return -1;
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.peak[kind];
-}
+int64_t zrt_memory_peak_bytes(int kind) { return book().peak(kind); }
 
-int64_t zrt_memory_total_bytes(void) {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.liveTotal;
-}
+int64_t zrt_memory_total_bytes(void) { return book().liveTotal(); }
 
-int64_t zrt_memory_peak_total_bytes(void) {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.peakTotal;
-}
+int64_t zrt_memory_peak_total_bytes(void) { return book().peakTotal(); }
 
-void zrt_memory_reset_peak(void) {
-  MemCounters &c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (int k = 0; k < ZRT_MEM_NUM_KINDS; ++k)
-    c.peak[k] = c.live[k];
-  c.peakTotal = c.liveTotal;
-}
+void zrt_memory_reset_peak(void) { book().resetPeak(); }
 
 } // extern "C"
