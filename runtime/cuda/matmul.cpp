@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zrt_cuda.h"
+#include "../src/matmul_args.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -58,27 +59,12 @@ int matmul(const float *A, const float *B, const float *bias, float *C,
            int trans_b, float alpha, float beta, int64_t stride_a,
            int64_t stride_b, int64_t stride_c) {
   const char *fn = "zrt_matmul";
-  ZRT_CUDA_REQUIRE(batch >= 0 && M >= 0 && N >= 0 && K >= 0,
-                   "%s: negative size (batch=%lld M=%lld N=%lld K=%lld)", fn,
-                   (long long)batch, (long long)M, (long long)N, (long long)K);
-  ZRT_CUDA_REQUIRE(M <= kIntMax && N <= kIntMax && K <= kIntMax,
-                   "%s: M, N, K must fit in int32 for BLAS", fn);
-  if (stride_a == ZRT_STRIDE_PACKED)
-    stride_a = M * K;
-  if (stride_b == ZRT_STRIDE_PACKED)
-    stride_b = K * N;
-  if (stride_c == ZRT_STRIDE_PACKED)
-    stride_c = M * N;
-  ZRT_CUDA_REQUIRE(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
-                   "%s: strides must be >= 0 or ZRT_STRIDE_PACKED", fn);
-  ZRT_CUDA_REQUIRE(batch <= 1 || stride_c > 0 || M * N == 0,
-                   "%s: stride_c = 0 with batch = %lld would race on C", fn,
-                   (long long)batch);
-  if (batch == 0 || M == 0 || N == 0)
+  bool empty = true;
+  if (int status = zrt::checkMatmulArgs(A, B, C, batch, M, N, K, stride_a,
+                                        stride_b, stride_c, &empty, zrt_cuda::fail))
+    return status;
+  if (empty)
     return ZRT_OK;
-  ZRT_CUDA_REQUIRE(C != nullptr, "%s: C is NULL", fn);
-  ZRT_CUDA_REQUIRE(K == 0 || (A != nullptr && B != nullptr),
-                   "%s: A or B is NULL", fn);
 
   if (K == 0) {
     // C = beta * C (+ bias): BLAS semantics with an empty inner dimension.

@@ -1,12 +1,9 @@
 //===- matmul.cpp - Matrix products (cblas_sgemm) --------------------------===//
 
 #include "internal.h"
+#include "matmul_args.h"
 
 #include <cblas.h>
-
-namespace {
-constexpr int64_t kIntMax = INT_MAX;
-} // namespace
 
 extern "C" {
 
@@ -14,28 +11,12 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
                int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
                int trans_b, float alpha, float beta, int64_t stride_a,
                int64_t stride_b, int64_t stride_c) {
-  const char *fn = "zrt_matmul";
-  ZRT_REQUIRE(batch >= 0 && M >= 0 && N >= 0 && K >= 0,
-              "%s: negative size (batch=%lld M=%lld N=%lld K=%lld)", fn,
-              (long long)batch, (long long)M, (long long)N, (long long)K);
-  ZRT_REQUIRE(M <= kIntMax && N <= kIntMax && K <= kIntMax,
-              "%s: M, N, K must fit in int32 for BLAS", fn);
-  if (stride_a == ZRT_STRIDE_PACKED)
-    stride_a = M * K;
-  if (stride_b == ZRT_STRIDE_PACKED)
-    stride_b = K * N;
-  if (stride_c == ZRT_STRIDE_PACKED)
-    stride_c = M * N;
-  ZRT_REQUIRE(stride_a >= 0 && stride_b >= 0 && stride_c >= 0,
-              "%s: strides must be >= 0 or ZRT_STRIDE_PACKED", fn);
-  ZRT_REQUIRE(batch <= 1 || stride_c > 0 || M * N == 0,
-              "%s: stride_c = 0 with batch = %lld would race on C", fn,
-              (long long)batch);
-  if (batch == 0 || M == 0 || N == 0)
+  bool empty = true;
+  if (int status = zrt::checkMatmulArgs(A, B, C, batch, M, N, K, stride_a,
+                                        stride_b, stride_c, &empty, zrt::fail))
+    return status;
+  if (empty)
     return ZRT_OK;
-  ZRT_REQUIRE(C != nullptr, "%s: C is NULL", fn);
-  ZRT_REQUIRE(K == 0 || (A != nullptr && B != nullptr), "%s: A or B is NULL",
-              fn);
 
   const int m = static_cast<int>(M), n = static_cast<int>(N),
             k = static_cast<int>(K);
