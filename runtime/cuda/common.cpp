@@ -1,8 +1,9 @@
-//===- common.cpp - CUDA backend: errors, arenas, host/device copies -------===//
+//===- common.cpp - CUDA backend: context, errors, arenas, host/device copies ===//
 
 #include "zrt_cuda.h"
 
 #include "../src/arena_book.h"
+#include "../src/internal.h"
 
 #include <cuda_runtime.h>
 
@@ -13,9 +14,11 @@
 #include <mutex>
 #include <new>
 
-namespace {
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-thread_local char lastError[512] = "";
+namespace {
 
 /// This backend's arena and allocation counters.
 zrt::MemoryBook &book() {
@@ -23,33 +26,85 @@ zrt::MemoryBook &book() {
   return b;
 }
 
+/// The backend's device-side context: compute stream, workspace and the
+/// device error word. Created lazily; never destroyed (destroying CUDA
+/// objects at process exit can run after the CUDA context is gone).
+struct Context {
+  std::mutex mu;
+  cudaStream_t stream = nullptr;
+  bool streamMade = false;
+  void *workspace = nullptr;
+  int64_t workspaceBytes = 0;
+  int *errorWord = nullptr; ///< Device int, first in the workspace block.
+};
+
+Context &ctx() {
+  static Context c;
+  return c;
+}
+
+/// Bytes before the workspace proper: the device error word, padded.
+constexpr int64_t kErrorWordBytes = 256;
+
+/// (Re)allocates the workspace block to hold `bytes` of scratch.
+int growWorkspace(int64_t bytes, const char *fn, cudaStream_t s) {
+  Context &c = ctx();
+  if (c.workspace && c.workspaceBytes >= bytes)
+    return ZRT_OK;
+  int64_t want = bytes > zrt_cuda::kWorkspaceBytes ? bytes
+                                                   : zrt_cuda::kWorkspaceBytes;
+  if (c.workspace) {
+    // Work queued on the stream may still use the old block.
+    cudaStreamSynchronize(s);
+    cudaFree(static_cast<char *>(c.workspace) - kErrorWordBytes);
+    c.workspace = nullptr;
+    c.errorWord = nullptr;
+    c.workspaceBytes = 0;
+  }
+  void *block = nullptr;
+  book().countAllocation();
+  cudaError_t err =
+      cudaMalloc(&block, static_cast<size_t>(want + kErrorWordBytes));
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return zrt_cuda::fail(ZRT_ERR_OUT_OF_MEMORY,
+                          "%s: cannot allocate %lld bytes of device "
+                          "workspace: %s",
+                          fn, (long long)want, cudaGetErrorString(err));
+  }
+  cudaMemsetAsync(block, 0, kErrorWordBytes, s);
+  c.errorWord = static_cast<int *>(block);
+  c.workspace = static_cast<char *>(block) + kErrorWordBytes;
+  c.workspaceBytes = want;
+  return ZRT_OK;
+}
+
+const char *deviceErrorText(int code) {
+  switch (code) {
+  case zrt_cuda::kDeviceErrorEmbeddingId:
+    return "zrt_embedding: a token id is outside [0, V)";
+  case zrt_cuda::kDeviceErrorTarget:
+    return "cross-entropy: a target is outside [0, num_classes)";
+  default:
+    return "a kernel raised an unknown device error";
+  }
+}
+
 } // namespace
 
 namespace zrt_cuda {
 
-const char *last_error() { return lastError; }
-void clear_error() { lastError[0] = '\0'; }
-
-const char *status_name(int status) {
-  switch (status) {
-  case ZRT_OK: return "ZRT_OK";
-  case ZRT_ERR_INVALID_ARGUMENT: return "ZRT_ERR_INVALID_ARGUMENT";
-  case ZRT_ERR_OUT_OF_RANGE: return "ZRT_ERR_OUT_OF_RANGE";
-  case ZRT_ERR_IO: return "ZRT_ERR_IO";
-  case ZRT_ERR_FORMAT: return "ZRT_ERR_FORMAT";
-  case ZRT_ERR_OUT_OF_MEMORY: return "ZRT_ERR_OUT_OF_MEMORY";
-  case ZRT_ERR_MPI: return "ZRT_ERR_MPI";
-  case ZRT_ERR_NOT_INITIALIZED: return "ZRT_ERR_NOT_INITIALIZED";
-  default: return "ZRT_UNKNOWN";
-  }
-}
+const char *last_error() { return zrt_last_error(); }
+void clear_error() { zrt_clear_error(); }
+const char *status_name(int status) { return zrt_status_name(status); }
 
 int fail(int status, const char *fmt, ...) {
+  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(lastError, sizeof lastError, fmt, ap);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  return status;
+  return zrt::fail(status, "%s", buf);
 }
 
 int check(int err, int status, const char *fn, const char *what) {
@@ -59,6 +114,92 @@ int check(int err, int status, const char *fn, const char *what) {
   return fail(status, "%s: %s: %s (%s)", fn, what, cudaGetErrorString(e),
               cudaGetErrorName(e));
 }
+
+int launched(const char *fn) {
+  return check(cudaGetLastError(), ZRT_ERR_INVALID_ARGUMENT, fn,
+               "kernel launch");
+}
+
+cudaStream_t stream() {
+  Context &c = ctx();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.streamMade) {
+    c.streamMade = true;
+    if (cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      c.stream = nullptr; // the legacy default stream still orders the work
+    }
+  }
+  return c.stream;
+}
+
+int workspace(int64_t bytes, void **out, const char *fn) {
+  ZRT_CUDA_REQUIRE(out != nullptr, "%s: workspace out is NULL", fn);
+  ZRT_CUDA_REQUIRE(bytes >= 0, "%s: workspace of %lld bytes", fn,
+                   (long long)bytes);
+  Context &c = ctx();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.workspace && c.workspaceBytes >= bytes) {
+      *out = c.workspace;
+      return ZRT_OK;
+    }
+  }
+  cudaStream_t s = stream();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (int st = growWorkspace(bytes, fn, s))
+    return st;
+  *out = c.workspace;
+  return ZRT_OK;
+}
+
+int *device_error_word() {
+  Context &c = ctx();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.errorWord;
+}
+
+int take_device_error(const char *fn) {
+  int *word = device_error_word();
+  if (!word)
+    return ZRT_OK;
+  int code = 0;
+  if (int st = check(cudaMemcpyAsync(&code, word, sizeof code,
+                                     cudaMemcpyDeviceToHost, stream()),
+                     ZRT_ERR_INVALID_ARGUMENT, fn, "reading the error word"))
+    return st;
+  if (int st = check(cudaStreamSynchronize(stream()), ZRT_ERR_INVALID_ARGUMENT,
+                     fn, "cudaStreamSynchronize"))
+    return st;
+  if (code == 0)
+    return ZRT_OK;
+  cudaMemsetAsync(word, 0, sizeof(int), stream());
+  return fail(ZRT_ERR_OUT_OF_RANGE, "%s (observed by %s)",
+              deviceErrorText(code), fn);
+}
+
+int set_num_threads(int n) {
+  ZRT_CUDA_REQUIRE(n >= 1, "zrt_set_num_threads: n = %d must be >= 1", n);
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#endif
+  return ZRT_OK;
+}
+
+int device_memory_info(int64_t *free_bytes, int64_t *total_bytes) {
+  const char *fn = "zrt_device_memory_info";
+  ZRT_CUDA_REQUIRE(free_bytes && total_bytes, "%s: NULL output", fn);
+  size_t f = 0, t = 0;
+  if (int st = check(cudaMemGetInfo(&f, &t), ZRT_ERR_INVALID_ARGUMENT, fn,
+                     "cudaMemGetInfo"))
+    return st;
+  *free_bytes = static_cast<int64_t>(f);
+  *total_bytes = static_cast<int64_t>(t);
+  return ZRT_OK;
+}
+
+void count_allocation() { book().countAllocation(); }
 
 int arena_create(int64_t bytes, int kind, zrt_arena *out) {
   const char *fn = "zrt_arena_create";
@@ -71,6 +212,11 @@ int arena_create(int64_t bytes, int kind, zrt_arena *out) {
   // cudaMalloc aligns to at least 256 bytes.
   const int64_t rounded = zrt::arenaAllocationBytes(bytes);
   ZRT_CUDA_REQUIRE(rounded >= 0, "%s: size overflow", fn);
+  // The first arena also reserves the workspace and the device error word,
+  // so that no step allocates.
+  void *ws = nullptr;
+  if (int st = workspace(kWorkspaceBytes, &ws, fn))
+    return st;
   void *base = nullptr;
   book().countAllocation();
   cudaError_t err = cudaMalloc(&base, static_cast<size_t>(rounded));
@@ -80,10 +226,11 @@ int arena_create(int64_t bytes, int kind, zrt_arena *out) {
                 "%s: cannot allocate %lld bytes of device memory: %s", fn,
                 (long long)bytes, cudaGetErrorString(err));
   }
-  err = cudaMemset(base, 0, static_cast<size_t>(rounded));
+  // Zero-filled in stream order, before any kernel that uses the arena.
+  err = cudaMemsetAsync(base, 0, static_cast<size_t>(rounded), stream());
   if (err != cudaSuccess) {
     cudaFree(base);
-    return check(err, ZRT_ERR_OUT_OF_MEMORY, fn, "cudaMemset");
+    return check(err, ZRT_ERR_OUT_OF_MEMORY, fn, "cudaMemsetAsync");
   }
   book().countAllocation();
   auto *a = new (std::nothrow) zrt_arena_s;
@@ -135,34 +282,34 @@ void memory_reset_peak() { book().resetPeak(); }
 
 int64_t heap_allocations() { return book().heapAllocations(); }
 
-// Synchronous, as zrt.h requires: `dst` holds the bytes on return. A
-// pageable host->device cudaMemcpy may return before the DMA has finished,
-// hence the stream synchronization.
-int copy_to_device(void *dst, const void *src, int64_t bytes) {
-  const char *fn = "zrt_copy_to_device";
+// Synchronous, as zrt.h requires: `dst` holds the bytes on return. The
+// copy is queued on the compute stream behind the kernels that produce or
+// consume the bytes, then the stream is synchronized and a device error
+// raised by those kernels is reported.
+static int copySync(void *dst, const void *src, int64_t bytes,
+                    cudaMemcpyKind kind, const char *fn) {
   ZRT_CUDA_REQUIRE(bytes >= 0, "%s: bytes = %lld < 0", fn, (long long)bytes);
   ZRT_CUDA_REQUIRE_BUF(fn, bytes, dst);
   ZRT_CUDA_REQUIRE_BUF(fn, bytes, src);
   if (bytes == 0)
     return ZRT_OK;
-  if (int st = check(cudaMemcpy(dst, src, static_cast<size_t>(bytes),
-                                cudaMemcpyHostToDevice),
-                     ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemcpy"))
+  if (int st = check(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                                     kind, stream()),
+                     ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemcpyAsync"))
     return st;
-  return check(cudaStreamSynchronize(0), ZRT_ERR_INVALID_ARGUMENT, fn,
-               "cudaStreamSynchronize");
+  if (int st = check(cudaStreamSynchronize(stream()), ZRT_ERR_INVALID_ARGUMENT,
+                     fn, "cudaStreamSynchronize"))
+    return st;
+  return take_device_error(fn);
+}
+
+int copy_to_device(void *dst, const void *src, int64_t bytes) {
+  return copySync(dst, src, bytes, cudaMemcpyHostToDevice,
+                  "zrt_copy_to_device");
 }
 
 int copy_to_host(void *dst, const void *src, int64_t bytes) {
-  const char *fn = "zrt_copy_to_host";
-  ZRT_CUDA_REQUIRE(bytes >= 0, "%s: bytes = %lld < 0", fn, (long long)bytes);
-  ZRT_CUDA_REQUIRE_BUF(fn, bytes, dst);
-  ZRT_CUDA_REQUIRE_BUF(fn, bytes, src);
-  if (bytes == 0)
-    return ZRT_OK;
-  return check(cudaMemcpy(dst, src, static_cast<size_t>(bytes),
-                          cudaMemcpyDeviceToHost),
-               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemcpy");
+  return copySync(dst, src, bytes, cudaMemcpyDeviceToHost, "zrt_copy_to_host");
 }
 
 } // namespace zrt_cuda

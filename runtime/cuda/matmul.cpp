@@ -32,7 +32,8 @@ const char *cublasStatusName(cublasStatus_t s) {
   }
 }
 
-// One handle per host thread, created on first use (on the default stream)
+// One handle per host thread, created on first use (bound to the compute
+// stream)
 // and kept for the life of the process: destroying it at exit could run
 // after the CUDA context is gone.
 int handleFor(cublasHandle_t *out) {
@@ -45,6 +46,8 @@ int handleFor(cublasHandle_t *out) {
                             "zrt_matmul: cublasCreate failed: %s",
                             cublasStatusName(s));
     }
+    // Every cuBLAS call runs on the backend's compute stream.
+    cublasSetStream(handle, zrt_cuda::stream());
   }
   *out = handle;
   return ZRT_OK;

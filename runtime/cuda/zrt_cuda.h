@@ -1,17 +1,30 @@
 //===- zrt_cuda.h - CUDA backend, internal C++ API ---------------*- C++ -*-===//
 //
-// The CUDA implementations of the zrt.h functions that the CUDA backend has
-// so far, in namespace zrt_cuda with the exact zrt.h signatures and
-// semantics, on DEVICE memory (arena memory is cudaMalloc'd). abi.cpp
-// exports them under their zrt_* names in the zero_runtime_cuda library;
-// the unit test links these directly next to the CPU runtime to compare
-// the two.
+// The CUDA implementations of the zrt.h functions, in namespace zrt_cuda
+// with the exact zrt.h signatures and semantics (shapes, units, overwrite
+// rules, errors: see runtime/include/zrt/zrt.h), on DEVICE memory (arena
+// memory is cudaMalloc'd). abi.cpp exports them under their zrt_* names in
+// the zero_runtime_cuda library; the unit tests link these directly next to
+// the CPU kernels (zrt_cpu_reference) to compare the two.
 //
-// Kernels run on the default (legacy) stream, in call order. A call
-// returns once its work is queued: launch errors are reported by the call
-// itself (ZRT_ERR_INVALID_ARGUMENT for a bad configuration), errors raised
-// while a kernel runs by the next synchronizing call (zrt_copy_to_host /
-// zrt_copy_to_device, which wait for the device).
+// Execution model:
+//  * Every kernel and cuBLAS call runs on the backend's compute stream
+//    (stream(), a non-blocking stream created on first use), in call order.
+//    A call returns once its work is queued. Argument errors are reported
+//    by the call itself before anything is queued (as on the CPU); launch
+//    errors by the call (ZRT_ERR_INVALID_ARGUMENT); errors raised while a
+//    kernel runs by the next synchronizing call.
+//  * Data-dependent errors (a token id or target outside its range) cannot
+//    be seen on the host without a synchronization: the kernel clamps the
+//    offending index (so it never reads or writes out of bounds), raises the
+//    device error word (raise_device_error), and the next synchronizing call
+//    (copy_to_host / copy_to_device) returns ZRT_ERR_OUT_OF_RANGE with the
+//    name of the kernel. Unlike the CPU backend, the outputs of that kernel
+//    have then been written.
+//  * Collectives (comm.cpp) run on a separate communication stream, ordered
+//    against the compute stream with CUDA events.
+//  * Scratch memory of reductions comes from workspace(), allocated once
+//    when the first arena is created and grown only if a call needs more.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_ZRT_CUDA_H
@@ -19,21 +32,71 @@
 
 #include "zrt/zrt.h"
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
 namespace zrt_cuda {
 
-// Errors (thread-local message, as the CPU runtime).
+//===----------------------------------------------------------------------===//
+// Context (common.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Records a message for zrt_last_error() (the runtime's one thread-local
+/// message, shared with the host code of the driver) and returns `status`.
+int fail(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/// zrt_last_error() / zrt_clear_error() / zrt_status_name().
 const char *last_error();
 void clear_error();
 const char *status_name(int status);
-int fail(int status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /// ZRT_OK when `err` (a cudaError_t) is cudaSuccess, else records
-/// "<fn>: <what>: <cuda error string>" and returns `status`.
+/// "<fn>: <what>: <cuda error string> (<name>)" and returns `status`.
 int check(int err, int status, const char *fn, const char *what);
+/// check(cudaGetLastError(), ZRT_ERR_INVALID_ARGUMENT, fn, "kernel launch"):
+/// call right after a <<<...>>> launch.
+int launched(const char *fn);
 
-// Arenas (device memory) and the memory counters.
+/// The compute stream every kernel and cuBLAS call of the backend uses
+/// (created non-blocking on first use, never destroyed).
+cudaStream_t stream();
+
+/// A device buffer of at least `bytes` bytes of scratch for the calling
+/// kernel, valid until the next call to workspace() (all users run on the
+/// compute stream, so stream order keeps them apart). Grown (and counted
+/// by zrt_heap_allocations) only when a call needs more than any before;
+/// kWorkspaceBytes is reserved when the first arena is created.
+/// Errors: ZRT_ERR_OUT_OF_MEMORY.
+int workspace(int64_t bytes, void **out, const char *fn);
+/// Bytes reserved up front for workspace().
+constexpr int64_t kWorkspaceBytes = int64_t(32) << 20;
+
+/// Device error codes for raise_device_error.
+enum DeviceError : int {
+  kDeviceErrorNone = 0,
+  kDeviceErrorEmbeddingId = 1,   ///< zrt_embedding(_backward): id outside [0, V).
+  kDeviceErrorTarget = 2,        ///< cross-entropy: target outside its range.
+};
+/// The device error word (an int in device memory, 0 = none) kernels raise
+/// with atomicCAS(word, 0, code) when they meet bad data; see the execution
+/// model above. Reserved with the workspace; NULL before any arena exists.
+int *device_error_word();
+/// Reads and clears the device error word (synchronizes the compute
+/// stream); ZRT_OK, or ZRT_ERR_OUT_OF_RANGE with a message naming the
+/// kernel and `fn`, the call that observed it.
+int take_device_error(const char *fn);
+
+//===----------------------------------------------------------------------===//
+// Threads (common.cpp): host OpenMP threads only (nothing else on the host
+// computes); n >= 1.
+//===----------------------------------------------------------------------===//
+int set_num_threads(int n);
+/// Free and total bytes of device memory (cudaMemGetInfo).
+int device_memory_info(int64_t *free_bytes, int64_t *total_bytes);
+
+//===----------------------------------------------------------------------===//
+// Arenas and memory counters (common.cpp)
+//===----------------------------------------------------------------------===//
 int arena_create(int64_t bytes, int kind, zrt_arena *out);
 void arena_destroy(zrt_arena arena);
 void *arena_base(zrt_arena arena);
@@ -48,26 +111,175 @@ int64_t memory_total_bytes();
 int64_t memory_peak_total_bytes();
 void memory_reset_peak();
 int64_t heap_allocations();
+/// Counts one heap allocation (zrt_heap_allocations) made by backend code
+/// outside arenas (workspace growth, request pools).
+void count_allocation();
 
-// The host/device boundary.
+//===----------------------------------------------------------------------===//
+// The host/device boundary (common.cpp). Both synchronize the compute
+// stream and then report a pending device error (take_device_error).
+//===----------------------------------------------------------------------===//
 int copy_to_device(void *dst, const void *src, int64_t bytes);
 int copy_to_host(void *dst, const void *src, int64_t bytes);
 
-// Elementwise (kernels.cu).
+//===----------------------------------------------------------------------===//
+// Elementwise, casts and layout (elementwise.cu, layout.cu)
+//===----------------------------------------------------------------------===//
+int cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n);
+int cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n);
 int fill(float *out, float value, int64_t n);
+int copy(const float *x, float *out, int64_t n);
 int add(const float *a, const float *b, float *out, int64_t n);
+int add_backward(const float *dout, float *da, float *db, int64_t n);
+int axpy(float alpha, const float *x, float *y, int64_t n);
+int mul(const float *a, const float *b, float *out, int64_t n);
+int mul_backward(const float *a, const float *b, const float *dout, float *da,
+                 float *db, int64_t n);
 int scale(const float *x, float alpha, float *out, int64_t n);
 int gelu(const float *x, float *out, int64_t n);
 int gelu_backward(const float *x, const float *dout, float *dx, int64_t n);
+int relu(const float *x, float *out, int64_t n);
+int relu_backward(const float *x, const float *dout, float *dx, int64_t n);
+int fill_bf16(zrt_bf16 *out, float value, int64_t n);
+int accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n);
+int copy_any(const void *src, void *dst, int64_t n, int dtype);
+int copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
+            int64_t rows, int64_t cols, int dtype);
+int broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
+                      int dtype);
+/// `shape` and `perm` are HOST arrays (as the generated code passes them).
+int permute(const void *in, void *out, int rank, const int64_t *shape,
+            const int64_t *perm, int dtype);
+int permute_0213(const float *in, float *out, int64_t A, int64_t B, int64_t C,
+                 int64_t D);
+int local_shard(const void *in, void *out, int64_t n, int rank, int dtype);
 
-// Matrix products (matmul.cpp, cuBLAS).
+//===----------------------------------------------------------------------===//
+// Matrix products (matmul.cpp, cuBLAS)
+//===----------------------------------------------------------------------===//
 int matmul(const float *A, const float *B, const float *bias, float *C,
            int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
            int trans_b, float alpha, float beta, int64_t stride_a,
            int64_t stride_b, int64_t stride_c);
+int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N);
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax (norm.cu)
+//===----------------------------------------------------------------------===//
+int layer_norm(const float *x, const float *weight, const float *bias,
+               float *out, float *mean, float *rstd, int64_t N, int64_t C,
+               float eps);
+int layer_norm_backward(const float *dout, const float *x, const float *weight,
+                        const float *mean, const float *rstd, float *dx,
+                        float *dweight, float *dbias, int64_t N, int64_t C);
+int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
+                     int64_t C, float eps);
+int softmax(const float *x, float *out, int64_t N, int64_t C);
+int softmax_backward(const float *y, const float *dy, float *dx, int64_t N,
+                     int64_t C);
+
+//===----------------------------------------------------------------------===//
+// Attention (attention.cu)
+//===----------------------------------------------------------------------===//
+int causal_attention(const float *q, const float *k, const float *v,
+                     float *out, float *probs, float *workspace, int64_t B,
+                     int64_t H, int64_t T, int64_t D);
+int causal_attention_backward(const float *dout, const float *q,
+                              const float *k, const float *v,
+                              const float *probs, float *dq, float *dk,
+                              float *dv, float *workspace, int64_t B,
+                              int64_t H, int64_t T, int64_t D);
+
+//===----------------------------------------------------------------------===//
+// Embedding and losses (loss.cu). Scalar results (`loss`) are DEVICE
+// pointers; dloss of the padded backward is a device pointer, dloss of
+// cross_entropy_backward / mse_backward a host value (as zrt.h).
+//===----------------------------------------------------------------------===//
+int embedding(const float *table, const int32_t *ids, float *out, int64_t N,
+              int64_t V, int64_t C);
+int embedding_backward(const float *dout, const int32_t *ids, float *dtable,
+                       int64_t N, int64_t V, int64_t C);
+int cross_entropy(const float *logits, const int32_t *targets, float *loss,
+                  int64_t N, int64_t V, int32_t ignore_index);
+int cross_entropy_backward(const float *logits, const int32_t *targets,
+                           float dloss, float *dlogits, int64_t N, int64_t V,
+                           int32_t ignore_index);
+int cross_entropy_padded(const float *logits, const int32_t *targets,
+                         float *loss, int64_t N, int64_t V,
+                         int64_t num_classes);
+int cross_entropy_padded_backward(const float *logits, const int32_t *targets,
+                                  const float *dloss, float *dlogits,
+                                  int64_t N, int64_t V, int64_t num_classes);
+int mse(const float *pred, const float *target, float *loss, int64_t n);
+int mse_backward(const float *pred, const float *target, float dloss,
+                 float *dpred, float *dtarget, int64_t n);
+
+//===----------------------------------------------------------------------===//
+// Optimizer, norms, initialization (optimizer.cu, init.cpp). Scalar inputs
+// and outputs of sum_squares / clip_coef_scaled are DEVICE pointers; the
+// group tables of shard_adamw (offsets, numels, decay) are HOST arrays.
+//===----------------------------------------------------------------------===//
+int adamw_step(float *param, float *m, float *v, const float *grad,
+               float *out_f32, zrt_bf16 *out_bf16, int64_t n, double lr,
+               double beta1, double beta2, double eps, double weight_decay,
+               float grad_scale, int64_t step);
+int adamw_step_bf16_grad(float *param, float *m, float *v,
+                         const zrt_bf16 *grad, float *out_f32,
+                         zrt_bf16 *out_bf16, int64_t n, double lr,
+                         double beta1, double beta2, double eps,
+                         double weight_decay, float grad_scale, int64_t step);
+int shard_adamw(float *param, float *m, float *v, const void *grad,
+                int grad_dtype, int64_t shard, int rank, int num_members,
+                const int64_t *offsets, const int64_t *numels,
+                const uint8_t *decay, double lr, double beta1, double beta2,
+                double eps, double weight_decay, float grad_scale,
+                int64_t step);
+int sum_squares(const float *x, int64_t n, float *out);
+int sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out);
+int clip_coef_scaled(const float *sum_squares, const float *grad_scale,
+                     float max_norm, float *coef, float *norm);
+/// Initializers: values computed on the host with the CPU runtime's exact
+/// arithmetic (Philox4x32-10 + Box-Muller in double) and copied to the
+/// device, so a GPU run starts from the same bits as a CPU run.
+int init_normal(float *ptr, int64_t n, float mean, float std, uint64_t seed,
+                int64_t offset);
+int init_uniform(float *ptr, int64_t n, float low, float high, uint64_t seed,
+                 int64_t offset);
+int init_param_slice(void *data, int dtype, int64_t slice_begin,
+                     int64_t slice_n, int64_t member_offset,
+                     int64_t member_numel, int init_kind, float std,
+                     uint64_t seed);
+
+//===----------------------------------------------------------------------===//
+// Process group and collectives (comm.cpp: NCCL on the communication
+// stream; MPI only to start up when launched by mpirun)
+//===----------------------------------------------------------------------===//
+int init(int *argc, char ***argv);
+int finalize();
+int rank();
+int world_size();
+int barrier();
+int all_gather(const void *send, void *recv, int64_t n, int dtype);
+int reduce_scatter(const void *send, void *recv, int64_t n, int dtype, int op);
+int all_reduce(const void *send, void *recv, int64_t n, int dtype, int op);
+int broadcast(void *buf, int64_t n, int dtype, int root);
+int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
+                     zrt_request *req);
+int reduce_scatter_start(const void *send, void *recv, int64_t n, int dtype,
+                         int op, zrt_request *req);
+int all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
+                     int op, zrt_request *req);
+int broadcast_start(void *buf, int64_t n, int dtype, int root,
+                    zrt_request *req);
+int wait(zrt_request req);
+int64_t comm_bytes(int kind);
+int64_t comm_calls(int kind);
+double comm_wait_seconds();
+int comm_progress();
+void comm_reset();
 
 namespace detail {
-// Launchers used by matmul.cpp (kernels.cu); return a cudaError_t.
+// Launchers used by matmul.cpp (elementwise.cu); return a cudaError_t.
 /// C[b][i, j] = bias[j] for b < batch, i < M, j < N.
 int launch_broadcast_bias(const float *bias, float *C, int64_t batch,
                           int64_t M, int64_t N, int64_t stride_c);

@@ -3,6 +3,8 @@
 #include "arena_book.h"
 #include "internal.h"
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdlib>
 #include <atomic>
@@ -103,5 +105,16 @@ int64_t zrt_memory_total_bytes(void) { return book().liveTotal(); }
 int64_t zrt_memory_peak_total_bytes(void) { return book().peakTotal(); }
 
 void zrt_memory_reset_peak(void) { book().resetPeak(); }
+
+int zrt_device_memory_info(int64_t *free_bytes, int64_t *total_bytes) {
+  const char *fn = "zrt_device_memory_info";
+  ZRT_REQUIRE(free_bytes && total_bytes, "%s: NULL output", fn);
+  const long page = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES),
+             phys = sysconf(_SC_PHYS_PAGES);
+  ZRT_REQUIRE(page > 0 && avail >= 0 && phys > 0, "%s: sysconf failed", fn);
+  *free_bytes = static_cast<int64_t>(avail) * page;
+  *total_bytes = static_cast<int64_t>(phys) * page;
+  return ZRT_OK;
+}
 
 } // extern "C"

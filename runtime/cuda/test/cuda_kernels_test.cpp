@@ -8,79 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zrt_cuda.h"
-
-#include "zrt/zrt.h"
-
-#include <cuda_runtime.h>
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstdint>
-#include <random>
-#include <string>
-#include <vector>
+#include "cuda_test_util.h"
 
 namespace {
 
-std::vector<float> randomVec(int64_t n, uint32_t seed, float lo = -1.0f,
-                             float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float &x : v)
-    x = dist(gen);
-  return v;
-}
-
-void expectClose(const std::vector<float> &ref, const std::vector<float> &got,
-                 float atol, float rtol, const std::string &what) {
-  ASSERT_EQ(ref.size(), got.size()) << what;
-  for (size_t i = 0; i < ref.size(); ++i)
-    ASSERT_NEAR(ref[i], got[i], atol + rtol * std::fabs(ref[i]))
-        << what << " at " << i;
-}
-
-class CudaKernels : public ::testing::Test {
-protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
-                   << (err == cudaSuccess ? "0 devices"
-                                          : cudaGetErrorString(err))
-                   << "); run scripts/gpu-check on a machine with a GPU";
-    ASSERT_EQ(zrt_cuda::arena_create(64 << 20, ZRT_MEM_TEMPORARIES, &arena_),
-              ZRT_OK)
-        << zrt_cuda::last_error();
-  }
-  void TearDown() override { zrt_cuda::arena_destroy(arena_); }
-
-  // A device buffer of n floats in the test arena, holding `init` if given.
-  float *dev(int64_t n, const std::vector<float> *init = nullptr) {
-    int64_t off = 0;
-    EXPECT_EQ(zrt_cuda::arena_alloc(arena_, n * 4, 0, &off), ZRT_OK)
-        << zrt_cuda::last_error();
-    float *p = reinterpret_cast<float *>(
-        static_cast<char *>(zrt_cuda::arena_base(arena_)) + off);
-    if (init)
-      EXPECT_EQ(zrt_cuda::copy_to_device(p, init->data(), n * 4), ZRT_OK)
-          << zrt_cuda::last_error();
-    return p;
-  }
-  float *dev(const std::vector<float> &init) {
-    return dev(static_cast<int64_t>(init.size()), &init);
-  }
-  std::vector<float> host(const float *p, int64_t n) {
-    std::vector<float> v(static_cast<size_t>(n));
-    EXPECT_EQ(zrt_cuda::copy_to_host(v.data(), p, n * 4), ZRT_OK)
-        << zrt_cuda::last_error();
-    return v;
-  }
-
-  zrt_arena arena_ = nullptr;
-};
+using namespace zrt_cuda_test;
 
 const int64_t kSizes[] = {0, 1, 7, 1000, 70001};
 

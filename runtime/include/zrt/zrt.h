@@ -599,6 +599,15 @@ int64_t zrt_memory_peak_total_bytes(void);
 /// Sets every peak counter to the current live value.
 void zrt_memory_reset_peak(void);
 
+/// Free and total bytes of the memory the backend's arenas come from: the
+/// device's (cudaMemGetInfo) on the CUDA backend, the machine's available
+/// and physical RAM (sysconf _SC_AVPHYS_PAGES / _SC_PHYS_PAGES times the
+/// page size) on the CPU backend. The driver compares the compiled plan's
+/// arena bytes with *free_bytes before init() allocates anything, and
+/// refuses to start when they do not fit.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (NULL output, or the query failed).
+int zrt_device_memory_info(int64_t *free_bytes, int64_t *total_bytes);
+
 /// Heap allocations the runtime has made since the process started. Every
 /// allocation of zrt_* code goes through one counting function: arenas,
 /// the pool of collective requests (allocated in zrt_init, grown only when

@@ -1,36 +1,22 @@
-//===- kernels.cu - CUDA backend: elementwise kernels ---------------------===//
+//===- elementwise.cu - CUDA backend: elementwise kernels and casts -------===//
 //
 // One grid-stride kernel per function; in-place calls (out == an input)
 // are fine since every thread reads its element before writing it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "zrt_cuda.h"
+#include "device_util.cuh"
 
 #include <cuda_runtime.h>
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
-
-int blocksFor(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < kMaxBlocks ? b : kMaxBlocks);
-}
+using namespace zrt_cuda;
 
 // sqrt(2 / pi) and the cubic coefficient of the tanh GELU approximation,
 // as the CPU runtime (elementwise.cpp), through 1 + tanh(u) = 2 sigmoid(2u).
 constexpr float kGeluScale = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
-
-__device__ __forceinline__ float expClamped(float x) {
-  return expf(fminf(fmaxf(x, -87.3f), 88.3f));
-}
-
-#define ZRT_GRID_STRIDE(i, n)                                                  \
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);    \
-       i += (int64_t)gridDim.x * blockDim.x)
 
 __global__ void fillKernel(float *out, float value, int64_t n) {
   ZRT_GRID_STRIDE(i, n) out[i] = value;
@@ -86,10 +72,6 @@ __global__ void biasKernel(const float *bias, float *C, float beta, int mode,
   }
 }
 
-int launched(const char *fn) {
-  return zrt_cuda::check(cudaGetLastError(), ZRT_ERR_INVALID_ARGUMENT, fn,
-                         "kernel launch");
-}
 
 } // namespace
 
@@ -104,7 +86,7 @@ int fill(float *out, float value, int64_t n) {
   ZRT_CUDA_REQUIRE_BUF(fn, n, out);
   if (n == 0)
     return ZRT_OK;
-  fillKernel<<<blocksFor(n), kThreads>>>(out, value, n);
+  fillKernel<<<blocksFor(n), kThreads, 0, stream()>>>(out, value, n);
   return launched(fn);
 }
 
@@ -116,7 +98,7 @@ int add(const float *a, const float *b, float *out, int64_t n) {
   ZRT_CUDA_REQUIRE_BUF(fn, n, out);
   if (n == 0)
     return ZRT_OK;
-  addKernel<<<blocksFor(n), kThreads>>>(a, b, out, n);
+  addKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, out, n);
   return launched(fn);
 }
 
@@ -127,7 +109,7 @@ int scale(const float *x, float alpha, float *out, int64_t n) {
   ZRT_CUDA_REQUIRE_BUF(fn, n, out);
   if (n == 0)
     return ZRT_OK;
-  scaleKernel<<<blocksFor(n), kThreads>>>(x, alpha, out, n);
+  scaleKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, alpha, out, n);
   return launched(fn);
 }
 
@@ -138,7 +120,7 @@ int gelu(const float *x, float *out, int64_t n) {
   ZRT_CUDA_REQUIRE_BUF(fn, n, out);
   if (n == 0)
     return ZRT_OK;
-  geluKernel<<<blocksFor(n), kThreads>>>(x, out, n);
+  geluKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, out, n);
   return launched(fn);
 }
 
@@ -150,7 +132,7 @@ int gelu_backward(const float *x, const float *dout, float *dx, int64_t n) {
   ZRT_CUDA_REQUIRE_BUF(fn, n, dx);
   if (n == 0)
     return ZRT_OK;
-  geluBackwardKernel<<<blocksFor(n), kThreads>>>(x, dout, dx, n);
+  geluBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, dout, dx, n);
   return launched(fn);
 }
 
@@ -158,7 +140,7 @@ namespace detail {
 
 int launch_broadcast_bias(const float *bias, float *C, int64_t batch,
                           int64_t M, int64_t N, int64_t stride_c) {
-  biasKernel<<<blocksFor(batch * M * N), kThreads>>>(bias, C, 0.0f, 0, batch,
+  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(bias, C, 0.0f, 0, batch,
                                                      M, N, stride_c);
   return cudaGetLastError();
 }
@@ -166,14 +148,14 @@ int launch_broadcast_bias(const float *bias, float *C, int64_t batch,
 int launch_scale_add_bias(const float *bias, float *C, float beta,
                           int64_t batch, int64_t M, int64_t N,
                           int64_t stride_c) {
-  biasKernel<<<blocksFor(batch * M * N), kThreads>>>(bias, C, beta, 1, batch,
+  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(bias, C, beta, 1, batch,
                                                      M, N, stride_c);
   return cudaGetLastError();
 }
 
 int launch_add_bias(const float *bias, float *C, int64_t batch, int64_t M,
                     int64_t N, int64_t stride_c) {
-  biasKernel<<<blocksFor(batch * M * N), kThreads>>>(bias, C, 0.0f, 2, batch,
+  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(bias, C, 0.0f, 2, batch,
                                                      M, N, stride_c);
   return cudaGetLastError();
 }

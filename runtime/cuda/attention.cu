@@ -1,0 +1,2 @@
+// attention.cu: CUDA backend (in progress).
+#include "device_util.cuh"

@@ -1,0 +1,2 @@
+// comm.cpp: CUDA backend (in progress).
+#include "zrt_cuda.h"

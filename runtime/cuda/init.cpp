@@ -1,0 +1,2 @@
+// init.cpp: CUDA backend (in progress).
+#include "zrt_cuda.h"

@@ -1,0 +1,2 @@
+// layout.cu: CUDA backend (in progress).
+#include "device_util.cuh"

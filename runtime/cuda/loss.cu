@@ -1,0 +1,2 @@
+// loss.cu: CUDA backend (in progress).
+#include "device_util.cuh"

@@ -1,0 +1,2 @@
+// norm.cu: CUDA backend (in progress).
+#include "device_util.cuh"

@@ -1,0 +1,2 @@
+// optimizer.cu: CUDA backend (in progress).
+#include "device_util.cuh"

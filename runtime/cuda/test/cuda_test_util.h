@@ -1,0 +1,112 @@
+//===- cuda_test_util.h - shared fixture of the CUDA backend tests -*- C++ -*-===//
+//
+// Random inputs, tolerance checks and the CudaKernels fixture: a 64 MiB
+// device arena per test with dev() (upload) and host() (download) helpers.
+// Device tests skip (GTEST_SKIP) when cudaGetDeviceCount reports no device.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CUDA_TEST_UTIL_H
+#define ZRT_CUDA_TEST_UTIL_H
+
+#include "zrt_cuda.h"
+
+#include "zrt/zrt.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace zrt_cuda_test {
+
+inline std::vector<float> randomVec(int64_t n, uint32_t seed, float lo = -1.0f,
+                                    float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+inline void expectClose(const std::vector<float> &ref,
+                        const std::vector<float> &got, float atol, float rtol,
+                        const std::string &what) {
+  ASSERT_EQ(ref.size(), got.size()) << what;
+  for (size_t i = 0; i < ref.size(); ++i)
+    ASSERT_NEAR(ref[i], got[i], atol + rtol * std::fabs(ref[i]))
+        << what << " at " << i;
+}
+
+/// True when a CUDA device is usable; `why` says why not.
+inline bool haveDevice(std::string *why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err == cudaSuccess && count > 0)
+    return true;
+  *why = std::string("no CUDA device (cudaGetDeviceCount: ") +
+         (err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) +
+         "); run scripts/gpu-check on a machine with a GPU";
+  return false;
+}
+
+class CudaKernels : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!haveDevice(&why))
+      GTEST_SKIP() << why;
+    ASSERT_EQ(zrt_cuda::arena_create(64 << 20, ZRT_MEM_TEMPORARIES, &arena_),
+              ZRT_OK)
+        << zrt_cuda::last_error();
+  }
+  void TearDown() override { zrt_cuda::arena_destroy(arena_); }
+
+  /// A device buffer of `bytes` bytes in the test arena (64-byte aligned),
+  /// holding the bytes at `init` if given.
+  void *devBytes(int64_t bytes, const void *init = nullptr) {
+    int64_t off = 0;
+    EXPECT_EQ(zrt_cuda::arena_alloc(arena_, bytes, 0, &off), ZRT_OK)
+        << zrt_cuda::last_error();
+    void *p = static_cast<char *>(zrt_cuda::arena_base(arena_)) + off;
+    if (init)
+      EXPECT_EQ(zrt_cuda::copy_to_device(p, init, bytes), ZRT_OK)
+          << zrt_cuda::last_error();
+    return p;
+  }
+  /// A device buffer of n floats in the test arena, holding `init` if given.
+  float *dev(int64_t n, const std::vector<float> *init = nullptr) {
+    return static_cast<float *>(devBytes(n * 4, init ? init->data() : nullptr));
+  }
+  float *dev(const std::vector<float> &init) {
+    return dev(static_cast<int64_t>(init.size()), &init);
+  }
+  /// Device copy of a host vector of any trivially copyable T.
+  template <typename T> T *devOf(const std::vector<T> &init) {
+    return static_cast<T *>(
+        devBytes(static_cast<int64_t>(init.size() * sizeof(T)), init.data()));
+  }
+  std::vector<float> host(const float *p, int64_t n) {
+    return hostOf<float>(p, n);
+  }
+  /// n elements of T copied back from the device.
+  template <typename T> std::vector<T> hostOf(const T *p, int64_t n) {
+    std::vector<T> v(static_cast<size_t>(n));
+    EXPECT_EQ(zrt_cuda::copy_to_host(v.data(), p,
+                                     n * static_cast<int64_t>(sizeof(T))),
+              ZRT_OK)
+        << zrt_cuda::last_error();
+    return v;
+  }
+
+  zrt_arena arena_ = nullptr;
+};
+
+} // namespace zrt_cuda_test
+
+#endif // ZRT_CUDA_TEST_UTIL_H
