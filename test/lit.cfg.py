@@ -26,6 +26,15 @@ llvm_config.add_tool_substitutions(tools, [config.zero_tools_dir])
 
 if config.zero_have_cuda:
     config.available_features.add("cuda-toolkit")
+    # `cuda`: a usable NVIDIA GPU as well (tests that run CUDA programs).
+    try:
+        import subprocess
+        gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                              text=True, timeout=30)
+        if gpus.returncode == 0 and "GPU" in gpus.stdout:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 # Programs built by zero-compile --emit=exe (runtime + training driver);
 # %mpirun starts N ranks (Open MPI also as root and oversubscribed).

@@ -1,2 +1,625 @@
-// comm.cpp: CUDA backend (in progress).
+//===- comm.cpp - CUDA backend: process group and collectives (NCCL) ------===//
+//
+// One process per GPU. zrt_init picks the device (the process's rank on its
+// node modulo the visible devices) and, for a world of more than one rank,
+// creates an NCCL communicator whose unique id rank 0 broadcasts over MPI
+// (MPI is used for nothing else here). A build without MPI is a
+// single-process runtime (world size 1), which needs neither MPI nor NCCL.
+//
+// Collectives run on a dedicated non-blocking communication stream:
+//   start: event `ready` recorded on the compute stream, the comm stream
+//          waits for it (the collective reads what compute wrote), the NCCL
+//          call is queued, event `done` recorded on the comm stream;
+//   wait:  the compute stream waits for `done` (nothing blocks the host),
+//          bracketed by two timing events on the compute stream: the time
+//          between them is how long compute stalled on communication, the
+//          exposed communication time of zrt_comm_wait_seconds.
+// So all-gathers started ahead (zero-prefetch) and reduce-scatters sunk
+// behind compute overlap with the kernels between start and wait. With a
+// world of one rank, every collective is a copy (or nothing) on the compute
+// stream, and its request completes at once.
+//
+// bf16 reductions use NCCL's bf16 arithmetic (ncclBfloat16): NCCL rounds to
+// bf16 after each hop of its ring, where the CPU backend reduces in f32 and
+// rounds once; for two ranks the two agree, for more the results may differ
+// in the last bf16 bit. ZRT_AVG is ncclAvg.
+//
+// Requests and timing events come from pools filled by zrt_init and grown
+// (counted as heap allocations) only when more are outstanding at once.
+//
+//===----------------------------------------------------------------------===//
+
 #include "zrt_cuda.h"
+
+#include <cuda_runtime.h>
+
+#if ZRT_HAVE_NCCL
+#include <nccl.h>
+#endif
+#if ZRT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+struct zrt_request_s {
+  cudaEvent_t done = nullptr;      ///< Recorded on the comm stream after the collective.
+  bool pending = false;            ///< A collective was queued (world > 1).
+  zrt_request_s *nextFree = nullptr;
+};
+
+namespace {
+
+struct TimingPair {
+  cudaEvent_t before = nullptr, after = nullptr;
+};
+
+struct CommState {
+  bool initialized = false;
+  bool finalized = false;
+  bool ownsMpi = false;
+  int rank = -1;
+  int size = -1;
+  int device = -1;
+  cudaStream_t comm = nullptr; ///< The communication stream.
+  cudaEvent_t ready = nullptr; ///< Compute progress the comm stream waits for.
+#if ZRT_HAVE_NCCL
+  ncclComm_t nccl = nullptr;
+#endif
+  int64_t bytes[ZRT_COLL_NUM_KINDS] = {};
+  int64_t calls[ZRT_COLL_NUM_KINDS] = {};
+  double waitSeconds = 0.0;
+  zrt_request_s *freeRequests = nullptr;
+  /// Timing events of waits not yet added to waitSeconds, and free ones.
+  std::vector<TimingPair> pendingTimings, freeTimings;
+};
+
+CommState state;
+
+/// Requests and timing pairs zrt_init puts in the pools.
+constexpr int kPool = 256;
+
+int requireInit(const char *fn) {
+  if (!state.initialized)
+    return zrt_cuda::fail(ZRT_ERR_NOT_INITIALIZED,
+                          "%s: the runtime is not initialized (call zrt_init)",
+                          fn);
+  return ZRT_OK;
+}
+
+size_t dtypeSize(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+
+int cudaFail(const char *fn, const char *what, cudaError_t err) {
+  return zrt_cuda::check(err, ZRT_ERR_MPI, fn, what);
+}
+
+#if ZRT_HAVE_NCCL
+int ncclFail(const char *fn, const char *what, ncclResult_t r) {
+  return zrt_cuda::fail(ZRT_ERR_MPI, "%s: %s: NCCL error: %s", fn, what,
+                        ncclGetErrorString(r));
+}
+ncclDataType_t ncclType(int dtype) {
+  return dtype == ZRT_BF16 ? ncclBfloat16 : ncclFloat32;
+}
+ncclRedOp_t ncclOp(int op) {
+  return op == ZRT_MAX ? ncclMax : (op == ZRT_AVG ? ncclAvg : ncclSum);
+}
+#endif
+
+zrt_request_s *allocRequest(const char *fn, int *status) {
+  zrt_cuda::count_allocation();
+  auto *r = new (std::nothrow) zrt_request_s;
+  if (!r) {
+    *status = zrt_cuda::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    return nullptr;
+  }
+  cudaError_t err = cudaEventCreateWithFlags(&r->done, cudaEventDisableTiming);
+  if (err != cudaSuccess) {
+    delete r;
+    *status = cudaFail(fn, "cudaEventCreate", err);
+    return nullptr;
+  }
+  return r;
+}
+
+void releaseRequest(zrt_request_s *r) {
+  r->pending = false;
+  r->nextFree = state.freeRequests;
+  state.freeRequests = r;
+}
+
+zrt_request_s *newRequest(const char *fn, int *status) {
+  if (zrt_request_s *r = state.freeRequests) {
+    state.freeRequests = r->nextFree;
+    r->nextFree = nullptr;
+    return r;
+  }
+  return allocRequest(fn, status);
+}
+
+int newTimingPair(const char *fn, TimingPair *out) {
+  if (!state.freeTimings.empty()) {
+    *out = state.freeTimings.back();
+    state.freeTimings.pop_back();
+    return ZRT_OK;
+  }
+  zrt_cuda::count_allocation();
+  TimingPair p;
+  if (cudaError_t err = cudaEventCreate(&p.before); err != cudaSuccess)
+    return cudaFail(fn, "cudaEventCreate", err);
+  if (cudaError_t err = cudaEventCreate(&p.after); err != cudaSuccess) {
+    cudaEventDestroy(p.before);
+    return cudaFail(fn, "cudaEventCreate", err);
+  }
+  *out = p;
+  return ZRT_OK;
+}
+
+/// Adds the stalls of completed waits to waitSeconds (synchronizes the
+/// compute stream) and returns their events to the pool.
+int collectTimings(const char *fn) {
+  if (state.pendingTimings.empty())
+    return ZRT_OK;
+  if (cudaError_t err = cudaStreamSynchronize(zrt_cuda::stream());
+      err != cudaSuccess)
+    return cudaFail(fn, "cudaStreamSynchronize", err);
+  for (const TimingPair &p : state.pendingTimings) {
+    float ms = 0.0f;
+    if (cudaEventElapsedTime(&ms, p.before, p.after) == cudaSuccess && ms > 0)
+      state.waitSeconds += 1e-3 * ms;
+    state.freeTimings.push_back(p);
+  }
+  state.pendingTimings.clear();
+  return ZRT_OK;
+}
+
+int checkCommon(const char *fn, int64_t n, int dtype, zrt_request *req) {
+  if (req)
+    *req = nullptr;
+  if (int st = requireInit(fn))
+    return st;
+  ZRT_CUDA_REQUIRE(req != nullptr, "%s: req is NULL", fn);
+  ZRT_CUDA_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
+  ZRT_CUDA_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16,
+                   "%s: unknown dtype %d", fn, dtype);
+  return ZRT_OK;
+}
+
+int checkOp(const char *fn, int op) {
+  ZRT_CUDA_REQUIRE(op == ZRT_SUM || op == ZRT_AVG || op == ZRT_MAX,
+                   "%s: unknown reduce op %d", fn, op);
+  return ZRT_OK;
+}
+
+void countTraffic(int kind, int64_t bytes) {
+  state.bytes[kind] += bytes;
+  state.calls[kind] += 1;
+}
+
+/// Copies `bytes` from src to dst on the compute stream (world of one).
+int localCopy(const char *fn, void *dst, const void *src, int64_t bytes) {
+  if (bytes == 0 || dst == src)
+    return ZRT_OK;
+  return cudaFail(fn, "cudaMemcpyAsync",
+                  cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                                  cudaMemcpyDeviceToDevice,
+                                  zrt_cuda::stream()));
+}
+
+/// Takes a request; for a world of more than one rank, makes the comm
+/// stream wait for the compute stream's work so far.
+int beginCollective(const char *fn, zrt_request_s **out) {
+  int status = ZRT_OK;
+  zrt_request_s *r = newRequest(fn, &status);
+  if (!r)
+    return status;
+  if (state.size > 1) {
+    cudaError_t err = cudaEventRecord(state.ready, zrt_cuda::stream());
+    if (err == cudaSuccess)
+      err = cudaStreamWaitEvent(state.comm, state.ready, 0);
+    if (err != cudaSuccess) {
+      releaseRequest(r);
+      return cudaFail(fn, "ordering the comm stream after compute", err);
+    }
+  }
+  *out = r;
+  return ZRT_OK;
+}
+
+/// Records `done` after the queued collective and hands the request out.
+int endCollective(const char *fn, zrt_request_s *r, zrt_request *req) {
+  if (state.size > 1) {
+    if (cudaError_t err = cudaEventRecord(r->done, state.comm);
+        err != cudaSuccess) {
+      releaseRequest(r);
+      return cudaFail(fn, "cudaEventRecord", err);
+    }
+    r->pending = true;
+  }
+  *req = r;
+  return ZRT_OK;
+}
+
+#if ZRT_HAVE_MPI
+int mpiFail(const char *fn, const char *what, int code) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, msg, &len);
+  return zrt_cuda::fail(ZRT_ERR_MPI, "%s: %s: MPI error: %.*s", fn, what, len,
+                        msg);
+}
+#endif
+
+/// Rank, size and the rank on this node, from MPI when built with it.
+int startProcessGroup(int *argc, char ***argv, int *localRank) {
+  const char *fn = "zrt_init";
+#if ZRT_HAVE_MPI
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    int provided = 0;
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS)
+      return zrt_cuda::fail(ZRT_ERR_MPI, "%s: MPI_Init_thread failed (%d)",
+                            fn, rc);
+    state.ownsMpi = true;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &state.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &state.size);
+  *localRank = 0;
+  if (state.size > 1) {
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                                 MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+      return mpiFail(fn, "MPI_Comm_split_type", rc);
+    MPI_Comm_rank(node, localRank);
+    MPI_Comm_free(&node);
+  }
+  return ZRT_OK;
+#else
+  (void)argc;
+  (void)argv;
+  // Launched as several processes by a launcher this build cannot talk to?
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if (const char *v = std::getenv(var); v && std::atoi(v) > 1)
+      return zrt_cuda::fail(ZRT_ERR_MPI,
+                            "%s: launched as %s processes (%s), but this "
+                            "runtime was built without MPI and runs one "
+                            "process (world size 1); rebuild it where MPI is "
+                            "installed",
+                            fn, v, var);
+  state.rank = 0;
+  state.size = 1;
+  *localRank = 0;
+  return ZRT_OK;
+#endif
+}
+
+/// The NCCL communicator of a world of more than one rank.
+int startNccl() {
+  const char *fn = "zrt_init";
+  if (state.size == 1)
+    return ZRT_OK;
+#if ZRT_HAVE_NCCL && ZRT_HAVE_MPI
+  ncclUniqueId id;
+  if (state.rank == 0)
+    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+      return ncclFail(fn, "ncclGetUniqueId", r);
+  int rc = MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(fn, "broadcasting the NCCL unique id", rc);
+  if (ncclResult_t r =
+          ncclCommInitRank(&state.nccl, state.size, id, state.rank);
+      r != ncclSuccess)
+    return ncclFail(fn, "ncclCommInitRank", r);
+  return ZRT_OK;
+#else
+  return zrt_cuda::fail(ZRT_ERR_MPI,
+                        "%s: %d ranks need NCCL, and this runtime was built "
+                        "without it",
+                        fn, state.size);
+#endif
+}
+
+} // namespace
+
+namespace zrt_cuda {
+
+int init(int *argc, char ***argv) {
+  const char *fn = "zrt_init";
+  if (state.initialized)
+    return ZRT_OK;
+  if (state.finalized)
+    return fail(ZRT_ERR_NOT_INITIALIZED,
+                "%s: called after zrt_finalize; the runtime cannot be "
+                "re-initialized",
+                fn);
+  int localRank = 0;
+  if (int st = startProcessGroup(argc, argv, &localRank))
+    return st;
+  int devices = 0;
+  if (cudaError_t err = cudaGetDeviceCount(&devices); err != cudaSuccess)
+    return check(err, ZRT_ERR_INVALID_ARGUMENT, fn,
+                 "no usable CUDA device: cudaGetDeviceCount");
+  if (devices < 1)
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: no CUDA device", fn);
+  state.device = localRank % devices;
+  if (cudaError_t err = cudaSetDevice(state.device); err != cudaSuccess)
+    return check(err, ZRT_ERR_INVALID_ARGUMENT, fn, "cudaSetDevice");
+  if (cudaError_t err =
+          cudaStreamCreateWithFlags(&state.comm, cudaStreamNonBlocking);
+      err != cudaSuccess)
+    return cudaFail(fn, "creating the comm stream", err);
+  if (cudaError_t err =
+          cudaEventCreateWithFlags(&state.ready, cudaEventDisableTiming);
+      err != cudaSuccess)
+    return cudaFail(fn, "cudaEventCreate", err);
+  if (int st = startNccl())
+    return st;
+  for (int i = 0; i < kPool; ++i) {
+    int status = ZRT_OK;
+    zrt_request_s *r = allocRequest(fn, &status);
+    if (!r)
+      return status;
+    releaseRequest(r);
+    TimingPair p;
+    if (int st = newTimingPair(fn, &p))
+      return st;
+    state.freeTimings.push_back(p);
+  }
+  state.pendingTimings.reserve(4 * kPool);
+  state.freeTimings.reserve(4 * kPool);
+  state.initialized = true;
+  return ZRT_OK;
+}
+
+int finalize() {
+  if (!state.initialized)
+    return ZRT_OK;
+  cudaStreamSynchronize(stream());
+  if (state.comm)
+    cudaStreamSynchronize(state.comm);
+#if ZRT_HAVE_NCCL
+  if (state.nccl)
+    ncclCommDestroy(state.nccl);
+  state.nccl = nullptr;
+#endif
+  while (zrt_request_s *r = state.freeRequests) {
+    state.freeRequests = r->nextFree;
+    cudaEventDestroy(r->done);
+    delete r;
+  }
+  state.initialized = false;
+  state.finalized = true;
+  state.rank = state.size = -1;
+#if ZRT_HAVE_MPI
+  if (state.ownsMpi) {
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS)
+      return fail(ZRT_ERR_MPI, "zrt_finalize: MPI_Finalize failed (%d)", rc);
+  }
+#endif
+  return ZRT_OK;
+}
+
+int rank() { return state.initialized ? state.rank : -1; }
+
+int world_size() { return state.initialized ? state.size : -1; }
+
+int barrier() {
+  const char *fn = "zrt_barrier";
+  if (int st = requireInit(fn))
+    return st;
+  if (cudaError_t err = cudaStreamSynchronize(stream()); err != cudaSuccess)
+    return cudaFail(fn, "cudaStreamSynchronize", err);
+#if ZRT_HAVE_MPI
+  if (state.size > 1) {
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return mpiFail(fn, "MPI_Barrier", rc);
+  }
+#endif
+  return ZRT_OK;
+}
+
+int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
+                     zrt_request *req) {
+  const char *fn = "zrt_all_gather_start";
+  if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  ZRT_CUDA_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  const int64_t N = state.size;
+  const int64_t es = static_cast<int64_t>(dtypeSize(dtype));
+  zrt_request_s *r = nullptr;
+  if (int st = beginCollective(fn, &r))
+    return st;
+  int st = ZRT_OK;
+  if (N == 1) {
+    st = localCopy(fn, recv, send, n * es);
+  } else {
+#if ZRT_HAVE_NCCL
+    // In place when send is this rank's slot of recv (NCCL's convention).
+    if (n > 0)
+      if (ncclResult_t nr = ncclAllGather(send, recv, static_cast<size_t>(n),
+                                          ncclType(dtype), state.nccl,
+                                          state.comm);
+          nr != ncclSuccess)
+        st = ncclFail(fn, "ncclAllGather", nr);
+#endif
+  }
+  if (st) {
+    releaseRequest(r);
+    return st;
+  }
+  countTraffic(ZRT_COLL_ALL_GATHER, n * (N - 1) * es);
+  return endCollective(fn, r, req);
+}
+
+/// reduce_scatter_start / all_reduce_start.
+static int startReduction(const char *fn, bool scatter, const void *send,
+                          void *recv, int64_t n, int dtype, int op,
+                          zrt_request *req) {
+  if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  if (int st = checkOp(fn, op))
+    return st;
+  ZRT_CUDA_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  const int64_t N = state.size;
+  const int64_t es = static_cast<int64_t>(dtypeSize(dtype));
+  zrt_request_s *r = nullptr;
+  if (int st = beginCollective(fn, &r))
+    return st;
+  int st = ZRT_OK;
+  if (N == 1) {
+    // Sum, mean and maximum over one rank: the input itself.
+    st = localCopy(fn, recv, send, n * es);
+  } else {
+#if ZRT_HAVE_NCCL
+    if (n > 0) {
+      ncclResult_t nr =
+          scatter ? ncclReduceScatter(send, recv, static_cast<size_t>(n),
+                                      ncclType(dtype), ncclOp(op), state.nccl,
+                                      state.comm)
+                  : ncclAllReduce(send, recv, static_cast<size_t>(n),
+                                  ncclType(dtype), ncclOp(op), state.nccl,
+                                  state.comm);
+      if (nr != ncclSuccess)
+        st = ncclFail(fn, scatter ? "ncclReduceScatter" : "ncclAllReduce", nr);
+    }
+#endif
+  }
+  if (st) {
+    releaseRequest(r);
+    return st;
+  }
+  if (scatter)
+    countTraffic(ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * es);
+  else
+    countTraffic(ZRT_COLL_ALL_REDUCE, 2 * n * es * (N - 1) / N);
+  return endCollective(fn, r, req);
+}
+
+int reduce_scatter_start(const void *send, void *recv, int64_t n, int dtype,
+                         int op, zrt_request *req) {
+  return startReduction("zrt_reduce_scatter_start", true, send, recv, n, dtype,
+                        op, req);
+}
+
+int all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
+                     int op, zrt_request *req) {
+  return startReduction("zrt_all_reduce_start", false, send, recv, n, dtype,
+                        op, req);
+}
+
+int broadcast_start(void *buf, int64_t n, int dtype, int root,
+                    zrt_request *req) {
+  const char *fn = "zrt_broadcast_start";
+  if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  ZRT_CUDA_REQUIRE(root >= 0 && root < state.size,
+                   "%s: root %d outside [0, %d)", fn, root, state.size);
+  ZRT_CUDA_REQUIRE(n == 0 || buf, "%s: NULL buffer", fn);
+  zrt_request_s *r = nullptr;
+  if (int st = beginCollective(fn, &r))
+    return st;
+  int st = ZRT_OK;
+#if ZRT_HAVE_NCCL
+  if (state.size > 1 && n > 0)
+    if (ncclResult_t nr =
+            ncclBroadcast(buf, buf, static_cast<size_t>(n), ncclType(dtype),
+                          root, state.nccl, state.comm);
+        nr != ncclSuccess)
+      st = ncclFail(fn, "ncclBroadcast", nr);
+#endif
+  if (st) {
+    releaseRequest(r);
+    return st;
+  }
+  countTraffic(ZRT_COLL_BROADCAST,
+               state.size > 1 ? n * static_cast<int64_t>(dtypeSize(dtype))
+                              : 0);
+  return endCollective(fn, r, req);
+}
+
+int wait(zrt_request req) {
+  const char *fn = "zrt_wait";
+  if (!req)
+    return ZRT_OK;
+  int st = ZRT_OK;
+  if (req->pending) {
+    cudaStream_t s = stream();
+    TimingPair p;
+    st = newTimingPair(fn, &p);
+    if (!st) {
+      cudaError_t err = cudaEventRecord(p.before, s);
+      if (err == cudaSuccess)
+        err = cudaStreamWaitEvent(s, req->done, 0);
+      if (err == cudaSuccess)
+        err = cudaEventRecord(p.after, s);
+      if (err != cudaSuccess)
+        st = cudaFail(fn, "ordering compute after the collective", err);
+      state.pendingTimings.push_back(p);
+    }
+  }
+  releaseRequest(req);
+  return st;
+}
+
+int all_gather(const void *send, void *recv, int64_t n, int dtype) {
+  zrt_request r = nullptr;
+  if (int st = all_gather_start(send, recv, n, dtype, &r))
+    return st;
+  return wait(r);
+}
+
+int reduce_scatter(const void *send, void *recv, int64_t n, int dtype,
+                   int op) {
+  zrt_request r = nullptr;
+  if (int st = reduce_scatter_start(send, recv, n, dtype, op, &r))
+    return st;
+  return wait(r);
+}
+
+int all_reduce(const void *send, void *recv, int64_t n, int dtype, int op) {
+  zrt_request r = nullptr;
+  if (int st = all_reduce_start(send, recv, n, dtype, op, &r))
+    return st;
+  return wait(r);
+}
+
+int broadcast(void *buf, int64_t n, int dtype, int root) {
+  zrt_request r = nullptr;
+  if (int st = broadcast_start(buf, n, dtype, root, &r))
+    return st;
+  return wait(r);
+}
+
+int64_t comm_bytes(int kind) {
+  return kind >= 0 && kind < ZRT_COLL_NUM_KINDS ? state.bytes[kind] : -1;
+}
+
+int64_t comm_calls(int kind) {
+  return kind >= 0 && kind < ZRT_COLL_NUM_KINDS ? state.calls[kind] : -1;
+}
+
+double comm_wait_seconds() {
+  (void)collectTimings("zrt_comm_wait_seconds");
+  return state.waitSeconds;
+}
+
+// NCCL kernels progress on the GPU by themselves.
+int comm_progress() { return ZRT_OK; }
+
+void comm_reset() {
+  (void)collectTimings("zrt_comm_reset");
+  for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+    state.bytes[k] = state.calls[k] = 0;
+  state.waitSeconds = 0.0;
+}
+
+} // namespace zrt_cuda

@@ -313,3 +313,9 @@ int copy_to_host(void *dst, const void *src, int64_t bytes) {
 }
 
 } // namespace zrt_cuda
+
+namespace zrt {
+// The CUDA backend has nothing to do before the runtime starts: zrt_init
+// picks the device.
+void backendStartup(int, char **) {}
+} // namespace zrt

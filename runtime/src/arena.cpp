@@ -3,6 +3,7 @@
 #include "arena_book.h"
 #include "internal.h"
 
+#include <cstdio>
 #include <unistd.h>
 
 #include <cstddef>
@@ -112,8 +113,20 @@ int zrt_device_memory_info(int64_t *free_bytes, int64_t *total_bytes) {
   const long page = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES),
              phys = sysconf(_SC_PHYS_PAGES);
   ZRT_REQUIRE(page > 0 && avail >= 0 && phys > 0, "%s: sysconf failed", fn);
-  *free_bytes = static_cast<int64_t>(avail) * page;
   *total_bytes = static_cast<int64_t>(phys) * page;
+  // Linux's MemAvailable counts reclaimable page cache, which free pages
+  // (_SC_AVPHYS_PAGES) do not; prefer it when /proc says.
+  *free_bytes = static_cast<int64_t>(avail) * page;
+  if (FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    long long kb = 0;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
+        *free_bytes = static_cast<int64_t>(kb) * 1024;
+        break;
+      }
+    std::fclose(f);
+  }
   return ZRT_OK;
 }
 

@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-#include <cblas.h>
+#include "blas.h"
 #include <cmath>
 
 namespace {

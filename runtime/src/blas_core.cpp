@@ -37,6 +37,7 @@
 
 #if ZRT_HAVE_OPENBLAS
 extern "C" char *openblas_get_corename(void);
+extern "C" void openblas_set_num_threads(int);
 #endif
 
 namespace zrt {
@@ -98,4 +99,17 @@ void ensureBlasCore(int argc, char **argv) {
 #endif
 }
 
+void backendStartup(int argc, char **argv) { ensureBlasCore(argc, argv); }
+
 } // namespace zrt
+
+extern "C" int zrt_set_num_threads(int n) {
+  ZRT_REQUIRE(n >= 1, "zrt_set_num_threads: n = %d must be >= 1", n);
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#endif
+#if ZRT_HAVE_OPENBLAS
+  openblas_set_num_threads(n);
+#endif
+  return ZRT_OK;
+}

@@ -23,10 +23,11 @@
 
 #include "checkpoint.h"
 #include "fileio.h"
+#include "host_comm.h"
+#include "state_io.h"
 
 #include "zrt/zrt.h"
 
-#include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include <dirent.h>
@@ -134,7 +135,7 @@ void removeTree(const std::string &dir) {
   ::rmdir(dir.c_str());
 }
 
-size_t dtypeBytes(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
 std::string dtypeName(int dtype) { return dtype == ZRT_BF16 ? "bf16" : "f32"; }
 
@@ -653,9 +654,17 @@ std::string Checkpointer::Impl::writeShard(const std::string &path,
   put(header, sizeof header);
   static const unsigned char zeros[kAlign] = {};
   int64_t pos = kHeaderBytes;
+  std::vector<char> staged; // one state at a time, copied from arena memory
   for (const StateRec &s : cur.states) {
     const int64_t bytes = s.numel * static_cast<int64_t>(dtypeBytes(s.dtype));
-    put(m->states[s.index].data, static_cast<size_t>(bytes));
+    staged.resize(static_cast<size_t>(bytes));
+    if (std::string err =
+            zrt::stageToHost(staged.data(), m->states[s.index].data, bytes);
+        !err.empty()) {
+      ::close(fd);
+      return what + ": " + err;
+    }
+    put(staged.data(), static_cast<size_t>(bytes));
     pos += bytes;
     const int64_t pad = (kAlign - pos % kAlign) % kAlign;
     put(zeros, static_cast<size_t>(pad));
@@ -789,9 +798,8 @@ int Checkpointer::save(const std::string &dir, int64_t step,
   // 3. Rank 0 collects the checksums, writes the manifest last, renames the
   //    directory into place and then updates `latest`.
   std::vector<uint64_t> sums(static_cast<size_t>(I.world));
-  if (MPI_Gather(&sum, 1, MPI_UINT64_T, sums.data(), 1, MPI_UINT64_T, 0,
-                 MPI_COMM_WORLD) != MPI_SUCCESS)
-    err = "MPI_Gather of checkpoint checksums failed";
+  if (!zrt::host::gatherBytes(&sum, sizeof sum, sums.data()))
+    err = "the gather of checkpoint checksums failed";
   if (I.rank == 0 && err.empty()) {
     err = I.writeManifest(tmpDir, step, run, sums);
     if (err.empty()) {
@@ -1012,13 +1020,10 @@ std::string Checkpointer::Impl::readRaw(const StateRec &s, int file,
                   std::strerror(errno));
   if (s.dtype == dtype)
     return "";
-  if (s.dtype == ZRT_BF16) { // bf16 -> f32, exact
-    zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(buf),
-                         static_cast<float *>(dst), n);
-  } else { // f32 -> bf16, round to nearest even
-    zrt_cast_f32_to_bf16(static_cast<const float *>(buf),
-                         static_cast<zrt_bf16 *>(dst), n);
-  }
+  if (s.dtype == ZRT_BF16) // bf16 -> f32, exact
+    zrt::hostToF32(buf, ZRT_BF16, static_cast<float *>(dst), n);
+  else // f32 -> bf16, round to nearest even
+    zrt::hostFromF32(static_cast<const float *>(buf), dst, ZRT_BF16, n);
   return "";
 }
 
@@ -1064,18 +1069,27 @@ std::string Checkpointer::Impl::readTensor(const std::string &param, int kind,
 std::string Checkpointer::load() {
   Impl &I = *impl_;
   std::string err;
+  // Each state is assembled in host memory, then copied to its arena
+  // memory (state_io.h: device memory on a device backend).
+  std::vector<char> staged;
   if (!I.res.resharded) {
     // Same layout: this rank's file, byte for byte (padding as stored).
     for (const StateRec &s : I.cur.states) {
+      const int64_t bytes = s.numel * static_cast<int64_t>(dtypeBytes(s.dtype));
+      staged.resize(static_cast<size_t>(bytes));
       err = I.readRaw(I.old.states[&s - I.cur.states.data()], I.rank, 0,
-                      s.numel, s.dtype, I.m->states[s.index].data);
+                      s.numel, s.dtype, staged.data());
+      if (err.empty())
+        err = zrt::stageToDevice(I.m->states[s.index].data, staged.data(),
+                                 bytes);
       if (!err.empty())
         break;
     }
   } else {
     for (const StateRec &s : I.cur.states) {
-      void *data = I.m->states[s.index].data;
       const size_t eb = dtypeBytes(s.dtype);
+      staged.resize(static_cast<size_t>(s.numel) * eb);
+      void *data = staged.data();
       if (!s.sharded) {
         // A whole state: of a parameter, or matched by name.
         std::string param;
@@ -1113,6 +1127,9 @@ std::string Checkpointer::load() {
             break;
         }
       }
+      if (err.empty())
+        err = zrt::stageToDevice(I.m->states[s.index].data, staged.data(),
+                                 static_cast<int64_t>(staged.size()));
       if (!err.empty())
         break;
     }

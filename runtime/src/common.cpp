@@ -1,15 +1,17 @@
-//===- common.cpp - Errors, threads, bf16 casts ---------------------------===//
+//===- common.cpp - Errors, status names, bf16 scalars --------------------===//
+//
+// The backend-neutral part of the C ABI (both zero_runtime and
+// zero_runtime_cuda link it): the thread-local error message, status names,
+// scalar bf16 conversion and the clipping coefficient.
+//
+//===----------------------------------------------------------------------===//
 
 #include "internal.h"
 
-#include <cblas.h>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace {
 thread_local std::string lastError;
@@ -45,39 +47,13 @@ const char *zrt_status_name(int status) {
   }
 }
 
-int zrt_set_num_threads(int n) {
-  ZRT_REQUIRE(n >= 1, "zrt_set_num_threads: n = %d must be >= 1", n);
-#ifdef _OPENMP
-  omp_set_num_threads(n);
-#endif
-#ifdef ZRT_HAVE_OPENBLAS
-  openblas_set_num_threads(n);
-#endif
-  return ZRT_OK;
-}
-
 zrt_bf16 zrt_f32_to_bf16(float x) { return zrt::f32ToBf16(x); }
 
 float zrt_bf16_to_f32(zrt_bf16 x) { return zrt::bf16ToF32(x); }
 
-int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
-  ZRT_REQUIRE(n >= 0, "zrt_cast_f32_to_bf16: n = %lld < 0", (long long)n);
-  ZRT_REQUIRE_BUF("zrt_cast_f32_to_bf16", n, src);
-  ZRT_REQUIRE_BUF("zrt_cast_f32_to_bf16", n, dst);
-#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = zrt::f32ToBf16(src[i]);
-  return ZRT_OK;
-}
-
-int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
-  ZRT_REQUIRE(n >= 0, "zrt_cast_bf16_to_f32: n = %lld < 0", (long long)n);
-  ZRT_REQUIRE_BUF("zrt_cast_bf16_to_f32", n, src);
-  ZRT_REQUIRE_BUF("zrt_cast_bf16_to_f32", n, dst);
-#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = zrt::bf16ToF32(src[i]);
-  return ZRT_OK;
+float zrt_clip_coef(float total_norm, float max_norm) {
+  const float coef = max_norm / (total_norm + 1e-6f);
+  return coef < 1.0f ? coef : 1.0f;
 }
 
 } // extern "C"

@@ -1,30 +1,33 @@
 //===- driver.cpp - The training driver (zrt_train_main) ------------------===//
 //
-// Runs a compiled training step (zrt/model.h) end to end: MPI start-up,
+// Runs a compiled training step (zrt/model.h) end to end: process start-up,
 // command line, data, learning-rate schedule, gradient accumulation, logging
 // (stdout and a JSON-lines metrics file), validation and sampling.
 //
 // Error handling: every rank validates the same inputs; after each phase
 // (flags, model/launch, data, init) the ranks agree on the outcome with one
-// MPI_Allreduce, so a failure on any rank makes every rank exit with the same
+// all-reduce, so a failure on any rank makes every rank exit with the same
 // status and the lowest failing rank prints the message once. A model
 // function that fails in the middle of training may leave the other ranks
-// blocked inside a collective, so then the failing rank calls MPI_Abort
+// blocked inside a collective, so then the failing rank aborts the job
 // (exit status 2) when the world has more than one rank.
 //
 // The driver's own reductions (error agreement, logged loss, validation
-// loss, the sampled token) call MPI directly on MPI_COMM_WORLD, never the
-// zrt_* collectives, so the runtime's per-collective byte counters contain
+// loss, the sampled token) go through host_comm.h (MPI on MPI_COMM_WORLD,
+// or nothing in a single-process build), never through the zrt_*
+// collectives, so the runtime's per-collective byte counters contain
 // exactly the model's traffic and can be compared with its plan.
 //
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint.h"
 #include "fileio.h"
+#include "host_comm.h"
+#include "internal.h"
+#include "state_io.h"
 #include "zrt/model.h"
 #include "zrt/zrt.h"
 
-#include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -482,22 +485,16 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-size_t dtypeBytes(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
-/// dst[i] = f32 of src[i] (src in `dtype`).
+/// dst[i] = f32 of src[i] (host memory; src in `dtype`).
 void toF32(const void *src, int dtype, float *dst, int64_t n) {
-  if (dtype == ZRT_BF16)
-    zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(src), dst, n);
-  else
-    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+  zrt::hostToF32(src, dtype, dst, n);
 }
 
-/// dst (in `dtype`) = src: a copy, or bf16 round to nearest even.
+/// dst (host memory, in `dtype`) = src: a copy, or bf16 round to nearest even.
 void fromF32(const float *src, void *dst, int dtype, int64_t n) {
-  if (dtype == ZRT_BF16)
-    zrt_cast_f32_to_bf16(src, static_cast<zrt_bf16 *>(dst), n);
-  else
-    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+  zrt::hostFromF32(src, dst, dtype, n);
 }
 
 /// Where the model keeps one parameter (model.h): whole in a state and/or
@@ -696,30 +693,6 @@ std::string ParamTable::build(const zrt_model_desc *m, int world) {
 
 
 
-/// Rank 0 receives every rank's `bytes` from `send`, in rank order, into
-/// `recv` (world * bytes; rank 0 only). Plain MPI, in chunks that fit an
-/// int count. False if MPI fails.
-bool gatherBytes(const void *send, int64_t bytes, char *recv, int rank,
-                 int world) {
-  constexpr int64_t kChunk = int64_t(1) << 30;
-  if (bytes <= kChunk)
-    return MPI_Gather(send, static_cast<int>(bytes), MPI_BYTE, recv,
-                      static_cast<int>(bytes), MPI_BYTE, 0,
-                      MPI_COMM_WORLD) == MPI_SUCCESS;
-  std::vector<char> tmp(rank == 0 ? static_cast<size_t>(kChunk * world) : 0);
-  for (int64_t done = 0; done < bytes; done += kChunk) {
-    const int64_t c = std::min(kChunk, bytes - done);
-    if (MPI_Gather(static_cast<const char *>(send) + done, static_cast<int>(c),
-                   MPI_BYTE, tmp.data(), static_cast<int>(c), MPI_BYTE, 0,
-                   MPI_COMM_WORLD) != MPI_SUCCESS)
-      return false;
-    if (rank == 0)
-      for (int r = 0; r < world; ++r)
-        std::memcpy(recv + r * bytes + done, tmp.data() + r * c,
-                    static_cast<size_t>(c));
-  }
-  return true;
-}
 
 //===----------------------------------------------------------------------===//
 // The driver
@@ -790,9 +763,12 @@ private:
   std::string checkModel();
   std::string openData();
   void chooseThreads();
+  /// "" when the plan's arena bytes fit the backend's free memory
+  /// (zrt_device_memory_info), else the message refusing to start.
+  std::string checkMemoryPlan();
   void printBanner();
   void writeConfig();
-  double allMean(double local); // MPI mean over ranks (not counted)
+  double allMean(double local); // mean over ranks (host_comm, not counted)
   double validate();
   void sample();
   void fetchBatch(int split, int64_t index, int shuffle);
@@ -847,9 +823,8 @@ int Driver::agree(const std::string &err, int code) {
   // Encode (rank, code) so that MIN picks the lowest failing rank.
   int mine = err.empty() ? INT_MAX : rank_ * 4 + code;
   int first = INT_MAX;
-  if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) !=
-      MPI_SUCCESS)
-    internalFailure("MPI_Allreduce failed while checking for errors");
+  if (!zrt::host::allReduceMinInt(mine, &first))
+    internalFailure("the all-reduce checking for errors failed");
   if (first == INT_MAX)
     return kExitOk;
   if (first / 4 == rank_) {
@@ -869,7 +844,7 @@ void Driver::internalFailure(const std::string &what) {
   if (metrics_)
     std::fflush(metrics_);
   if (mpiUp_ && world_ > 1)
-    MPI_Abort(MPI_COMM_WORLD, kExitInternal);
+    zrt::host::abortAll(kExitInternal);
   cleanup();
   std::exit(kExitInternal);
 }
@@ -982,16 +957,7 @@ void Driver::chooseThreads() {
       n = static_cast<int>(e);
     } else {
       // Cores of the node shared by its ranks, within this rank's affinity.
-      // (A singleton skips MPI_Comm_split_type, which makes Open MPI 4's
-      // singleton poll slowly afterwards: ~40 ms per step.)
-      int local = 1;
-      MPI_Comm node;
-      if (world_ > 1 &&
-          MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                              MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_size(node, &local);
-        MPI_Comm_free(&node);
-      }
+      const int local = zrt::host::localRanks(world_);
       int cores = static_cast<int>(std::thread::hardware_concurrency());
       if (cores < 1)
         cores = 1;
@@ -1043,9 +1009,8 @@ void Driver::metric(const Json &j) {
 
 double Driver::allMean(double local) {
   double sum = 0.0;
-  if (MPI_Allreduce(&local, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) !=
-      MPI_SUCCESS)
-    internalFailure("MPI_Allreduce of a logged value failed");
+  if (!zrt::host::allReduceSumDouble(local, &sum))
+    internalFailure("the all-reduce of a logged value failed");
   return sum / world_;
 }
 
@@ -1217,6 +1182,15 @@ std::string Driver::loadImport() {
   auto element = [](const zrt_state_desc &s, int64_t i) {
     return static_cast<char *>(s.data) + i * dtypeBytes(s.dtype);
   };
+  // Converts buf's n values to the state's dtype on the host and copies
+  // them to `dst` (arena memory) across the host/device boundary.
+  std::vector<char> staged;
+  auto store = [&](const zrt_state_desc &s, void *dst, int64_t n) {
+    staged.resize(static_cast<size_t>(n) * dtypeBytes(s.dtype));
+    fromF32(buf.data(), staged.data(), s.dtype, n);
+    return zrt::stageToDevice(dst, staged.data(),
+                              static_cast<int64_t>(staged.size()));
+  };
   for (const ParamEntry &e : params_.entries) {
     const FileTensor &t = imported_.at(e.name);
     // Whole copies: the parameter and its master weights.
@@ -1226,8 +1200,10 @@ std::string Driver::loadImport() {
                       what.c_str(), std::strerror(errno));
       for (int i : {e.whole, e.wholeMaster})
         if (i >= 0)
-          fromF32(buf.data(), m_->states[i].data, m_->states[i].dtype,
-                  e.numel);
+          if (std::string err = store(m_->states[i], m_->states[i].data,
+                                      e.numel);
+              !err.empty())
+            return err;
     }
     // This rank's slice of the group's flat buffer.
     if (e.group >= 0) {
@@ -1242,8 +1218,11 @@ std::string Driver::loadImport() {
         for (int i : {params_.groups[e.group].param,
                       params_.groups[e.group].master})
           if (i >= 0)
-            fromF32(buf.data(), element(m_->states[i], lo - own),
-                    m_->states[i].dtype, hi - lo);
+            if (std::string err = store(m_->states[i],
+                                        element(m_->states[i], lo - own),
+                                        hi - lo);
+                !err.empty())
+              return err;
       }
     }
   }
@@ -1292,6 +1271,7 @@ std::string Driver::writeExport() {
                    o_.exportPath.c_str(), std::strerror(errno));
   };
   std::vector<float> f32;
+  std::vector<char> staged; // a state's bytes copied from arena memory
   if (rank_ == 0) {
     unsigned char len[8];
     for (int i = 0; i < 8; ++i)
@@ -1305,13 +1285,20 @@ std::string Driver::writeExport() {
       const int src = params_.exportSource(e, &sharded);
       if (sharded)
         continue;
+      const zrt_state_desc &s = m_->states[src];
+      staged.resize(static_cast<size_t>(e.numel) * dtypeBytes(s.dtype));
+      if (std::string e2 = zrt::stageToHost(
+              staged.data(), s.data, static_cast<int64_t>(staged.size()));
+          !e2.empty())
+        internalFailure(e2);
       f32.resize(static_cast<size_t>(e.numel));
-      toF32(m_->states[src].data, m_->states[src].dtype, f32.data(), e.numel);
+      toF32(staged.data(), s.dtype, f32.data(), e.numel);
       put(f32.data(), f32.size() * 4, dataStart + begin[k]);
     }
   }
-  // Sharded sources: gather each such state's slices to rank 0 (plain MPI,
-  // outside the zrt byte counters), in state order on every rank.
+  // Sharded sources: gather each such state's slices to rank 0 (host
+  // coordination, outside the zrt byte counters), in state order on every
+  // rank.
   std::vector<char> full;
   for (int i = 0; i < m_->num_states; ++i) {
     bool used = false;
@@ -1324,8 +1311,12 @@ std::string Driver::writeExport() {
     const zrt_state_desc &s = m_->states[i];
     const int64_t bytes = s.numel * static_cast<int64_t>(dtypeBytes(s.dtype));
     full.resize(rank_ == 0 ? static_cast<size_t>(bytes * world_) : 0);
-    if (!gatherBytes(s.data, bytes, full.data(), rank_, world_))
-      internalFailure(format("MPI_Gather of '%s' for --export failed", s.name));
+    staged.resize(static_cast<size_t>(bytes));
+    if (std::string e2 = zrt::stageToHost(staged.data(), s.data, bytes);
+        !e2.empty())
+      internalFailure(e2);
+    if (!zrt::host::gatherBytes(staged.data(), bytes, full.data()))
+      internalFailure(format("the gather of '%s' for --export failed", s.name));
     if (rank_ != 0)
       continue;
     for (size_t k = 0; k < params_.entries.size(); ++k) {
@@ -1397,13 +1388,11 @@ void Driver::dumpBatch(int64_t step, int64_t micro) {
     dumpRecord_[3] = static_cast<int32_t>(m_->seq);
   }
   int32_t *rec = rank_ == 0 ? dumpRecord_.data() : nullptr;
-  if (MPI_Gather(ids_.data(), static_cast<int>(n), MPI_INT32_T,
-                 rec ? rec + 4 : nullptr, static_cast<int>(n), MPI_INT32_T, 0,
-                 MPI_COMM_WORLD) != MPI_SUCCESS ||
-      MPI_Gather(targets_.data(), static_cast<int>(n), MPI_INT32_T,
-                 rec ? rec + 4 + global : nullptr, static_cast<int>(n),
-                 MPI_INT32_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-    internalFailure("MPI_Gather of a batch for --dump-batches failed");
+  const int64_t bytes = static_cast<int64_t>(n) * 4;
+  if (!zrt::host::gatherBytes(ids_.data(), bytes, rec ? rec + 4 : nullptr) ||
+      !zrt::host::gatherBytes(targets_.data(), bytes,
+                              rec ? rec + 4 + global : nullptr))
+    internalFailure("the gather of a batch for --dump-batches failed");
   if (rank_ != 0 || !dumpErr_.empty())
     return;
   // Little-endian int32 (the host order of every target we build for).
@@ -1487,8 +1476,8 @@ void Driver::sample() {
       }
     }
     // Rank 0's choice (identical anyway) keeps the contexts bit-identical.
-    if (MPI_Bcast(&tok, 1, MPI_INT32_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-      internalFailure("MPI_Bcast of a sampled token failed");
+    if (!zrt::host::broadcastBytes(&tok, sizeof tok, 0))
+      internalFailure("the broadcast of a sampled token failed");
     out.push_back(tok);
     std::rotate(ctx.begin(), ctx.begin() + 1, ctx.end());
     ctx.back() = tok;
@@ -1583,11 +1572,41 @@ void Driver::writeConfig() {
   metric(j);
 }
 
+std::string Driver::checkMemoryPlan() {
+  static const char *const kNames[ZRT_MEM_NUM_KINDS] = {
+      "parameters",  "gradients",   "master weights", "moments",
+      "activations", "temporaries", "comm buffers"};
+  int64_t planned = 0;
+  std::string parts;
+  for (int k = 0; k < ZRT_MEM_NUM_KINDS; ++k) {
+    const int64_t b = m_->plan.arena_bytes[k];
+    planned += b;
+    if (b > 0)
+      parts += format("%s%s %s", parts.empty() ? "" : ", ", kNames[k],
+                      megabytes(b).c_str());
+  }
+  if (planned <= 0) // the program does not say
+    return "";
+  int64_t freeBytes = 0, totalBytes = 0;
+  if (zrt_device_memory_info(&freeBytes, &totalBytes) != ZRT_OK)
+    return format("cannot query the free memory: %s", zrt_last_error());
+  if (planned <= freeBytes)
+    return "";
+  return format("the compiled plan needs %s (%lld bytes) per rank (%s) but "
+                "only %s (%lld bytes) of %s are free; compile for a higher "
+                "ZeRO stage, more ranks, --checkpoint=block or a smaller "
+                "micro-batch",
+                megabytes(planned).c_str(), (long long)planned, parts.c_str(),
+                megabytes(freeBytes).c_str(), (long long)freeBytes,
+                megabytes(totalBytes).c_str());
+}
+
 int Driver::run() {
   int argc = argc_;
   char **argv = argv_;
   if (zrt_init(&argc, &argv) != ZRT_OK) {
-    std::fprintf(stderr, "error: cannot start MPI: %s\n", zrt_last_error());
+    std::fprintf(stderr, "error: cannot start the runtime: %s\n",
+                 zrt_last_error());
     return kExitInternal;
   }
   mpiUp_ = true;
@@ -1665,7 +1684,10 @@ int Driver::run() {
         return finish(code);
   }
 
-  // 4. Model state.
+  // 4. Model state, once the plan is known to fit (never an out-of-memory
+  //    error in the middle of training).
+  if (int code = agree(checkMemoryPlan(), kExitUser))
+    return finish(code);
   err.clear();
   zrt_clear_error();
   if (int st = m_->init(o_.seed))
@@ -1739,7 +1761,7 @@ int Driver::run() {
     const Snapshot opt = after.since(beforeOpt);
     const Snapshot total = after.since(s0);
     const double secs = nowSeconds() - t0;
-    // Logging reduction (plain MPI: not in the zrt byte counters).
+    // Logging reduction (host_comm: not in the zrt byte counters).
     const double loss = allMean(lossSum / static_cast<double>(K));
     lastLoss = loss;
     const int64_t peak = zrt_memory_peak_total_bytes();
@@ -1841,13 +1863,9 @@ int Driver::run() {
 
 } // namespace
 
-namespace zrt {
-void ensureBlasCore(int argc, char **argv); // blas_core.cpp
-} // namespace zrt
-
 extern "C" int zrt_train_main(int argc, char **argv,
                               const zrt_model_desc *model) {
-  zrt::ensureBlasCore(argc, argv); // may exec the program again
+  zrt::backendStartup(argc, argv); // may exec the program again
   Driver driver(argc, argv, model);
   return driver.runGuarded();
 }

@@ -180,4 +180,24 @@ int zrt_relu_backward(const float *x, const float *dout, float *dx,
   return ZRT_OK;
 }
 
+int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
+  ZRT_REQUIRE(n >= 0, "zrt_cast_f32_to_bf16: n = %lld < 0", (long long)n);
+  ZRT_REQUIRE_BUF("zrt_cast_f32_to_bf16", n, src);
+  ZRT_REQUIRE_BUF("zrt_cast_f32_to_bf16", n, dst);
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = zrt::f32ToBf16(src[i]);
+  return ZRT_OK;
+}
+
+int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
+  ZRT_REQUIRE(n >= 0, "zrt_cast_bf16_to_f32: n = %lld < 0", (long long)n);
+  ZRT_REQUIRE_BUF("zrt_cast_bf16_to_f32", n, src);
+  ZRT_REQUIRE_BUF("zrt_cast_bf16_to_f32", n, dst);
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = zrt::bf16ToF32(src[i]);
+  return ZRT_OK;
+}
+
 } // extern "C"

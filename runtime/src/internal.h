@@ -68,6 +68,11 @@ struct FloatBuffer {
 /// when nothing is to be done or the exec failed.
 void ensureBlasCore(int argc, char **argv);
 
+/// What a backend does first thing in zrt_train_main, before the runtime
+/// starts: the CPU backend calls ensureBlasCore (blas_core.cpp); the CUDA
+/// backend nothing (it picks its device in zrt_init).
+void backendStartup(int argc, char **argv);
+
 /// Minimum element count before an elementwise loop goes parallel.
 constexpr int64_t kParallelGrain = 1 << 15;
 

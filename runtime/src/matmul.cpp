@@ -3,7 +3,7 @@
 #include "internal.h"
 #include "matmul_args.h"
 
-#include <cblas.h>
+#include "blas.h"
 
 extern "C" {
 

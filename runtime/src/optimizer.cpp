@@ -139,9 +139,5 @@ int zrt_sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out) {
   return sumSquares("zrt_sum_squares_bf16", x, n, out);
 }
 
-float zrt_clip_coef(float total_norm, float max_norm) {
-  const float coef = max_norm / (total_norm + 1e-6f);
-  return coef < 1.0f ? coef : 1.0f;
-}
 
 } // extern "C"

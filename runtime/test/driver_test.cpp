@@ -688,6 +688,24 @@ TEST_F(DriverTest, MpirunUserErrorsExitOnEveryRank) {
 // does not leave the other ranks hanging.
 //===----------------------------------------------------------------------===//
 
+TEST_F(DriverTest, PlanLargerThanFreeMemoryIsRefusedBeforeInit) {
+  // 1 PB of planned activations: refused with the numbers, nothing trained.
+  Proc r = launch("env ZRT_FAKE_PLAN_BYTES=1000000000000000 " + kFake +
+                  " --data " + text_ + " --steps 2");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("error: the compiled plan needs 1000000000.00 MB "
+                       "(1000000000000000 bytes) per rank (activations "
+                       "1000000000.00 MB) but only "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("are free"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("step 1/2"), std::string::npos) << r.out;
+  // A plan that fits trains as usual.
+  Proc ok = launch("env ZRT_FAKE_PLAN_BYTES=4096 " + kFake + " --data " +
+                   text_ + " --steps 2");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+}
+
 TEST_F(DriverTest, ModelFailureSingleRank) {
   Proc r = launch("env ZRT_FAKE_FAIL_STEP=3 " + kFake + " --data " + text_ +
                   " --steps 5");

@@ -178,6 +178,10 @@ zrt_model_desc makeDesc() {
   d.plan.comm_bytes_micro[ZRT_COLL_ALL_REDUCE] =
       2 * kP * 4 * (kWorld - 1) / kWorld;
   d.plan.comm_bytes_step[ZRT_COLL_ALL_GATHER] = kS * (kWorld - 1) * 4;
+  // Test hook: ZRT_FAKE_PLAN_BYTES=B claims B bytes of planned activations
+  // (the driver checks the plan against the free memory before init).
+  if (const char *b = std::getenv("ZRT_FAKE_PLAN_BYTES"))
+    d.plan.arena_bytes[ZRT_MEM_ACTIVATIONS] = std::atoll(b);
   d.init = init;
   d.forward = forward;
   d.forward_backward = forwardBackward;

@@ -601,8 +601,8 @@ void zrt_memory_reset_peak(void);
 
 /// Free and total bytes of the memory the backend's arenas come from: the
 /// device's (cudaMemGetInfo) on the CUDA backend, the machine's available
-/// and physical RAM (sysconf _SC_AVPHYS_PAGES / _SC_PHYS_PAGES times the
-/// page size) on the CPU backend. The driver compares the compiled plan's
+/// and physical RAM on the CPU backend (MemAvailable of /proc/meminfo, else
+/// sysconf _SC_AVPHYS_PAGES; _SC_PHYS_PAGES; times the page size). The driver compares the compiled plan's
 /// arena bytes with *free_bytes before init() allocates anything, and
 /// refuses to start when they do not fit.
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (NULL output, or the query failed).
