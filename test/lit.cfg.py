@@ -15,6 +15,8 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shared", config.zero_shared_dir))
+# %zero_src: the repository root (scripts/, bench/).
+config.substitutions.append(("%zero_src", config.zero_src_root))
 
 llvm_config.use_default_substitutions()
 

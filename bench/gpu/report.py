@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Evaluates the runs of scripts/gpu-check and writes its one JSON file.
+
+Usage: report.py BUNDLE RUNDIR OUT.json
+
+BUNDLE is scripts/gpu-prepare's directory (manifest.json, reference/*.jsonl);
+RUNDIR holds what gpu-check ran: gemm_peak.json, unit_tests.txt (ctest's
+summary line), <program>.jsonl (the driver's --metrics) and <program>.log.
+
+Parity: every step's loss of a GPU run against the CPU build's loss of the
+same step, |gpu - cpu| <= rtol * |cpu| (rtol from the manifest: 1e-4 for f32,
+2e-2 for bf16-mixed).
+
+Benchmark (GPT-2 124M at each ZeRO stage), over the steps after the first
+`skip_steps` (warm-up):
+  tokens/s     median of the driver's tokens_per_s;
+  MFU          model FLOP/s / the card's measured bf16 GEMM rate
+               (gemm_peak), model FLOPs per token = 6 N + 12 L C T
+               (PaLM, Chowdhery et al. 2022, appendix B: 6 FLOPs per
+               parameter per token for forward + backward, plus attention's
+               QK^T and PV, 2 x 2 x L x T x C forward, twice that backward),
+               N the parameter count without the position table (as PaLM and
+               llm.c count it);
+  memory       peak arena bytes against the plan's arena bytes, model-state
+               bytes against the plan's (zero-report);
+  exposed comm median comm_wait_s per step (time compute waited on NCCL).
+Exit status 1 if a parity check or the unit tests failed, else 0.
+"""
+import json
+import statistics
+import sys
+
+
+def load_jsonl(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def steps(rows):
+    return [r for r in rows if r.get("type") == "step"]
+
+
+def config(rows):
+    for r in rows:
+        if r.get("type") == "config":
+            return r
+    return {}
+
+
+def parity(bundle, rundir, item):
+    name = item["program"]
+    out = {"program": name, "rtol": item["rtol"]}
+    try:
+        ref = steps(load_jsonl(f"{bundle}/{item['reference']}"))
+        got = steps(load_jsonl(f"{rundir}/{name}.jsonl"))
+    except (OSError, ValueError) as e:
+        out.update(passed=False, error=str(e))
+        return out
+    worst = 0.0
+    fails = []
+    for r, g in zip(ref, got):
+        rel = abs(g["loss"] - r["loss"]) / max(abs(r["loss"]), 1e-30)
+        worst = max(worst, rel)
+        if not rel <= item["rtol"]:
+            fails.append({"step": r["step"], "cpu": r["loss"], "gpu": g["loss"]})
+    out.update(
+        steps=len(got),
+        expected_steps=len(ref),
+        max_rel_diff=worst,
+        cpu_losses=[r["loss"] for r in ref],
+        gpu_losses=[g["loss"] for g in got],
+        failures=fails[:5],
+        passed=len(got) == len(ref) and len(ref) > 0 and not fails,
+    )
+    return out
+
+
+def benchmark(bundle, rundir, manifest, peak):
+    spec = manifest["benchmark"]
+    L, C, T = spec["n_layer"], spec["n_embd"], spec["seq"]
+    results = []
+    for name in spec["programs"]:
+        entry = {"program": name}
+        try:
+            rows = load_jsonl(f"{rundir}/{name}.jsonl")
+        except (OSError, ValueError) as e:
+            entry["error"] = str(e)
+            results.append(entry)
+            continue
+        cfg = config(rows)
+        st = steps(rows)[spec["skip_steps"]:]
+        if not st:
+            entry["error"] = "no step metrics"
+            results.append(entry)
+            continue
+        n_params = cfg["num_params"] - T * C  # without the position table
+        flops_per_token = 6 * n_params + 12 * L * C * T
+        tps = statistics.median(s["tokens_per_s"] for s in st)
+        model_tflops = tps * flops_per_token / 1e12
+        plan = cfg.get("plan", {})
+        planned_arenas = sum(plan.get("arena_bytes", []))
+        entry.update(
+            stage=cfg.get("stage"),
+            world_size=cfg.get("world_size"),
+            steps_measured=len(st),
+            step_ms=statistics.median(s["ms"] for s in st),
+            tokens_per_s=tps,
+            flops_per_token=flops_per_token,
+            model_tflops=model_tflops,
+            mfu=model_tflops / peak["bf16_tflops"] if peak.get("bf16_tflops") else None,
+            exposed_comm_s_per_step=statistics.median(s.get("comm_wait_s", 0.0) for s in st),
+            peak_arena_bytes=max(s.get("peak_bytes", 0) for s in st),
+            planned_arena_bytes=planned_arenas,
+            model_state_bytes=cfg.get("measured_state_bytes"),
+            planned_model_state_bytes=plan.get("state_bytes"),
+            model_state_equals_plan=cfg.get("measured_state_bytes") == plan.get("state_bytes"),
+            allocations_per_step=max(s.get("allocations", 0) for s in st),
+            final_loss=steps(rows)[-1]["loss"],
+        )
+        results.append(entry)
+    return results
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    bundle, rundir, out_path = sys.argv[1:]
+    with open(f"{bundle}/manifest.json") as f:
+        manifest = json.load(f)
+    try:
+        with open(f"{rundir}/gemm_peak.json") as f:
+            peak = json.load(f)
+    except (OSError, ValueError):
+        peak = {}
+    try:
+        with open(f"{rundir}/unit_tests.txt") as f:
+            unit = f.read().strip()
+    except OSError:
+        unit = "not run"
+    unit_ok = "100% tests passed" in unit
+    par = [parity(bundle, rundir, item) for item in manifest["parity"]]
+    bench = benchmark(bundle, rundir, manifest, peak)
+    report = {
+        "bundle_commit": manifest.get("commit"),
+        "device": peak.get("device"),
+        "gemm_peak": peak,
+        "unit_tests": {"summary": unit, "passed": unit_ok},
+        "parity": par,
+        "benchmark": bench,
+        "passed": unit_ok and all(p["passed"] for p in par),
+    }
+    with open(out_path, "w") as f:
+        json.dump(report, f, indent=2)
+    print(f"gpu-check: unit tests: {unit}")
+    for p in par:
+        print(f"gpu-check: parity {p['program']}: "
+              f"{'ok' if p['passed'] else 'FAILED'} "
+              f"(max rel diff {p.get('max_rel_diff', float('nan')):.2e}, "
+              f"rtol {p['rtol']:g}, {p.get('steps', 0)} steps)")
+    for b in bench:
+        if "error" in b:
+            print(f"gpu-check: {b['program']}: {b['error']}")
+            continue
+        mfu = f"{100 * b['mfu']:.1f}%" if b["mfu"] is not None else "n/a"
+        print(f"gpu-check: {b['program']} stage {b['stage']} x{b['world_size']}: "
+              f"{b['tokens_per_s']:.0f} tok/s, {b['step_ms']:.1f} ms/step, MFU {mfu}, "
+              f"exposed comm {1e3 * b['exposed_comm_s_per_step']:.2f} ms/step, "
+              f"peak {b['peak_arena_bytes'] / 1e9:.2f} GB (plan "
+              f"{b['planned_arena_bytes'] / 1e9:.2f} GB), model states = plan: "
+              f"{b['model_state_equals_plan']}")
+    print(f"gpu-check: wrote {out_path}")
+    return 0 if report["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

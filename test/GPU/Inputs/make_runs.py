@@ -1,0 +1,49 @@
+"""Writes a made-up gpu-prepare bundle and gpu-check run directory for
+gpu-report.test: two parity runs (one within its tolerance, one not) and
+one benchmark run with known numbers."""
+import json
+import sys
+
+bundle, runs = sys.argv[1:]
+manifest = {
+    "format": 1, "commit": "test", "data": "data/x.txt", "world_size": 1,
+    "parity": [
+        {"program": "tiny_f32", "reference": "reference/tiny_f32.jsonl",
+         "rtol": 1e-4, "args": ""},
+        {"program": "tiny_bf16", "reference": "reference/tiny_bf16.jsonl",
+         "rtol": 2e-2, "args": ""},
+    ],
+    "benchmark": {"model": "m", "batch": 1, "seq": 4, "n_layer": 2,
+                  "n_embd": 8, "programs": ["gpt2_s0"], "args": "",
+                  "skip_steps": 1},
+}
+json.dump(manifest, open(f"{bundle}/manifest.json", "w"))
+
+
+def write(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def losses(values):
+    return [{"type": "step", "step": i + 1, "loss": v} for i, v in enumerate(values)]
+
+
+write(f"{bundle}/reference/tiny_f32.jsonl", losses([2.0, 1.5, 1.0]))
+write(f"{runs}/tiny_f32.jsonl", losses([2.0001, 1.5, 1.0]))       # 5e-5
+write(f"{bundle}/reference/tiny_bf16.jsonl", losses([2.0, 1.5, 1.0]))
+write(f"{runs}/tiny_bf16.jsonl", losses([2.0, 1.5, 1.05]))        # 5e-2
+state = [100, 100, 200, 200, 200]
+config = {"type": "config", "stage": 0, "world_size": 1, "num_params": 1000,
+          "measured_state_bytes": state,
+          "plan": {"state_bytes": state, "arena_bytes": [100, 100, 200, 400, 1000, 1000, 0]}}
+steps = [{"type": "step", "step": s, "loss": 1.0, "ms": 2.0 if s > 1 else 50.0,
+          "tokens_per_s": 1000.0 if s > 1 else 10.0,
+          "comm_wait_s": 0.001, "peak_bytes": 3000, "allocations": 0}
+         for s in range(1, 5)]
+write(f"{runs}/gpt2_s0.jsonl", [config] + steps)
+json.dump({"device": "test", "bf16_tflops": 1e-5, "f32_tflops": 1e-6},
+          open(f"{runs}/gemm_peak.json", "w"))
+open(f"{runs}/unit_tests.txt", "w").write(
+    "100% tests passed, 0 tests failed out of 3\n")
