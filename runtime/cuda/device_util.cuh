@@ -106,4 +106,158 @@ __device__ __forceinline__ void raiseDeviceError(int *word, int code) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);    \
        i += (int64_t)gridDim.x * blockDim.x)
 
+namespace zrt_cuda {
+
+/// Rows handled by one warp-per-row kernel block (kThreads / 32 warps).
+constexpr int kRowsPerBlock = kThreads / 32;
+
+/// Blocks of kRowsPerBlock warps covering `rows` rows, one warp per row
+/// (rows >= 1; a grid of up to 2^31 - 1 blocks covers any [N, C] that fits
+/// in device memory).
+inline unsigned warpRowBlocks(int64_t rows) {
+  return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+}
+
+/// memmove of `bytes` device bytes on the compute stream (zrt_copy,
+/// zrt_copy_any). cudaMemcpyAsync is undefined for overlapping ranges, so
+/// an overlapping move is staged through the workspace in chunks, front to
+/// back when dst < src and back to front otherwise: a chunk is read before
+/// any later chunk's destination can cover it.
+inline int moveBytes(void *dst, const void *src, int64_t bytes,
+                     const char *fn) {
+  if (bytes <= 0 || dst == src)
+    return ZRT_OK;
+  char *d = static_cast<char *>(dst);
+  const char *s = static_cast<const char *>(src);
+  const uintptr_t du = reinterpret_cast<uintptr_t>(d);
+  const uintptr_t su = reinterpret_cast<uintptr_t>(s);
+  const uintptr_t dist = du > su ? du - su : su - du;
+  if (dist >= static_cast<uintptr_t>(bytes))
+    return check(cudaMemcpyAsync(d, s, static_cast<size_t>(bytes),
+                                 cudaMemcpyDeviceToDevice, stream()),
+                 ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemcpyAsync");
+  const int64_t chunk = bytes < kWorkspaceBytes ? bytes : kWorkspaceBytes;
+  void *ws = nullptr;
+  if (int st = workspace(chunk, &ws, fn))
+    return st;
+  const bool forward = du < su;
+  for (int64_t done = 0; done < bytes; done += chunk) {
+    const int64_t len = bytes - done < chunk ? bytes - done : chunk;
+    const int64_t at = forward ? done : bytes - done - len;
+    if (int st = check(cudaMemcpyAsync(ws, s + at, static_cast<size_t>(len),
+                                       cudaMemcpyDeviceToDevice, stream()),
+                       ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemcpyAsync"))
+      return st;
+    if (int st = check(cudaMemcpyAsync(d + at, ws, static_cast<size_t>(len),
+                                       cudaMemcpyDeviceToDevice, stream()),
+                       ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemcpyAsync"))
+      return st;
+  }
+  return ZRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Deterministic column sums of a [rows, cols] matrix (bias_backward,
+// layer_norm_backward's dweight / dbias), without floating-point atomics:
+// pass 1 sums row chunks of 32-column tiles into per-chunk partials in the
+// workspace (each thread a fixed set of rows, then the 8 row-threads of a
+// column in order); pass 2 adds each column's partials in chunk order.
+//===----------------------------------------------------------------------===//
+
+/// Columns (one per lane) and row-threads of a pass-1 block.
+constexpr int kColTile = 32;
+constexpr int kColRowThreads = 8;
+constexpr int kColThreads = kColTile * kColRowThreads;
+
+/// Pass 1: partials[(k * chunks + chunk) * cols + j] = the sum of the k-th
+/// term of (r, j) over the rows r of chunk `chunk` (k < K). Term::add(r, j,
+/// acc) adds the K terms of element (r, j) into acc[0 .. K).
+template <int K, typename Term>
+__global__ void __launch_bounds__(kColThreads)
+    columnPartialsKernel(Term term, int64_t rows, int64_t cols,
+                         int64_t rowsPerChunk, int64_t chunks,
+                         float *partials) {
+  __shared__ float shared[K][kColRowThreads][kColTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t j = blockIdx.x * static_cast<int64_t>(kColTile) + tx;
+  const int64_t chunk = blockIdx.y;
+  const int64_t r0 = chunk * rowsPerChunk;
+  const int64_t r1 = r0 + rowsPerChunk < rows ? r0 + rowsPerChunk : rows;
+  float acc[K];
+  for (int k = 0; k < K; ++k)
+    acc[k] = 0.0f;
+  if (j < cols)
+    for (int64_t r = r0 + ty; r < r1; r += kColRowThreads)
+      term.add(r, j, acc);
+  for (int k = 0; k < K; ++k)
+    shared[k][ty][tx] = acc[k];
+  __syncthreads();
+  if (ty == 0 && j < cols)
+    for (int k = 0; k < K; ++k) {
+      float s = shared[k][0][tx];
+      for (int t = 1; t < kColRowThreads; ++t)
+        s += shared[k][t][tx];
+      partials[(k * chunks + chunk) * cols + j] = s;
+    }
+}
+
+/// Pass 2: out_k[j] = sum over chunks c (in order) of the partials; out_k
+/// may be NULL (skipped). chunks == 0 writes zeros.
+template <int K>
+__global__ void columnTotalsKernel(const float *partials, int64_t chunks,
+                                   int64_t cols, float *out0, float *out1) {
+  ZRT_GRID_STRIDE(j, cols) {
+    for (int k = 0; k < K; ++k) {
+      float *out = k == 0 ? out0 : out1;
+      if (!out)
+        continue;
+      float s = 0.0f;
+      for (int64_t c = 0; c < chunks; ++c)
+        s += partials[(k * chunks + c) * cols + j];
+      out[j] = s;
+    }
+  }
+}
+
+/// Column sums of K (1 or 2) terms over a [rows, cols] matrix into out0
+/// (and out1 when K == 2; either may be NULL), overwriting them; rows == 0
+/// writes zeros. cols >= 1. Launches on the compute stream.
+template <int K, typename Term>
+int columnSums(const Term &term, int64_t rows, int64_t cols, float *out0,
+               float *out1, const char *fn) {
+  static_assert(K == 1 || K == 2, "one or two column sums");
+  const int64_t tiles = (cols + kColTile - 1) / kColTile;
+  // About 2048 pass-1 blocks, at least 32 rows per chunk, and partials
+  // within the reserved workspace.
+  int64_t chunks = 0, rowsPerChunk = 1;
+  if (rows > 0) {
+    chunks = (2048 + tiles - 1) / tiles;
+    const int64_t byRows = (rows + 31) / 32;
+    chunks = chunks < byRows ? chunks : byRows;
+    const int64_t byBytes = kWorkspaceBytes / (K * cols * 4);
+    chunks = chunks < byBytes ? chunks : byBytes;
+    chunks = chunks < 1 ? 1 : chunks;
+    rowsPerChunk = (rows + chunks - 1) / chunks;
+    chunks = (rows + rowsPerChunk - 1) / rowsPerChunk;
+  }
+  void *ws = nullptr;
+  if (int st = workspace(K * (chunks > 0 ? chunks : 1) * cols * 4, &ws, fn))
+    return st;
+  float *partials = static_cast<float *>(ws);
+  if (chunks > 0) {
+    const dim3 grid(static_cast<unsigned>(tiles),
+                    static_cast<unsigned>(chunks));
+    const dim3 block(kColTile, kColRowThreads);
+    columnPartialsKernel<K, Term><<<grid, block, 0, stream()>>>(
+        term, rows, cols, rowsPerChunk, chunks, partials);
+    if (int st = launched(fn))
+      return st;
+  }
+  columnTotalsKernel<K><<<blocksFor(cols), kThreads, 0, stream()>>>(
+      partials, chunks, cols, out0, out1);
+  return launched(fn);
+}
+
+} // namespace zrt_cuda
+
 #endif // ZRT_CUDA_DEVICE_UTIL_CUH

@@ -1,13 +1,23 @@
 //===- elementwise.cu - CUDA backend: elementwise kernels and casts -------===//
 //
 // One grid-stride kernel per function; in-place calls (out == an input)
-// are fine since every thread reads its element before writing it.
+// are fine since every thread reads its element before writing it. The
+// arithmetic is the CPU runtime's (runtime/src/elementwise.cpp, common.cpp,
+// lowering_support.cpp) operation for operation; where the CPU evaluates
+// a * b + c with two roundings (its baseline x86-64 build has no FMA),
+// __fmul_rn / __fadd_rn keep nvcc from contracting it into an FMA, so
+// those results are bit-identical to the CPU's for normal numbers (the
+// backend is built with --use_fast_math, whose -ftz flushes denormal
+// operands and results to zero). zrt_bias_backward sums columns in a
+// fixed order (columnSums, device_util.cuh).
 //
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
 
 #include <cuda_runtime.h>
+
+#include <cstring>
 
 namespace {
 
@@ -40,8 +50,8 @@ __global__ void geluKernel(const float *x, float *out, int64_t n) {
   }
 }
 
-__global__ void geluBackwardKernel(const float *x, const float *dout,
-                                   float *dx, int64_t n) {
+__global__ void geluBackwardKernel(const float *x, const float *dout, float *dx,
+                                   int64_t n) {
   ZRT_GRID_STRIDE(i, n) {
     const float v = x[i];
     const float u = kGeluScale * (v + kGeluCubic * v * v * v);
@@ -72,6 +82,80 @@ __global__ void biasKernel(const float *bias, float *C, float beta, int mode,
   }
 }
 
+__global__ void axpyKernel(float alpha, const float *x, float *y, int64_t n) {
+  ZRT_GRID_STRIDE(i, n) y[i] = __fadd_rn(y[i], __fmul_rn(alpha, x[i]));
+}
+
+__global__ void mulKernel(const float *a, const float *b, float *out,
+                          int64_t n) {
+  ZRT_GRID_STRIDE(i, n) out[i] = a[i] * b[i];
+}
+
+/// da / db may be NULL (skipped); both read before either is written.
+__global__ void mulBackwardKernel(const float *a, const float *b,
+                                  const float *dout, float *da, float *db,
+                                  int64_t n) {
+  ZRT_GRID_STRIDE(i, n) {
+    const float g = dout[i], av = a[i], bv = b[i];
+    if (da)
+      da[i] = g * bv;
+    if (db)
+      db[i] = g * av;
+  }
+}
+
+/// NaN propagates (NaN < 0 is false), as the CPU runtime and torch.relu.
+__global__ void reluKernel(const float *x, float *out, int64_t n) {
+  ZRT_GRID_STRIDE(i, n) {
+    const float v = x[i];
+    out[i] = v < 0.0f ? 0.0f : v;
+  }
+}
+
+__global__ void reluBackwardKernel(const float *x, const float *dout, float *dx,
+                                   int64_t n) {
+  ZRT_GRID_STRIDE(i, n) dx[i] = x[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+__global__ void castF32ToBf16Kernel(const float *src, zrt_bf16 *dst,
+                                    int64_t n) {
+  ZRT_GRID_STRIDE(i, n) dst[i] = f32ToBf16(src[i]);
+}
+
+__global__ void castBf16ToF32Kernel(const zrt_bf16 *src, float *dst,
+                                    int64_t n) {
+  ZRT_GRID_STRIDE(i, n) dst[i] = bf16ToF32(src[i]);
+}
+
+__global__ void fillBf16Kernel(zrt_bf16 *out, zrt_bf16 value, int64_t n) {
+  ZRT_GRID_STRIDE(i, n) out[i] = value;
+}
+
+__global__ void accumulateBf16Kernel(const zrt_bf16 *x, zrt_bf16 *y,
+                                     int64_t n) {
+  ZRT_GRID_STRIDE(i, n) {
+    y[i] = f32ToBf16(__fadd_rn(bf16ToF32(y[i]), bf16ToF32(x[i])));
+  }
+}
+
+/// The terms of zrt_bias_backward's column sums: dout[r, j].
+struct BiasTerm {
+  const float *dout;
+  int64_t N;
+  __device__ void add(int64_t r, int64_t j, float *acc) const {
+    acc[0] += dout[r * N + j];
+  }
+};
+
+/// f32ToBf16 on the host, for fill_bf16's value (as zrt::f32ToBf16).
+zrt_bf16 hostF32ToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<zrt_bf16>((u >> 16) | 0x0040u);
+  const uint32_t bias = 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<zrt_bf16>((u + bias) >> 16);
+}
 
 } // namespace
 
@@ -136,27 +220,166 @@ int gelu_backward(const float *x, const float *dout, float *dx, int64_t n) {
   return launched(fn);
 }
 
+int copy(const float *x, float *out, int64_t n) {
+  const char *fn = "zrt_copy";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  return moveBytes(out, x, n * static_cast<int64_t>(sizeof(float)), fn);
+}
+
+int add_backward(const float *dout, float *da, float *db, int64_t n) {
+  const char *fn = "zrt_add_backward";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
+  const int64_t bytes = n * static_cast<int64_t>(sizeof(float));
+  if (da)
+    if (int st = moveBytes(da, dout, bytes, fn))
+      return st;
+  if (db)
+    if (int st = moveBytes(db, dout, bytes, fn))
+      return st;
+  return ZRT_OK;
+}
+
+int axpy(float alpha, const float *x, float *y, int64_t n) {
+  const char *fn = "zrt_axpy";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, y);
+  if (n == 0)
+    return ZRT_OK;
+  axpyKernel<<<blocksFor(n), kThreads, 0, stream()>>>(alpha, x, y, n);
+  return launched(fn);
+}
+
+int mul(const float *a, const float *b, float *out, int64_t n) {
+  const char *fn = "zrt_mul";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, a);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, b);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (n == 0)
+    return ZRT_OK;
+  mulKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, out, n);
+  return launched(fn);
+}
+
+int mul_backward(const float *a, const float *b, const float *dout, float *da,
+                 float *db, int64_t n) {
+  const char *fn = "zrt_mul_backward";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, a);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, b);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
+  if (n == 0 || (!da && !db))
+    return ZRT_OK;
+  mulBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, dout, da, db,
+                                                             n);
+  return launched(fn);
+}
+
+int relu(const float *x, float *out, int64_t n) {
+  const char *fn = "zrt_relu";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (n == 0)
+    return ZRT_OK;
+  reluKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, out, n);
+  return launched(fn);
+}
+
+int relu_backward(const float *x, const float *dout, float *dx, int64_t n) {
+  const char *fn = "zrt_relu_backward";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, dx);
+  if (n == 0)
+    return ZRT_OK;
+  reluBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, dout, dx, n);
+  return launched(fn);
+}
+
+int cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
+  const char *fn = "zrt_cast_f32_to_bf16";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, src);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, dst);
+  if (n == 0)
+    return ZRT_OK;
+  castF32ToBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(src, dst, n);
+  return launched(fn);
+}
+
+int cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
+  const char *fn = "zrt_cast_bf16_to_f32";
+  ZRT_CUDA_EW_CHECK(fn, n);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, src);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, dst);
+  if (n == 0)
+    return ZRT_OK;
+  castBf16ToF32Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(src, dst, n);
+  return launched(fn);
+}
+
+int fill_bf16(zrt_bf16 *out, float value, int64_t n) {
+  const char *fn = "zrt_fill_bf16";
+  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (n == 0)
+    return ZRT_OK;
+  fillBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(
+      out, hostF32ToBf16(value), n);
+  return launched(fn);
+}
+
+int accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
+  const char *fn = "zrt_accumulate_bf16";
+  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, n, y);
+  if (n == 0)
+    return ZRT_OK;
+  accumulateBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, y, n);
+  return launched(fn);
+}
+
+/// As the CPU's zrt_bias_backward (matmul.cpp): f32 column sums; the
+/// summation order differs (row chunks, then chunk totals), so results
+/// agree to rounding, and rows == 0 writes zeros.
+int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N) {
+  const char *fn = "zrt_bias_backward";
+  ZRT_CUDA_REQUIRE(rows >= 0 && N >= 0, "%s: negative size", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, dbias);
+  ZRT_CUDA_REQUIRE_BUF(fn, rows * N, dout);
+  if (N == 0)
+    return ZRT_OK;
+  return columnSums<1>(BiasTerm{dout, N}, rows, N, dbias, nullptr, fn);
+}
+
 namespace detail {
 
-int launch_broadcast_bias(const float *bias, float *C, int64_t batch,
-                          int64_t M, int64_t N, int64_t stride_c) {
-  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(bias, C, 0.0f, 0, batch,
-                                                     M, N, stride_c);
+int launch_broadcast_bias(const float *bias, float *C, int64_t batch, int64_t M,
+                          int64_t N, int64_t stride_c) {
+  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(
+      bias, C, 0.0f, 0, batch, M, N, stride_c);
   return cudaGetLastError();
 }
 
 int launch_scale_add_bias(const float *bias, float *C, float beta,
                           int64_t batch, int64_t M, int64_t N,
                           int64_t stride_c) {
-  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(bias, C, beta, 1, batch,
-                                                     M, N, stride_c);
+  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(
+      bias, C, beta, 1, batch, M, N, stride_c);
   return cudaGetLastError();
 }
 
 int launch_add_bias(const float *bias, float *C, int64_t batch, int64_t M,
                     int64_t N, int64_t stride_c) {
-  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(bias, C, 0.0f, 2, batch,
-                                                     M, N, stride_c);
+  biasKernel<<<blocksFor(batch * M * N), kThreads, 0, stream()>>>(
+      bias, C, 0.0f, 2, batch, M, N, stride_c);
   return cudaGetLastError();
 }
 

@@ -1,2 +1,259 @@
-// norm.cu: CUDA backend (in progress).
+//===- norm.cu - CUDA backend: layer normalization and softmax ------------===//
+//
+// Row-wise kernels over [N, C] with one warp per row (kRowsPerBlock rows
+// per block): each lane takes the columns j = lane, lane + 32, ... (so a
+// warp reads 128 contiguous bytes at a time) and the row's sums are warp
+// reductions. Per element the arithmetic is the CPU runtime's
+// (runtime/src/norm.cpp, lowering_support.cpp) operation for operation,
+// with __fmul_rn / __fadd_rn / __fsub_rn where nvcc would otherwise
+// contract a multiply-add into an FMA, and __fdiv_rn / __fsqrt_rn for the
+// divisions and square roots (IEEE-rounded as on the CPU, whatever
+// --use_fast_math makes of `/` and sqrtf). The row sums are f32 as on the
+// CPU but in a different order, and softmax's expf is the fast-math
+// __expf, so results agree to rounding (about 1e-6 relative; up to ~1e-5
+// for softmax arguments near -87), not bit for bit. layer_norm_backward's
+// dweight / dbias are deterministic column sums (columnSums, device_util.cuh).
+//
+//===----------------------------------------------------------------------===//
+
 #include "device_util.cuh"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+using namespace zrt_cuda;
+
+/// The row handled by the calling warp (kRowsPerBlock warps per block).
+__device__ __forceinline__ int64_t warpRow() {
+  return blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + (threadIdx.x >> 5);
+}
+
+/// Two-pass f32 mean and 1 / sqrt(var + eps) of the C values at xi, as
+/// zrt_layer_norm: mean = sum / C, var = sum (x - mean)^2 / C (biased).
+/// Called by all 32 lanes of a warp; every lane gets the same m and s (the
+/// xor-butterfly sums are bitwise identical on all lanes).
+__device__ __forceinline__ void warpRowStats(const float *xi, int64_t C,
+                                             float eps, int lane, float &m,
+                                             float &s) {
+  float sum = 0.0f;
+  for (int64_t j = lane; j < C; j += 32)
+    sum += xi[j];
+  m = __fdiv_rn(warpSum(sum), static_cast<float>(C));
+  float var = 0.0f;
+  for (int64_t j = lane; j < C; j += 32) {
+    const float d = xi[j] - m;
+    var += d * d;
+  }
+  var = __fdiv_rn(warpSum(var), static_cast<float>(C));
+  s = __fdiv_rn(1.0f, __fsqrt_rn(var + eps));
+}
+
+__global__ void layerNormKernel(const float *x, const float *weight,
+                                const float *bias, float *out, float *mean,
+                                float *rstd, int64_t N, int64_t C, float eps) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return; // the whole warp: row is uniform across it
+  const int lane = threadIdx.x & 31;
+  const float *xi = x + row * C;
+  float *oi = out + row * C;
+  float m, s;
+  warpRowStats(xi, C, eps, lane, m, s);
+  // Every lane has read its whole row (the sums above synchronize the
+  // warp) and writes only the columns it reads: out == x is safe.
+  for (int64_t j = lane; j < C; j += 32) {
+    float v = __fmul_rn(__fsub_rn(xi[j], m), s);
+    if (weight)
+      v = __fmul_rn(v, weight[j]);
+    if (bias)
+      v = __fadd_rn(v, bias[j]);
+    oi[j] = v;
+  }
+  if (lane == 0) {
+    if (mean)
+      mean[row] = m;
+    if (rstd)
+      rstd[row] = s;
+  }
+}
+
+__global__ void layerNormStatsKernel(const float *x, float *mean, float *rstd,
+                                     int64_t N, int64_t C, float eps) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return;
+  const int lane = threadIdx.x & 31;
+  float m, s;
+  warpRowStats(x + row * C, C, eps, lane, m, s);
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = s;
+  }
+}
+
+/// dx of zrt_layer_norm_backward, one warp per row:
+///   dx = s * (g - mean(g) - xhat * mean(g * xhat)), g = weight * dout.
+__global__ void layerNormBackwardKernel(const float *dout, const float *x,
+                                        const float *weight, const float *mean,
+                                        const float *rstd, float *dx, int64_t N,
+                                        int64_t C) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return;
+  const int lane = threadIdx.x & 31;
+  const float *xi = x + row * C, *gi = dout + row * C;
+  const float m = mean[row], s = rstd[row];
+  float gMean = 0.0f, gxMean = 0.0f;
+  for (int64_t j = lane; j < C; j += 32) {
+    const float g = weight ? __fmul_rn(weight[j], gi[j]) : gi[j];
+    gMean += g;
+    gxMean += __fmul_rn(__fmul_rn(g, __fsub_rn(xi[j], m)), s);
+  }
+  gMean = __fdiv_rn(warpSum(gMean), static_cast<float>(C));
+  gxMean = __fdiv_rn(warpSum(gxMean), static_cast<float>(C));
+  float *dxi = dx + row * C;
+  for (int64_t j = lane; j < C; j += 32) {
+    const float g = weight ? __fmul_rn(weight[j], gi[j]) : gi[j];
+    const float xhat = __fmul_rn(__fsub_rn(xi[j], m), s);
+    dxi[j] =
+        __fmul_rn(s, __fsub_rn(__fsub_rn(g, gMean), __fmul_rn(xhat, gxMean)));
+  }
+}
+
+/// The terms of dweight and dbias: dout * (x - mean) * rstd and dout.
+struct LayerNormParamTerm {
+  const float *dout, *x, *mean, *rstd;
+  int64_t C;
+  __device__ void add(int64_t r, int64_t j, float *acc) const {
+    const float g = dout[r * C + j];
+    acc[0] +=
+        __fmul_rn(__fmul_rn(g, __fsub_rn(x[r * C + j], mean[r])), rstd[r]);
+    acc[1] += g;
+  }
+};
+
+/// out = exp(x - max) / sum exp(x - max) per row; the maximum ignores NaN
+/// as the CPU's `x > mx ? x : mx` does (fmaxf), and exp(x - max) is
+/// recomputed in the last pass instead of stored, so out == x is safe.
+__global__ void softmaxKernel(const float *x, float *out, int64_t N,
+                              int64_t C) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return;
+  const int lane = threadIdx.x & 31;
+  const float *xi = x + row * C;
+  float mx = -INFINITY;
+  for (int64_t j = lane; j < C; j += 32)
+    mx = fmaxf(mx, xi[j]);
+  mx = warpMax(mx);
+  float sum = 0.0f;
+  for (int64_t j = lane; j < C; j += 32)
+    sum += expf(xi[j] - mx);
+  const float inv = __fdiv_rn(1.0f, warpSum(sum));
+  float *oi = out + row * C;
+  for (int64_t j = lane; j < C; j += 32)
+    oi[j] = __fmul_rn(expf(xi[j] - mx), inv);
+}
+
+__global__ void softmaxBackwardKernel(const float *y, const float *dy,
+                                      float *dx, int64_t N, int64_t C) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return;
+  const int lane = threadIdx.x & 31;
+  const float *yi = y + row * C, *gi = dy + row * C;
+  float dot = 0.0f;
+  for (int64_t j = lane; j < C; j += 32)
+    dot += yi[j] * gi[j];
+  dot = warpSum(dot);
+  float *dxi = dx + row * C;
+  for (int64_t j = lane; j < C; j += 32)
+    dxi[j] = __fmul_rn(yi[j], __fsub_rn(gi[j], dot));
+}
+
+} // namespace
+
+namespace zrt_cuda {
+
+int layer_norm(const float *x, const float *weight, const float *bias,
+               float *out, float *mean, float *rstd, int64_t N, int64_t C,
+               float eps) {
+  const char *fn = "zrt_layer_norm";
+  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1,
+                   "%s: need N >= 0 and C >= 1 (N=%lld C=%lld)", fn,
+                   (long long)N, (long long)C);
+  ZRT_CUDA_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, out);
+  if (N == 0)
+    return ZRT_OK;
+  layerNormKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
+      x, weight, bias, out, mean, rstd, N, C, eps);
+  return launched(fn);
+}
+
+int layer_norm_backward(const float *dout, const float *x, const float *weight,
+                        const float *mean, const float *rstd, float *dx,
+                        float *dweight, float *dbias, int64_t N, int64_t C) {
+  const char *fn = "zrt_layer_norm_backward";
+  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, dout);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, mean);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, rstd);
+  // dx first, then the column sums, in the CPU's order.
+  if (dx && N > 0) {
+    layerNormBackwardKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
+        dout, x, weight, mean, rstd, dx, N, C);
+    if (int st = launched(fn))
+      return st;
+  }
+  if (!dweight && !dbias)
+    return ZRT_OK;
+  // N == 0 writes zeros, as the CPU's empty sums.
+  return columnSums<2>(LayerNormParamTerm{dout, x, mean, rstd, C}, N, C,
+                       dweight, dbias, fn);
+}
+
+int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
+                     int64_t C, float eps) {
+  const char *fn = "zrt_layer_norm_stats";
+  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
+  ZRT_CUDA_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, mean);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, rstd);
+  if (N == 0)
+    return ZRT_OK;
+  layerNormStatsKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
+      x, mean, rstd, N, C, eps);
+  return launched(fn);
+}
+
+int softmax(const float *x, float *out, int64_t N, int64_t C) {
+  const char *fn = "zrt_softmax";
+  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, out);
+  if (N == 0)
+    return ZRT_OK;
+  softmaxKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(x, out, N, C);
+  return launched(fn);
+}
+
+int softmax_backward(const float *y, const float *dy, float *dx, int64_t N,
+                     int64_t C) {
+  const char *fn = "zrt_softmax_backward";
+  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, y);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, dy);
+  ZRT_CUDA_REQUIRE_BUF(fn, N, dx);
+  if (N == 0)
+    return ZRT_OK;
+  softmaxBackwardKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(y, dy, dx,
+                                                                     N, C);
+  return launched(fn);
+}
+
+} // namespace zrt_cuda

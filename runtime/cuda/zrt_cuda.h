@@ -155,12 +155,13 @@ int permute_0213(const float *in, float *out, int64_t A, int64_t B, int64_t C,
 int local_shard(const void *in, void *out, int64_t n, int rank, int dtype);
 
 //===----------------------------------------------------------------------===//
-// Matrix products (matmul.cpp, cuBLAS)
+// Matrix products (matmul.cpp, cuBLAS; bias_backward in elementwise.cu)
 //===----------------------------------------------------------------------===//
 int matmul(const float *A, const float *B, const float *bias, float *C,
            int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
            int trans_b, float alpha, float beta, int64_t stride_a,
            int64_t stride_b, int64_t stride_c);
+/// Deterministic column sums (elementwise.cu, no atomics).
 int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N);
 
 //===----------------------------------------------------------------------===//

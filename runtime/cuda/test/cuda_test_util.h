@@ -74,9 +74,10 @@ protected:
     EXPECT_EQ(zrt_cuda::arena_alloc(arena_, bytes, 0, &off), ZRT_OK)
         << zrt_cuda::last_error();
     void *p = static_cast<char *>(zrt_cuda::arena_base(arena_)) + off;
-    if (init)
+    if (init) {
       EXPECT_EQ(zrt_cuda::copy_to_device(p, init, bytes), ZRT_OK)
           << zrt_cuda::last_error();
+    }
     return p;
   }
   /// A device buffer of n floats in the test arena, holding `init` if given.
@@ -107,6 +108,43 @@ protected:
   zrt_arena arena_ = nullptr;
 };
 
+/// Bitwise equality of two vectors (NaN payloads and -0 included), with the
+/// first differing index and both bit patterns on failure.
+template <typename T>
+void expectSameBits(const std::vector<T> &ref, const std::vector<T> &got,
+                    const std::string &what) {
+  ASSERT_EQ(ref.size(), got.size()) << what;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    uint64_t a = 0, b = 0;
+    std::memcpy(&a, &ref[i], sizeof(T));
+    std::memcpy(&b, &got[i], sizeof(T));
+    ASSERT_EQ(a, b) << what << " at " << i << ": expected bits 0x" << std::hex
+                    << a << ", got 0x" << b << std::dec;
+  }
+}
+
+/// A float from its IEEE bits.
+inline float bitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 } // namespace zrt_cuda_test
+
+/// Runs a zrt_cuda call and the CPU runtime's same call, which must both
+/// fail: the same status and the same zrt_last_error() message.
+#define EXPECT_SAME_ERROR(cudaCall, cpuCall)                                   \
+  do {                                                                         \
+    zrt_cuda::clear_error();                                                   \
+    const int cudaStatus = (cudaCall);                                         \
+    const std::string cudaMessage = zrt_cuda::last_error();                    \
+    zrt_cuda::clear_error();                                                   \
+    const int cpuStatus = (cpuCall);                                           \
+    const std::string cpuMessage = zrt_last_error();                           \
+    EXPECT_NE(cpuStatus, ZRT_OK) << #cpuCall;                                  \
+    EXPECT_EQ(cudaStatus, cpuStatus) << #cudaCall;                             \
+    EXPECT_EQ(cudaMessage, cpuMessage) << #cudaCall;                           \
+  } while (0)
 
 #endif // ZRT_CUDA_TEST_UTIL_H
