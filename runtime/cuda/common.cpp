@@ -35,7 +35,7 @@ struct Context {
   bool streamMade = false;
   void *workspace = nullptr;
   int64_t workspaceBytes = 0;
-  int *errorWord = nullptr; ///< Device int, first in the workspace block.
+  int *errorWord = nullptr; ///< Device int (its own allocation).
 };
 
 Context &ctx() {
@@ -43,12 +43,24 @@ Context &ctx() {
   return c;
 }
 
-/// Bytes before the workspace proper: the device error word, padded.
-constexpr int64_t kErrorWordBytes = 256;
-
-/// (Re)allocates the workspace block to hold `bytes` of scratch.
+/// (Re)allocates the workspace to hold `bytes` of scratch, and the device
+/// error word (its own allocation, so that growing the workspace never loses
+/// a raised error) the first time.
 int growWorkspace(int64_t bytes, const char *fn, cudaStream_t s) {
   Context &c = ctx();
+  if (!c.errorWord) {
+    void *word = nullptr;
+    book().countAllocation();
+    cudaError_t err = cudaMalloc(&word, sizeof(int));
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return zrt_cuda::fail(ZRT_ERR_OUT_OF_MEMORY,
+                            "%s: cannot allocate the device error word: %s", fn,
+                            cudaGetErrorString(err));
+    }
+    cudaMemsetAsync(word, 0, sizeof(int), s);
+    c.errorWord = static_cast<int *>(word);
+  }
   if (c.workspace && c.workspaceBytes >= bytes)
     return ZRT_OK;
   int64_t want = bytes > zrt_cuda::kWorkspaceBytes ? bytes
@@ -56,15 +68,13 @@ int growWorkspace(int64_t bytes, const char *fn, cudaStream_t s) {
   if (c.workspace) {
     // Work queued on the stream may still use the old block.
     cudaStreamSynchronize(s);
-    cudaFree(static_cast<char *>(c.workspace) - kErrorWordBytes);
+    cudaFree(c.workspace);
     c.workspace = nullptr;
-    c.errorWord = nullptr;
     c.workspaceBytes = 0;
   }
   void *block = nullptr;
   book().countAllocation();
-  cudaError_t err =
-      cudaMalloc(&block, static_cast<size_t>(want + kErrorWordBytes));
+  cudaError_t err = cudaMalloc(&block, static_cast<size_t>(want));
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     return zrt_cuda::fail(ZRT_ERR_OUT_OF_MEMORY,
@@ -72,9 +82,7 @@ int growWorkspace(int64_t bytes, const char *fn, cudaStream_t s) {
                           "workspace: %s",
                           fn, (long long)want, cudaGetErrorString(err));
   }
-  cudaMemsetAsync(block, 0, kErrorWordBytes, s);
-  c.errorWord = static_cast<int *>(block);
-  c.workspace = static_cast<char *>(block) + kErrorWordBytes;
+  c.workspace = block;
   c.workspaceBytes = want;
   return ZRT_OK;
 }
@@ -84,7 +92,8 @@ const char *deviceErrorText(int code) {
   case zrt_cuda::kDeviceErrorEmbeddingId:
     return "zrt_embedding: a token id is outside [0, V)";
   case zrt_cuda::kDeviceErrorTarget:
-    return "cross-entropy: a target is outside [0, num_classes)";
+    return "cross-entropy: a target is outside its range ([0, num_classes) "
+           "of the padded loss; [0, V) and not ignore_index otherwise)";
   default:
     return "a kernel raised an unknown device error";
   }

@@ -2,7 +2,7 @@
 //
 // The backend-neutral part of the C ABI (both zero_runtime and
 // zero_runtime_cuda link it): the thread-local error message, status names,
-// scalar bf16 conversion and the clipping coefficient.
+// scalar bf16 conversion, the clipping coefficient and the parameter seeds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +50,21 @@ const char *zrt_status_name(int status) {
 zrt_bf16 zrt_f32_to_bf16(float x) { return zrt::f32ToBf16(x); }
 
 float zrt_bf16_to_f32(zrt_bf16 x) { return zrt::bf16ToF32(x); }
+
+uint64_t zrt_param_seed(uint64_t seed, const char *name) {
+  // FNV-1a (64-bit) of the name, then splitmix64 (Steele et al.) of
+  // (seed ^ hash).
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char *p = name ? name : ""; *p; ++p) {
+    h ^= static_cast<unsigned char>(*p);
+    h *= 0x100000001b3ull;
+  }
+  uint64_t x = seed ^ h;
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
 
 float zrt_clip_coef(float total_norm, float max_norm) {
   const float coef = max_norm / (total_norm + 1e-6f);

@@ -24,6 +24,7 @@
 #include "fileio.h"
 #include "host_comm.h"
 #include "internal.h"
+#include "rng_math.h"
 #include "state_io.h"
 #include "zrt/model.h"
 #include "zrt/zrt.h"
@@ -1463,8 +1464,10 @@ void Driver::sample() {
         p[j] = std::exp((logits[j] - mx) / o_.temperature);
         total += p[j];
       }
-      float u = 0.0f;
-      zrt_init_uniform(&u, 1, 0.0f, 1.0f, o_.seed ^ kSampleStream, i);
+      // Element i of the uniform stream (zrt_init_uniform's values,
+      // computed on the host: zrt_init_uniform writes arena memory).
+      const float u = zrt::uniformElement(o_.seed ^ kSampleStream,
+                                          static_cast<uint64_t>(i), 0.0f, 1.0f);
       double target = static_cast<double>(u) * total, acc = 0.0;
       tok = static_cast<int32_t>(V - 1);
       for (int64_t j = 0; j < V; ++j) {

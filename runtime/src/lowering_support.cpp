@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "internal.h"
+#include "rng_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -53,13 +54,6 @@ void rowLse(const float *row, int64_t C, float *maxOut, double *logSumOut) {
     sum += std::exp(static_cast<double>(row[j] - mx));
   *maxOut = mx;
   *logSumOut = std::log(sum);
-}
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 } // namespace
@@ -379,15 +373,6 @@ int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
   return ZRT_OK;
 }
 
-uint64_t zrt_param_seed(uint64_t seed, const char *name) {
-  // FNV-1a (64-bit) of the name, then splitmix64 of (seed ^ hash).
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char *p = name ? name : ""; *p; ++p) {
-    h ^= static_cast<unsigned char>(*p);
-    h *= 0x100000001b3ull;
-  }
-  return splitmix64(seed ^ h);
-}
 
 int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
                          int64_t slice_n, int64_t member_offset,
@@ -403,14 +388,11 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
               "%s: bad init kind %d", fn, init_kind);
   ZRT_REQUIRE(std >= 0.0f, "%s: std < 0", fn);
   ZRT_REQUIRE_BUF(fn, slice_n, data);
-  const int64_t lo = std::max(slice_begin, member_offset);
-  const int64_t hi =
-      std::min(slice_begin + slice_n, member_offset + member_numel);
-  if (hi <= lo)
+  const zrt::ParamSliceOverlap o =
+      zrt::paramSliceOverlap(slice_begin, slice_n, member_offset, member_numel);
+  if (o.n == 0)
     return ZRT_OK;
-  // Element e of the member lands at data[member_offset + e - slice_begin].
-  const int64_t first = lo - member_offset, n = hi - lo;
-  const int64_t at = lo - slice_begin;
+  const int64_t first = o.first, n = o.n, at = o.at;
   if (dtype == ZRT_F32) {
     float *dst = static_cast<float *>(data) + at;
     if (init_kind == ZRT_INIT_NORMAL)
