@@ -987,6 +987,44 @@ void FunctionLowering::decideInPlaceUpdates() {
   }
 }
 
+/// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
+/// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
+/// product over all of A's rows.
+struct MatmulDims {
+  int64_t batch = 1, M = 0, N = 0, K = 0;
+};
+
+static MatmulDims matmulDims(train::MatmulOp o) {
+  auto a = cast<RankedTensorType>(o.getA().getType());
+  auto bt = cast<RankedTensorType>(o.getB().getType());
+  RankedTensorType r = o.getType();
+  int64_t rank = a.getRank();
+  bool ta = o.getTransposeA();
+  MatmulDims d;
+  d.K = ta ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
+  d.M = ta ? a.getDimSize(rank - 1) : a.getDimSize(rank - 2);
+  d.N = r.getShape().back();
+  if (bt.getRank() == 2 && rank > 2)
+    d.M = d.K ? a.getNumElements() / d.K : 0; // rows of all batch entries
+  else
+    d.batch = d.M * d.N ? r.getNumElements() / (d.M * d.N) : 0;
+  return d;
+}
+
+/// A matmul whose operands, bias and result are all bf16 (and distinct
+/// values): lowered to one zrt_matmul_bf16, which widens on the CPU and
+/// runs a bf16 tensor-core GEMM on CUDA, instead of a widening cast per
+/// tensor around zrt_matmul.
+static bool isBf16Matmul(train::MatmulOp o) {
+  auto isBf16 = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
+  };
+  Value bias = o.getBias();
+  return isBf16(o.getA()) && isBf16(o.getB()) && isBf16(o.getResult()) &&
+         (!bias || isBf16(bias)) && o.getA() != o.getB() &&
+         (!bias || (bias != o.getA() && bias != o.getB()));
+}
+
 /// Whether `op` computes in f32 kernels (and so needs bf16 operands
 /// widened around it).
 static bool isComputeOp(Operation *op) {
@@ -1601,25 +1639,14 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         return success();
       })
       .Case([&](train::MatmulOp o) {
-        RankedTensorType a = tensorType(o.getA()), bt = tensorType(o.getB()),
-                         r = o.getType();
-        int64_t rank = a.getRank();
-        bool ta = o.getTransposeA(), tb = o.getTransposeB();
-        int64_t K = ta ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
-        int64_t M = ta ? a.getDimSize(rank - 1) : a.getDimSize(rank - 2);
-        int64_t N = r.getShape().back();
-        int64_t batch = 1;
-        if (bt.getRank() == 2 && rank > 2)
-          M = K ? a.getNumElements() / K : 0; // rows of all batch entries
-        else
-          batch = M * N ? r.getNumElements() / (M * N) : 0;
+        MatmulDims d = matmulDims(o);
         call("zrt_matmul",
              {ptr(o.getA()), ptr(o.getB()),
               o.getBias() ? CArg(ptr(o.getBias())) : CArg(opq("NULL")),
-              ptr(o.getResult()), i64(batch), i64(M), i64(N), i64(K),
-              i64(ta ? 1 : 0), i64(tb ? 1 : 0), f32(1.0), f32(0.0),
-              opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED"),
-              opq("ZRT_STRIDE_PACKED")});
+              ptr(o.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
+              i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
+              f32(1.0), f32(0.0), opq("ZRT_STRIDE_PACKED"),
+              opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED")});
         return success();
       })
       .Case([&](train::EmbeddingOp o) {
@@ -1685,6 +1712,22 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
            zero::ShardStoreOp>(op) &&
       !(isLoad(op) && !copyLoads.contains(op)))
     comment(op);
+
+  // bf16 matmuls: one call; its workspace is the scratch the widening
+  // below would use (scratchBytes counts each bf16 tensor once).
+  if (auto mm = dyn_cast<train::MatmulOp>(op); mm && isBf16Matmul(mm)) {
+    MatmulDims d = matmulDims(mm);
+    int64_t floats = d.batch * (d.M * d.K + d.K * d.N + d.M * d.N) +
+                     (mm.getBias() ? d.N : 0);
+    Value work = scratch(floats);
+    call("zrt_matmul_bf16",
+         {ptr(mm.getA()), ptr(mm.getB()),
+          mm.getBias() ? CArg(ptr(mm.getBias())) : CArg(opq("NULL")),
+          ptr(mm.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
+          i64(mm.getTransposeA() ? 1 : 0), i64(mm.getTransposeB() ? 1 : 0),
+          work});
+    return success();
+  }
 
   // Compute ops on bf16: widen to f32 scratch, compute, round back.
   if (isComputeOp(op)) {

@@ -9,6 +9,8 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/matmul_args.h"
+
 extern "C" {
 
 int zrt_set_num_threads(int n) { return zrt_cuda::set_num_threads(n); }
@@ -24,6 +26,16 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
                int64_t stride_b, int64_t stride_c) {
   return zrt_cuda::matmul(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
                           alpha, beta, stride_a, stride_b, stride_c);
+}
+int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
+                    zrt_bf16 *C, int64_t batch, int64_t M, int64_t N,
+                    int64_t K, int trans_a, int trans_b, float *workspace) {
+  return zrt_cuda::matmul_bf16(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
+                               workspace);
+}
+int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int has_bias) {
+  return zrt::matmulBf16Workspace(batch, M, N, K, has_bias != 0);
 }
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {

@@ -19,8 +19,32 @@ namespace {
 
 constexpr int64_t kIntMax = INT_MAX;
 
-const char *cublasStatusName(cublasStatus_t s) {
-  switch (s) {
+} // namespace
+
+namespace zrt_cuda::detail {
+
+// One handle per host thread, created on first use (bound to the compute
+// stream) and kept for the life of the process: destroying it at exit could
+// run after the CUDA context is gone.
+int cublas_handle(void **out, const char *fn) {
+  thread_local cublasHandle_t handle = nullptr;
+  if (!handle) {
+    cublasStatus_t s = cublasCreate(&handle);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      handle = nullptr;
+      return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                            "%s: cublasCreate failed: %s", fn,
+                            cublas_status_name(s));
+    }
+    // Every cuBLAS call runs on the backend's compute stream.
+    cublasSetStream(handle, zrt_cuda::stream());
+  }
+  *out = handle;
+  return ZRT_OK;
+}
+
+const char *cublas_status_name(int status) {
+  switch (static_cast<cublasStatus_t>(status)) {
   case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
   case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
   case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
@@ -32,28 +56,7 @@ const char *cublasStatusName(cublasStatus_t s) {
   }
 }
 
-// One handle per host thread, created on first use (bound to the compute
-// stream)
-// and kept for the life of the process: destroying it at exit could run
-// after the CUDA context is gone.
-int handleFor(cublasHandle_t *out) {
-  thread_local cublasHandle_t handle = nullptr;
-  if (!handle) {
-    cublasStatus_t s = cublasCreate(&handle);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      handle = nullptr;
-      return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
-                            "zrt_matmul: cublasCreate failed: %s",
-                            cublasStatusName(s));
-    }
-    // Every cuBLAS call runs on the backend's compute stream.
-    cublasSetStream(handle, zrt_cuda::stream());
-  }
-  *out = handle;
-  return ZRT_OK;
-}
-
-} // namespace
+} // namespace zrt_cuda::detail
 
 namespace zrt_cuda {
 
@@ -75,9 +78,10 @@ int matmul(const float *A, const float *B, const float *bias, float *C,
                                                stride_c),
                  ZRT_ERR_INVALID_ARGUMENT, fn, "kernel launch");
   }
-  cublasHandle_t handle = nullptr;
-  if (int st = handleFor(&handle))
+  void *h = nullptr;
+  if (int st = detail::cublas_handle(&h, fn))
     return st;
+  auto handle = static_cast<cublasHandle_t>(h);
   // With beta = 0 the bias is written first and the GEMM adds the product
   // to it (beta = 1), as the CPU runtime does.
   const bool biasFirst = bias && beta == 0.0f;
@@ -105,7 +109,7 @@ int matmul(const float *A, const float *B, const float *bias, float *C,
     if (s != CUBLAS_STATUS_SUCCESS)
       return fail(ZRT_ERR_INVALID_ARGUMENT,
                   "%s: cublasSgemmStridedBatched failed: %s", fn,
-                  cublasStatusName(s));
+                  detail::cublas_status_name(s));
   }
   if (bias && !biasFirst)
     return check(detail::launch_add_bias(bias, C, batch, M, N, stride_c),

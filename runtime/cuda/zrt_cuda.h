@@ -155,12 +155,18 @@ int permute_0213(const float *in, float *out, int64_t A, int64_t B, int64_t C,
 int local_shard(const void *in, void *out, int64_t n, int rank, int dtype);
 
 //===----------------------------------------------------------------------===//
-// Matrix products (matmul.cpp, cuBLAS; bias_backward in elementwise.cu)
+// Matrix products (matmul.cpp and matmul_bf16.cu, cuBLAS; bias_backward in
+// elementwise.cu)
 //===----------------------------------------------------------------------===//
 int matmul(const float *A, const float *B, const float *bias, float *C,
            int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
            int trans_b, float alpha, float beta, int64_t stride_a,
            int64_t stride_b, int64_t stride_c);
+/// zrt_matmul_bf16 (matmul_bf16.cu): cublasGemmStridedBatchedEx on bf16
+/// operands with f32 accumulation (tensor cores).
+int matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
+                zrt_bf16 *C, int64_t batch, int64_t M, int64_t N, int64_t K,
+                int trans_a, int trans_b, float *workspace);
 /// Deterministic column sums (elementwise.cu, no atomics).
 int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N);
 
@@ -280,6 +286,11 @@ int comm_progress();
 void comm_reset();
 
 namespace detail {
+/// The calling thread's cuBLAS handle (a cublasHandle_t), created on first
+/// use and bound to stream(); `fn` names the caller in errors (matmul.cpp).
+int cublas_handle(void **out, const char *fn);
+/// Name of a cublasStatus_t (matmul.cpp).
+const char *cublas_status_name(int status);
 // Launchers used by matmul.cpp (elementwise.cu); return a cudaError_t.
 /// C[b][i, j] = bias[j] for b < batch, i < M, j < N.
 int launch_broadcast_bias(const float *bias, float *C, int64_t batch,

@@ -60,6 +60,44 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
   return ZRT_OK;
 }
 
+int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int has_bias) {
+  return zrt::matmulBf16Workspace(batch, M, N, K, has_bias != 0);
+}
+
+// The CPU has no bf16 GEMM: widen A, B and the bias into the workspace,
+// zrt_matmul in f32, round C once. This is exactly what the lowering did
+// before zrt_matmul_bf16 existed (one zrt_cast_* per tensor around
+// zrt_matmul), so results are unchanged bit for bit.
+int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
+                    zrt_bf16 *C, int64_t batch, int64_t M, int64_t N,
+                    int64_t K, int trans_a, int trans_b, float *workspace) {
+  const char *fn = "zrt_matmul_bf16";
+  int64_t sa = ZRT_STRIDE_PACKED, sb = ZRT_STRIDE_PACKED,
+          sc = ZRT_STRIDE_PACKED;
+  bool empty = true;
+  if (int status = zrt::checkMatmulArgs(A, B, C, batch, M, N, K, sa, sb, sc,
+                                        &empty, zrt::fail, fn))
+    return status;
+  if (empty)
+    return ZRT_OK;
+  const int64_t need = zrt::matmulBf16Workspace(batch, M, N, K, bias);
+  ZRT_REQUIRE(need >= 0, "%s: size overflow", fn);
+  ZRT_REQUIRE(workspace != nullptr, "%s: workspace is NULL", fn);
+  const int64_t na = batch * M * K, nb = batch * K * N, nc = batch * M * N;
+  float *a = workspace, *b = a + na, *fbias = b + nb,
+        *c = fbias + (bias ? N : 0);
+  zrt_cast_bf16_to_f32(A, a, na);
+  zrt_cast_bf16_to_f32(B, b, nb);
+  if (bias)
+    zrt_cast_bf16_to_f32(bias, fbias, N);
+  if (int st = zrt_matmul(a, b, bias ? fbias : nullptr, c, batch, M, N, K,
+                          trans_a, trans_b, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
+                          ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED))
+    return st;
+  return zrt_cast_f32_to_bf16(c, C, nc);
+}
+
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {
   const char *fn = "zrt_bias_backward";

@@ -23,12 +23,12 @@ namespace zrt {
 /// the product must run, or the status `fail(status, fmt, ...)` returned
 /// (ZRT_ERR_INVALID_ARGUMENT: negative or > INT_MAX sizes, negative strides,
 /// stride_c = 0 with batch > 1, NULL C, or NULL A/B with K > 0).
-template <typename Fail>
-int checkMatmulArgs(const float *A, const float *B, float *C, int64_t batch,
-                    int64_t M, int64_t N, int64_t K, int64_t &stride_a,
-                    int64_t &stride_b, int64_t &stride_c, bool *empty,
-                    Fail fail) {
-  const char *fn = "zrt_matmul";
+/// `fn` names the function in messages (zrt_matmul, zrt_matmul_bf16).
+template <typename T, typename Fail>
+int checkMatmulArgs(const T *A, const T *B, T *C, int64_t batch, int64_t M,
+                    int64_t N, int64_t K, int64_t &stride_a, int64_t &stride_b,
+                    int64_t &stride_c, bool *empty, Fail fail,
+                    const char *fn = "zrt_matmul") {
   *empty = true;
   if (!(batch >= 0 && M >= 0 && N >= 0 && K >= 0))
     return fail(ZRT_ERR_INVALID_ARGUMENT,
@@ -58,6 +58,23 @@ int checkMatmulArgs(const float *A, const float *B, float *C, int64_t batch,
     return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: A or B is NULL", fn);
   *empty = false;
   return ZRT_OK;
+}
+
+/// zrt_matmul_bf16_workspace: floats of scratch for these sizes,
+/// batch*(M*K + K*N + M*N) + (hasBias ? N : 0); -1 for negative sizes or on
+/// overflow.
+inline int64_t matmulBf16Workspace(int64_t batch, int64_t M, int64_t N,
+                                   int64_t K, bool hasBias) {
+  if (batch < 0 || M < 0 || N < 0 || K < 0)
+    return -1;
+  int64_t mk, kn, mn, per, total;
+  if (__builtin_mul_overflow(M, K, &mk) || __builtin_mul_overflow(K, N, &kn) ||
+      __builtin_mul_overflow(M, N, &mn) || __builtin_add_overflow(mk, kn, &per) ||
+      __builtin_add_overflow(per, mn, &per) ||
+      __builtin_mul_overflow(per, batch, &total) ||
+      __builtin_add_overflow(total, hasBias ? N : 0, &total))
+    return -1;
+  return total;
 }
 
 } // namespace zrt

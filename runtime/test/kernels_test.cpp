@@ -148,6 +148,74 @@ TEST(MatmulTest, RejectsBadArguments) {
             ZRT_ERR_INVALID_ARGUMENT);
 }
 
+/// bf16 copies of random values (rounded with zrt_f32_to_bf16).
+std::vector<zrt_bf16> randomBf16(size_t n, uint32_t seed) {
+  std::vector<float> f = randomVec(n, seed);
+  std::vector<zrt_bf16> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = zrt_f32_to_bf16(f[i]);
+  return out;
+}
+
+// zrt_matmul_bf16 is zrt_matmul on the widened operands, C rounded once:
+// bit for bit, for every transpose combination, batched, with and without a
+// bias.
+TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
+  const int64_t batch = 3, M = 5, N = 7, K = 6;
+  for (int ta : {0, 1})
+    for (int tb : {0, 1})
+      for (bool withBias : {false, true}) {
+        auto A = randomBf16(batch * M * K, 1), B = randomBf16(batch * K * N, 2),
+             bias = randomBf16(N, 3);
+        std::vector<float> fa(A.size()), fb(B.size()), fbias(N),
+            fc(batch * M * N);
+        zrt_cast_bf16_to_f32(A.data(), fa.data(), fa.size());
+        zrt_cast_bf16_to_f32(B.data(), fb.data(), fb.size());
+        zrt_cast_bf16_to_f32(bias.data(), fbias.data(), N);
+        ASSERT_EQ(zrt_matmul(fa.data(), fb.data(),
+                             withBias ? fbias.data() : nullptr, fc.data(),
+                             batch, M, N, K, ta, tb, 1.0f, 0.0f,
+                             ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED,
+                             ZRT_STRIDE_PACKED),
+                  ZRT_OK);
+        std::vector<zrt_bf16> want(fc.size()), got(fc.size(), 0xffff);
+        zrt_cast_f32_to_bf16(fc.data(), want.data(), fc.size());
+        const int64_t ws =
+            zrt_matmul_bf16_workspace(batch, M, N, K, withBias ? 1 : 0);
+        ASSERT_EQ(ws, batch * (M * K + K * N + M * N) + (withBias ? N : 0));
+        std::vector<float> work(static_cast<size_t>(ws));
+        ASSERT_EQ(zrt_matmul_bf16(A.data(), B.data(),
+                                  withBias ? bias.data() : nullptr, got.data(),
+                                  batch, M, N, K, ta, tb, work.data()),
+                  ZRT_OK)
+            << zrt_last_error();
+        EXPECT_EQ(got, want) << "ta=" << ta << " tb=" << tb
+                             << " bias=" << withBias;
+      }
+}
+
+TEST(MatmulBf16Test, RejectsBadArguments) {
+  zrt_bf16 x[4] = {};
+  float work[16] = {};
+  EXPECT_EQ(zrt_matmul_bf16(x, x, nullptr, x, 1, 2, 2, 2, 0, 0, nullptr),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("zrt_matmul_bf16: workspace"),
+            std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_matmul_bf16(x, x, nullptr, x, 1, -1, 2, 2, 0, 0, work),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("zrt_matmul_bf16: negative"),
+            std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_matmul_bf16(x, nullptr, nullptr, x, 1, 2, 2, 2, 0, 0, work),
+            ZRT_ERR_INVALID_ARGUMENT);
+  // Nothing to compute: no workspace needed.
+  EXPECT_EQ(zrt_matmul_bf16(x, x, nullptr, x, 0, 2, 2, 2, 0, 0, nullptr),
+            ZRT_OK);
+  EXPECT_EQ(zrt_matmul_bf16_workspace(-1, 1, 1, 1, 0), -1);
+  EXPECT_EQ(zrt_matmul_bf16_workspace(1, INT64_MAX / 2, 4, 1, 0), -1);
+}
+
 TEST(PermuteTest, SwapsMiddleAxesAndInverts) {
   const int A = 2, B = 3, C = 4, D = 5;
   auto x = randomVec(A * B * C * D, 31);

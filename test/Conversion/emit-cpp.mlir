@@ -342,3 +342,34 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %r = train.add %l, %m : tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A matmul on bf16 operands, bias and result is one zrt_matmul_bf16 (a bf16
+// tensor-core GEMM on CUDA; widened into its workspace on the CPU) with
+// workspace batch*(M*K + K*N + M*N) + N = 2*(3*4 + 4*5 + 3*5) + 5 = 99
+// floats, no widening casts; an f32 matmul stays zrt_matmul.
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK: // train.matmul -> tensor<2x3x5xbf16>
+// CHECK-NOT: zrt_cast_bf16_to_f32
+// CHECK: zrt_matmul_bf16({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, 2, 3, 5, 4, 0, 0, {{v[0-9]+}});
+// CHECK: // train.matmul -> tensor<2x3x5xf32>
+// CHECK-NOT: zrt_cast_bf16_to_f32
+// CHECK: zrt_matmul({{.*}}, 2, 3, 5, 4, 0, 0, 1.000000000e+00f, 0.0e+00f,
+train.param @w : tensor<2x4x5xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @b : tensor<5xbf16> init(<zeros>) trainable
+train.param @wf : tensor<2x4x5xf32> init(<normal, 1.000000e-01>) trainable
+train.param @x : tensor<2x3x4xbf16> init(<normal, 1.000000e-01>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %x = train.load @x : tensor<2x3x4xbf16>
+  %w = train.load @w : tensor<2x4x5xbf16>
+  %b = train.load @b : tensor<5xbf16>
+  %y = train.matmul %x, %w bias %b : tensor<2x3x4xbf16>, tensor<2x4x5xbf16>, tensor<5xbf16> -> tensor<2x3x5xbf16>
+  %wf = train.load @wf : tensor<2x4x5xf32>
+  %xf = train.cast %x : tensor<2x3x4xbf16> -> tensor<2x3x4xf32>
+  %z = train.matmul %xf, %wf : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  %yf = train.cast %y : tensor<2x3x5xbf16> -> tensor<2x3x5xf32>
+  %s = train.add %z, %yf : tensor<2x3x5xf32>
+  %r = train.sum_squares %s : tensor<2x3x5xf32>
+  return %r : tensor<f32>
+}

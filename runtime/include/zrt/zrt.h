@@ -126,26 +126,25 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
 ///   C[b] = bf16( f32(op(A[b])) . f32(op(B[b])) + f32(bias) )   b in [0,batch)
 /// i.e. exactly zrt_matmul on the f32 widenings of A, B and bias, with C
 /// rounded to bf16 once (round to nearest even). Shapes and transposes as
-/// zrt_matmul; A[b] packed at stride M*K; B either one matrix shared by all
-/// batches (b_shared != 0) or packed at stride K*N; C packed at stride M*N;
-/// bias NULL or [N]. `workspace` holds at least zrt_matmul_bf16_workspace()
-/// floats of scratch: the CPU backend widens into it (f32 copies of A, B,
-/// bias and C); the CUDA backend runs a bf16 tensor-core GEMM with f32
-/// accumulation (cuBLAS, CUBLAS_COMPUTE_32F) and uses it only for C's f32
-/// values when there is a bias. Products and sums are f32 on both; the
+/// zrt_matmul; A[b], B[b], C[b] packed at strides M*K, K*N, M*N; bias NULL
+/// or [N] (added to every row). `workspace` holds at least
+/// zrt_matmul_bf16_workspace() floats of scratch: the CPU backend widens
+/// into it (f32 copies of A, B, bias and C) and runs cblas_sgemm; the CUDA
+/// backend runs a bf16 tensor-core GEMM with f32 accumulation (cuBLAS,
+/// CUBLAS_COMPUTE_32F) and uses it only for C's f32 values when there is a
+/// bias (so that C is rounded once). Products and sums are f32 on both; the
 /// order of the sums may differ between backends.
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (as zrt_matmul, and a NULL workspace
-/// with nonzero sizes).
+/// when there is something to compute).
 int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
                     zrt_bf16 *C, int64_t batch, int64_t M, int64_t N,
-                    int64_t K, int trans_a, int trans_b, int b_shared,
-                    float *workspace);
+                    int64_t K, int trans_a, int trans_b, float *workspace);
 
 /// Floats of scratch zrt_matmul_bf16 needs for these sizes:
-/// batch*M*K + (b_shared ? K*N : batch*K*N) + (has_bias ? N : 0) + batch*M*N;
-/// -1 for negative sizes or on overflow.
+/// batch*M*K + batch*K*N + (has_bias ? N : 0) + batch*M*N; -1 for negative
+/// sizes or on overflow.
 int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
-                                  int64_t K, int b_shared, int has_bias);
+                                  int64_t K, int has_bias);
 
 /// Bias gradient: dbias[j] = sum_r dout[r, j] over rows r in [0, rows);
 /// dout is [rows, N], dbias is [N] and is OVERWRITTEN. Sum accumulated in
