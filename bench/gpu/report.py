@@ -159,10 +159,13 @@ def main():
         json.dump(report, f, indent=2)
     print(f"gpu-check: unit tests: {unit}")
     for p in par:
+        if "error" in p:
+            print(f"gpu-check: parity {p['program']}: FAILED ({p['error']})")
+            continue
         print(f"gpu-check: parity {p['program']}: "
               f"{'ok' if p['passed'] else 'FAILED'} "
-              f"(max rel diff {p.get('max_rel_diff', float('nan')):.2e}, "
-              f"rtol {p['rtol']:g}, {p.get('steps', 0)} steps)")
+              f"(max rel diff {p['max_rel_diff']:.2e}, "
+              f"rtol {p['rtol']:g}, {p['steps']} steps)")
     for b in bench:
         if "error" in b:
             print(f"gpu-check: {b['program']}: {b['error']}")
