@@ -989,7 +989,8 @@ void FunctionLowering::decideInPlaceUpdates() {
 
 /// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
 /// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
-/// product over all of A's rows.
+/// product over all of A's rows (valid because the verifier rejects
+/// transpose_a in that form).
 struct MatmulDims {
   int64_t batch = 1, M = 0, N = 0, K = 0;
 };

@@ -285,7 +285,7 @@ int startProcessGroup(int *argc, char ***argv, int *localRank) {
   (void)argc;
   (void)argv;
   // Launched as several processes by a launcher this build cannot talk to?
-  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
     if (const char *v = std::getenv(var); v && std::atoi(v) > 1)
       return zrt_cuda::fail(ZRT_ERR_MPI,
                             "%s: launched as %s processes (%s), but this "
@@ -394,6 +394,18 @@ int finalize() {
     cudaEventDestroy(r->done);
     delete r;
   }
+  (void)collectTimings("zrt_finalize");
+  for (const TimingPair &p : state.freeTimings) {
+    cudaEventDestroy(p.before);
+    cudaEventDestroy(p.after);
+  }
+  state.freeTimings.clear();
+  if (state.ready)
+    cudaEventDestroy(state.ready);
+  state.ready = nullptr;
+  if (state.comm)
+    cudaStreamDestroy(state.comm);
+  state.comm = nullptr;
   state.initialized = false;
   state.finalized = true;
   state.rank = state.size = -1;

@@ -6,10 +6,11 @@
 // lowering_support.cpp) operation for operation; where the CPU evaluates
 // a * b + c with two roundings (its baseline x86-64 build has no FMA),
 // __fmul_rn / __fadd_rn keep nvcc from contracting it into an FMA, so
-// those results are bit-identical to the CPU's for normal numbers (the
-// backend is built with --use_fast_math, whose -ftz flushes denormal
-// operands and results to zero). zrt_bias_backward sums columns in a
-// fixed order (columnSums, device_util.cuh).
+// those results are bit-identical to the CPU's (the backend is built
+// without fast-math: denormals are kept, `/` and sqrtf are IEEE-rounded).
+// The other kernels (gelu's polynomial, the bias kernel) let nvcc contract
+// and agree to rounding. zrt_bias_backward sums columns in a fixed order
+// (columnSums, device_util.cuh).
 //
 //===----------------------------------------------------------------------===//
 

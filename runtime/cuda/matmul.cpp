@@ -37,7 +37,14 @@ int cublas_handle(void **out, const char *fn) {
                             cublas_status_name(s));
     }
     // Every cuBLAS call runs on the backend's compute stream.
-    cublasSetStream(handle, zrt_cuda::stream());
+    s = cublasSetStream(handle, zrt_cuda::stream());
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(handle);
+      handle = nullptr;
+      return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                            "%s: cublasSetStream failed: %s", fn,
+                            cublas_status_name(s));
+    }
   }
   *out = handle;
   return ZRT_OK;

@@ -7,12 +7,13 @@
 // (runtime/src/norm.cpp, lowering_support.cpp) operation for operation,
 // with __fmul_rn / __fadd_rn / __fsub_rn where nvcc would otherwise
 // contract a multiply-add into an FMA, and __fdiv_rn / __fsqrt_rn for the
-// divisions and square roots (IEEE-rounded as on the CPU, whatever
-// --use_fast_math makes of `/` and sqrtf). The row sums are f32 as on the
-// CPU but in a different order, and softmax's expf is the fast-math
-// __expf, so results agree to rounding (about 1e-6 relative; up to ~1e-5
-// for softmax arguments near -87), not bit for bit. layer_norm_backward's
-// dweight / dbias are deterministic column sums (columnSums, device_util.cuh).
+// divisions and square roots (IEEE-rounded as on the CPU, whatever flags
+// the backend is built with; it uses no fast-math). The row sums are f32
+// as on the CPU but in a different order (the CPU's sequential sums lose
+// more, growing with C), and softmax's expf is CUDA's (2 ulp), so results
+// agree to rounding (about 1e-6 relative), not bit for bit.
+// layer_norm_backward's dweight / dbias are deterministic column sums
+// (columnSums, device_util.cuh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +44,7 @@ __device__ __forceinline__ void warpRowStats(const float *xi, int64_t C,
   float var = 0.0f;
   for (int64_t j = lane; j < C; j += 32) {
     const float d = xi[j] - m;
-    var += d * d;
+    var = __fadd_rn(var, __fmul_rn(d, d)); // two roundings, as the CPU
   }
   var = __fdiv_rn(warpSum(var), static_cast<float>(C));
   s = __fdiv_rn(1.0f, __fsqrt_rn(var + eps));
@@ -165,7 +166,7 @@ __global__ void softmaxBackwardKernel(const float *y, const float *dy,
   const float *yi = y + row * C, *gi = dy + row * C;
   float dot = 0.0f;
   for (int64_t j = lane; j < C; j += 32)
-    dot += yi[j] * gi[j];
+    dot = __fadd_rn(dot, __fmul_rn(yi[j], gi[j]));
   dot = warpSum(dot);
   float *dxi = dx + row * C;
   for (int64_t j = lane; j < C; j += 32)

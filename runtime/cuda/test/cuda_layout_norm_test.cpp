@@ -379,8 +379,12 @@ TEST_F(CudaKernels, SoftmaxAndBackward) {
     ASSERT_EQ(zrt_cuda::softmax(dx, dy, N, C), ZRT_OK)
         << zrt_cuda::last_error();
     const auto got = host(dy, N * C);
-    // expf of arguments down to -160 is within ~1e-5 relative.
-    expectClose(ref, got, 1e-30f, 2e-5f, shapeName(s) + " softmax");
+    // expf of arguments down to -160 is within ~1e-5 relative. As in layer
+    // norm, the CPU's sequential f32 row sum of the C exponentials carries
+    // an error growing with C (6.7e-5 relative for the rows of C = 70001;
+    // the device's tree sums much less): the tolerance grows with C.
+    const float smTol = 2e-5f * (1.0f + static_cast<float>(C) / 8192.0f);
+    expectClose(ref, got, 1e-30f, smTol, shapeName(s) + " softmax");
     ASSERT_EQ(zrt_cuda::softmax(dx, dx, N, C), ZRT_OK); // in place
     expectSameBits(got, host(dx, N * C), shapeName(s) + " softmax in place");
 
