@@ -5,7 +5,8 @@ Usage: report.py BUNDLE RUNDIR OUT.json
 
 BUNDLE is scripts/gpu-prepare's directory (manifest.json, reference/*.jsonl);
 RUNDIR holds what gpu-check ran: gemm_peak.json, unit_tests.txt (ctest's
-summary line), <program>.jsonl (the driver's --metrics) and <program>.log.
+summary line), <program>.jsonl (the driver's --metrics), <program>.log and
+profile.json (ZRT_PROFILE of a GPT-2 run: GPU time per zrt_* function).
 
 Parity: every step's loss of a GPU run against the CPU build's loss of the
 same step, |gpu - cpu| <= rtol * |cpu| (rtol from the manifest: 1e-4 for f32,
@@ -144,6 +145,11 @@ def main():
     except OSError:
         unit = "not run"
     unit_ok = "100% tests passed" in unit
+    try:
+        with open(f"{rundir}/profile.json") as f:
+            profile = json.load(f)
+    except (OSError, ValueError):
+        profile = None
     par = [parity(bundle, rundir, item) for item in manifest["parity"]]
     bench = benchmark(bundle, rundir, manifest, peak)
     report = {
@@ -153,6 +159,7 @@ def main():
         "unit_tests": {"summary": unit, "passed": unit_ok},
         "parity": par,
         "benchmark": bench,
+        "profile": profile,
         "passed": unit_ok and all(p["passed"] for p in par),
     }
     with open(out_path, "w") as f:
@@ -177,6 +184,12 @@ def main():
               f"peak {b['peak_arena_bytes'] / 1e9:.2f} GB (plan "
               f"{b['planned_arena_bytes'] / 1e9:.2f} GB), model states = plan: "
               f"{b['model_state_equals_plan']}")
+    if profile:
+        total = profile.get("total_gpu_ms", 0.0) or 1.0
+        print(f"gpu-check: profile of gpt2_s0 (10 steps, GPU time per function):")
+        for fn in profile.get("functions", [])[:10]:
+            print(f"gpu-check:   {fn['name']:<34} {fn['calls']:>7} calls "
+                  f"{fn['gpu_ms']:>10.1f} ms {100 * fn['gpu_ms'] / total:5.1f}%")
     print(f"gpu-check: wrote {out_path}")
     return 0 if report["passed"] else 1
 

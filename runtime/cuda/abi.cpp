@@ -1,6 +1,7 @@
 //===- abi.cpp - CUDA backend: the zrt.h C ABI ----------------------------===//
 //
-// Exports the zrt_cuda implementations under their zrt.h names. The
+// Exports the zrt_cuda implementations under their zrt.h names (each call
+// that queues GPU work timed when ZRT_PROFILE is set, profile.cpp). The
 // backend-neutral host functions (errors, bf16 scalars, zrt_param_seed,
 // zrt_clip_coef, data loading, the training driver) come from the shared
 // host sources of runtime/src, compiled into zero_runtime_cuda as well.
@@ -11,27 +12,38 @@
 
 #include "../src/matmul_args.h"
 
+/// Returns `call`, timed per function when ZRT_PROFILE is set (profile.cpp).
+#define ZRT_PROFILED(name, call)                                               \
+  do {                                                                         \
+    if (!zrt_cuda::profile::enabled())                                         \
+      return call;                                                             \
+    zrt_cuda::profile::Scope scope_(name);                                     \
+    return call;                                                               \
+  } while (0)
+
 extern "C" {
 
 int zrt_set_num_threads(int n) { return zrt_cuda::set_num_threads(n); }
 int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
-  return zrt_cuda::cast_f32_to_bf16(src, dst, n);
+  ZRT_PROFILED("zrt_cast_f32_to_bf16", zrt_cuda::cast_f32_to_bf16(src, dst, n));
 }
 int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
-  return zrt_cuda::cast_bf16_to_f32(src, dst, n);
+  ZRT_PROFILED("zrt_cast_bf16_to_f32", zrt_cuda::cast_bf16_to_f32(src, dst, n));
 }
 int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
                int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
                int trans_b, float alpha, float beta, int64_t stride_a,
                int64_t stride_b, int64_t stride_c) {
-  return zrt_cuda::matmul(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
-                          alpha, beta, stride_a, stride_b, stride_c);
+  ZRT_PROFILED("zrt_matmul",
+               zrt_cuda::matmul(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
+                                alpha, beta, stride_a, stride_b, stride_c));
 }
 int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
-                    zrt_bf16 *C, int64_t batch, int64_t M, int64_t N,
-                    int64_t K, int trans_a, int trans_b, float *workspace) {
-  return zrt_cuda::matmul_bf16(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
-                               workspace);
+                    zrt_bf16 *C, int64_t batch, int64_t M, int64_t N, int64_t K,
+                    int trans_a, int trans_b, float *workspace) {
+  ZRT_PROFILED("zrt_matmul_bf16",
+               zrt_cuda::matmul_bf16(A, B, bias, C, batch, M, N, K, trans_a,
+                                     trans_b, workspace));
 }
 int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
                                   int64_t K, int has_bias) {
@@ -39,113 +51,127 @@ int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
 }
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {
-  return zrt_cuda::bias_backward(dout, dbias, rows, N);
+  ZRT_PROFILED("zrt_bias_backward",
+               zrt_cuda::bias_backward(dout, dbias, rows, N));
 }
 int zrt_permute_0213(const float *in, float *out, int64_t A, int64_t B,
                      int64_t C, int64_t D) {
-  return zrt_cuda::permute_0213(in, out, A, B, C, D);
+  ZRT_PROFILED("zrt_permute_0213", zrt_cuda::permute_0213(in, out, A, B, C, D));
 }
 int zrt_fill(float *out, float value, int64_t n) {
-  return zrt_cuda::fill(out, value, n);
+  ZRT_PROFILED("zrt_fill", zrt_cuda::fill(out, value, n));
 }
 int zrt_copy(const float *x, float *out, int64_t n) {
-  return zrt_cuda::copy(x, out, n);
+  ZRT_PROFILED("zrt_copy", zrt_cuda::copy(x, out, n));
 }
 int zrt_add(const float *a, const float *b, float *out, int64_t n) {
-  return zrt_cuda::add(a, b, out, n);
+  ZRT_PROFILED("zrt_add", zrt_cuda::add(a, b, out, n));
 }
 int zrt_add_backward(const float *dout, float *da, float *db, int64_t n) {
-  return zrt_cuda::add_backward(dout, da, db, n);
+  ZRT_PROFILED("zrt_add_backward", zrt_cuda::add_backward(dout, da, db, n));
 }
 int zrt_axpy(float alpha, const float *x, float *y, int64_t n) {
-  return zrt_cuda::axpy(alpha, x, y, n);
+  ZRT_PROFILED("zrt_axpy", zrt_cuda::axpy(alpha, x, y, n));
 }
 int zrt_mul(const float *a, const float *b, float *out, int64_t n) {
-  return zrt_cuda::mul(a, b, out, n);
+  ZRT_PROFILED("zrt_mul", zrt_cuda::mul(a, b, out, n));
 }
 int zrt_mul_backward(const float *a, const float *b, const float *dout,
                      float *da, float *db, int64_t n) {
-  return zrt_cuda::mul_backward(a, b, dout, da, db, n);
+  ZRT_PROFILED("zrt_mul_backward",
+               zrt_cuda::mul_backward(a, b, dout, da, db, n));
 }
 int zrt_scale(const float *x, float alpha, float *out, int64_t n) {
-  return zrt_cuda::scale(x, alpha, out, n);
+  ZRT_PROFILED("zrt_scale", zrt_cuda::scale(x, alpha, out, n));
 }
 int zrt_gelu(const float *x, float *out, int64_t n) {
-  return zrt_cuda::gelu(x, out, n);
+  ZRT_PROFILED("zrt_gelu", zrt_cuda::gelu(x, out, n));
 }
 int zrt_gelu_backward(const float *x, const float *dout, float *dx, int64_t n) {
-  return zrt_cuda::gelu_backward(x, dout, dx, n);
+  ZRT_PROFILED("zrt_gelu_backward", zrt_cuda::gelu_backward(x, dout, dx, n));
 }
 int zrt_relu(const float *x, float *out, int64_t n) {
-  return zrt_cuda::relu(x, out, n);
+  ZRT_PROFILED("zrt_relu", zrt_cuda::relu(x, out, n));
 }
 int zrt_relu_backward(const float *x, const float *dout, float *dx, int64_t n) {
-  return zrt_cuda::relu_backward(x, dout, dx, n);
+  ZRT_PROFILED("zrt_relu_backward", zrt_cuda::relu_backward(x, dout, dx, n));
 }
 int zrt_layer_norm(const float *x, const float *weight, const float *bias,
                    float *out, float *mean, float *rstd, int64_t N, int64_t C,
                    float eps) {
-  return zrt_cuda::layer_norm(x, weight, bias, out, mean, rstd, N, C, eps);
+  ZRT_PROFILED("zrt_layer_norm", zrt_cuda::layer_norm(x, weight, bias, out,
+                                                      mean, rstd, N, C, eps));
 }
 int zrt_layer_norm_backward(const float *dout, const float *x,
                             const float *weight, const float *mean,
                             const float *rstd, float *dx, float *dweight,
                             float *dbias, int64_t N, int64_t C) {
-  return zrt_cuda::layer_norm_backward(dout, x, weight, mean, rstd, dx, dweight,
-                                       dbias, N, C);
+  ZRT_PROFILED("zrt_layer_norm_backward",
+               zrt_cuda::layer_norm_backward(dout, x, weight, mean, rstd, dx,
+                                             dweight, dbias, N, C));
 }
 int zrt_softmax(const float *x, float *out, int64_t N, int64_t C) {
-  return zrt_cuda::softmax(x, out, N, C);
+  ZRT_PROFILED("zrt_softmax", zrt_cuda::softmax(x, out, N, C));
 }
 int zrt_softmax_backward(const float *y, const float *dy, float *dx, int64_t N,
                          int64_t C) {
-  return zrt_cuda::softmax_backward(y, dy, dx, N, C);
+  ZRT_PROFILED("zrt_softmax_backward",
+               zrt_cuda::softmax_backward(y, dy, dx, N, C));
 }
 int zrt_causal_attention(const float *q, const float *k, const float *v,
                          float *out, float *probs, float *workspace, int64_t B,
                          int64_t H, int64_t T, int64_t D) {
-  return zrt_cuda::causal_attention(q, k, v, out, probs, workspace, B, H, T, D);
+  ZRT_PROFILED(
+      "zrt_causal_attention",
+      zrt_cuda::causal_attention(q, k, v, out, probs, workspace, B, H, T, D));
 }
 int zrt_causal_attention_backward(const float *dout, const float *q,
                                   const float *k, const float *v,
                                   const float *probs, float *dq, float *dk,
                                   float *dv, float *workspace, int64_t B,
                                   int64_t H, int64_t T, int64_t D) {
-  return zrt_cuda::causal_attention_backward(dout, q, k, v, probs, dq, dk, dv,
-                                             workspace, B, H, T, D);
+  ZRT_PROFILED("zrt_causal_attention_backward",
+               zrt_cuda::causal_attention_backward(dout, q, k, v, probs, dq, dk,
+                                                   dv, workspace, B, H, T, D));
 }
 int zrt_embedding(const float *table, const int32_t *ids, float *out, int64_t N,
                   int64_t V, int64_t C) {
-  return zrt_cuda::embedding(table, ids, out, N, V, C);
+  ZRT_PROFILED("zrt_embedding", zrt_cuda::embedding(table, ids, out, N, V, C));
 }
 int zrt_embedding_backward(const float *dout, const int32_t *ids, float *dtable,
                            int64_t N, int64_t V, int64_t C) {
-  return zrt_cuda::embedding_backward(dout, ids, dtable, N, V, C);
+  ZRT_PROFILED("zrt_embedding_backward",
+               zrt_cuda::embedding_backward(dout, ids, dtable, N, V, C));
 }
 int zrt_cross_entropy(const float *logits, const int32_t *targets, float *loss,
                       int64_t N, int64_t V, int32_t ignore_index) {
-  return zrt_cuda::cross_entropy(logits, targets, loss, N, V, ignore_index);
+  ZRT_PROFILED(
+      "zrt_cross_entropy",
+      zrt_cuda::cross_entropy(logits, targets, loss, N, V, ignore_index));
 }
 int zrt_cross_entropy_backward(const float *logits, const int32_t *targets,
                                float dloss, float *dlogits, int64_t N,
                                int64_t V, int32_t ignore_index) {
-  return zrt_cuda::cross_entropy_backward(logits, targets, dloss, dlogits, N, V,
-                                          ignore_index);
+  ZRT_PROFILED("zrt_cross_entropy_backward",
+               zrt_cuda::cross_entropy_backward(logits, targets, dloss, dlogits,
+                                                N, V, ignore_index));
 }
 int zrt_mse(const float *pred, const float *target, float *loss, int64_t n) {
-  return zrt_cuda::mse(pred, target, loss, n);
+  ZRT_PROFILED("zrt_mse", zrt_cuda::mse(pred, target, loss, n));
 }
 int zrt_mse_backward(const float *pred, const float *target, float dloss,
                      float *dpred, float *dtarget, int64_t n) {
-  return zrt_cuda::mse_backward(pred, target, dloss, dpred, dtarget, n);
+  ZRT_PROFILED("zrt_mse_backward",
+               zrt_cuda::mse_backward(pred, target, dloss, dpred, dtarget, n));
 }
 int zrt_adamw_step(float *param, float *m, float *v, const float *grad,
                    float *out_f32, zrt_bf16 *out_bf16, int64_t n, double lr,
                    double beta1, double beta2, double eps, double weight_decay,
                    float grad_scale, int64_t step) {
-  return zrt_cuda::adamw_step(param, m, v, grad, out_f32, out_bf16, n, lr,
-                              beta1, beta2, eps, weight_decay, grad_scale,
-                              step);
+  ZRT_PROFILED("zrt_adamw_step",
+               zrt_cuda::adamw_step(param, m, v, grad, out_f32, out_bf16, n, lr,
+                                    beta1, beta2, eps, weight_decay, grad_scale,
+                                    step));
 }
 int zrt_adamw_step_bf16_grad(float *param, float *m, float *v,
                              const zrt_bf16 *grad, float *out_f32,
@@ -153,59 +179,71 @@ int zrt_adamw_step_bf16_grad(float *param, float *m, float *v,
                              double beta1, double beta2, double eps,
                              double weight_decay, float grad_scale,
                              int64_t step) {
-  return zrt_cuda::adamw_step_bf16_grad(param, m, v, grad, out_f32, out_bf16, n,
-                                        lr, beta1, beta2, eps, weight_decay,
-                                        grad_scale, step);
+  ZRT_PROFILED("zrt_adamw_step_bf16_grad",
+               zrt_cuda::adamw_step_bf16_grad(
+                   param, m, v, grad, out_f32, out_bf16, n, lr, beta1, beta2,
+                   eps, weight_decay, grad_scale, step));
 }
 int zrt_sum_squares(const float *x, int64_t n, float *out) {
-  return zrt_cuda::sum_squares(x, n, out);
+  ZRT_PROFILED("zrt_sum_squares", zrt_cuda::sum_squares(x, n, out));
 }
 int zrt_sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out) {
-  return zrt_cuda::sum_squares_bf16(x, n, out);
+  ZRT_PROFILED("zrt_sum_squares_bf16", zrt_cuda::sum_squares_bf16(x, n, out));
 }
 int zrt_init_normal(float *ptr, int64_t n, float mean, float std, uint64_t seed,
                     int64_t offset) {
-  return zrt_cuda::init_normal(ptr, n, mean, std, seed, offset);
+  ZRT_PROFILED("zrt_init_normal",
+               zrt_cuda::init_normal(ptr, n, mean, std, seed, offset));
 }
 int zrt_init_uniform(float *ptr, int64_t n, float low, float high,
                      uint64_t seed, int64_t offset) {
-  return zrt_cuda::init_uniform(ptr, n, low, high, seed, offset);
+  ZRT_PROFILED("zrt_init_uniform",
+               zrt_cuda::init_uniform(ptr, n, low, high, seed, offset));
 }
 int zrt_init(int *argc, char ***argv) { return zrt_cuda::init(argc, argv); }
-int zrt_finalize(void) { return zrt_cuda::finalize(); }
+int zrt_finalize(void) {
+  zrt_cuda::profile::report();
+  return zrt_cuda::finalize();
+}
 int zrt_rank(void) { return zrt_cuda::rank(); }
 int zrt_world_size(void) { return zrt_cuda::world_size(); }
 int zrt_barrier(void) { return zrt_cuda::barrier(); }
 int zrt_all_gather(const void *send, void *recv, int64_t n, int dtype) {
-  return zrt_cuda::all_gather(send, recv, n, dtype);
+  ZRT_PROFILED("zrt_all_gather", zrt_cuda::all_gather(send, recv, n, dtype));
 }
 int zrt_reduce_scatter(const void *send, void *recv, int64_t n, int dtype,
                        int op) {
-  return zrt_cuda::reduce_scatter(send, recv, n, dtype, op);
+  ZRT_PROFILED("zrt_reduce_scatter",
+               zrt_cuda::reduce_scatter(send, recv, n, dtype, op));
 }
 int zrt_all_reduce(const void *send, void *recv, int64_t n, int dtype, int op) {
-  return zrt_cuda::all_reduce(send, recv, n, dtype, op);
+  ZRT_PROFILED("zrt_all_reduce",
+               zrt_cuda::all_reduce(send, recv, n, dtype, op));
 }
 int zrt_broadcast(void *buf, int64_t n, int dtype, int root) {
-  return zrt_cuda::broadcast(buf, n, dtype, root);
+  ZRT_PROFILED("zrt_broadcast", zrt_cuda::broadcast(buf, n, dtype, root));
 }
 int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
                          zrt_request *req) {
-  return zrt_cuda::all_gather_start(send, recv, n, dtype, req);
+  ZRT_PROFILED("zrt_all_gather_start",
+               zrt_cuda::all_gather_start(send, recv, n, dtype, req));
 }
 int zrt_reduce_scatter_start(const void *send, void *recv, int64_t n, int dtype,
                              int op, zrt_request *req) {
-  return zrt_cuda::reduce_scatter_start(send, recv, n, dtype, op, req);
+  ZRT_PROFILED("zrt_reduce_scatter_start",
+               zrt_cuda::reduce_scatter_start(send, recv, n, dtype, op, req));
 }
 int zrt_all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
                          int op, zrt_request *req) {
-  return zrt_cuda::all_reduce_start(send, recv, n, dtype, op, req);
+  ZRT_PROFILED("zrt_all_reduce_start",
+               zrt_cuda::all_reduce_start(send, recv, n, dtype, op, req));
 }
 int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
                         zrt_request *req) {
-  return zrt_cuda::broadcast_start(buf, n, dtype, root, req);
+  ZRT_PROFILED("zrt_broadcast_start",
+               zrt_cuda::broadcast_start(buf, n, dtype, root, req));
 }
-int zrt_wait(zrt_request req) { return zrt_cuda::wait(req); }
+int zrt_wait(zrt_request req) { ZRT_PROFILED("zrt_wait", zrt_cuda::wait(req)); }
 int64_t zrt_comm_bytes(int kind) { return zrt_cuda::comm_bytes(kind); }
 int64_t zrt_comm_calls(int kind) { return zrt_cuda::comm_calls(kind); }
 double zrt_comm_wait_seconds(void) { return zrt_cuda::comm_wait_seconds(); }
@@ -234,54 +272,61 @@ int64_t zrt_memory_peak_total_bytes(void) {
 void zrt_memory_reset_peak(void) { zrt_cuda::memory_reset_peak(); }
 int64_t zrt_heap_allocations(void) { return zrt_cuda::heap_allocations(); }
 int zrt_copy_to_device(void *dst, const void *src, int64_t bytes) {
-  return zrt_cuda::copy_to_device(dst, src, bytes);
+  ZRT_PROFILED("zrt_copy_to_device", zrt_cuda::copy_to_device(dst, src, bytes));
 }
 int zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
-  return zrt_cuda::copy_to_host(dst, src, bytes);
+  ZRT_PROFILED("zrt_copy_to_host", zrt_cuda::copy_to_host(dst, src, bytes));
 }
 int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype) {
-  return zrt_cuda::copy_any(src, dst, n, dtype);
+  ZRT_PROFILED("zrt_copy_any", zrt_cuda::copy_any(src, dst, n, dtype));
 }
 int zrt_copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
                 int64_t rows, int64_t cols, int dtype) {
-  return zrt_cuda::copy_2d(src, src_ld, dst, dst_ld, rows, cols, dtype);
+  ZRT_PROFILED("zrt_copy_2d",
+               zrt_cuda::copy_2d(src, src_ld, dst, dst_ld, rows, cols, dtype));
 }
 int zrt_broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
                           int dtype) {
-  return zrt_cuda::broadcast_leading(in, out, lead, n, dtype);
+  ZRT_PROFILED("zrt_broadcast_leading",
+               zrt_cuda::broadcast_leading(in, out, lead, n, dtype));
 }
 int zrt_permute(const void *in, void *out, int rank, const int64_t *shape,
                 const int64_t *perm, int dtype) {
-  return zrt_cuda::permute(in, out, rank, shape, perm, dtype);
+  ZRT_PROFILED("zrt_permute",
+               zrt_cuda::permute(in, out, rank, shape, perm, dtype));
 }
 int zrt_cross_entropy_padded(const float *logits, const int32_t *targets,
                              float *loss, int64_t N, int64_t V,
                              int64_t num_classes) {
-  return zrt_cuda::cross_entropy_padded(logits, targets, loss, N, V,
-                                        num_classes);
+  ZRT_PROFILED(
+      "zrt_cross_entropy_padded",
+      zrt_cuda::cross_entropy_padded(logits, targets, loss, N, V, num_classes));
 }
 int zrt_cross_entropy_padded_backward(const float *logits,
                                       const int32_t *targets,
                                       const float *dloss, float *dlogits,
                                       int64_t N, int64_t V,
                                       int64_t num_classes) {
-  return zrt_cuda::cross_entropy_padded_backward(logits, targets, dloss,
-                                                 dlogits, N, V, num_classes);
+  ZRT_PROFILED("zrt_cross_entropy_padded_backward",
+               zrt_cuda::cross_entropy_padded_backward(
+                   logits, targets, dloss, dlogits, N, V, num_classes));
 }
 int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
                          int64_t C, float eps) {
-  return zrt_cuda::layer_norm_stats(x, mean, rstd, N, C, eps);
+  ZRT_PROFILED("zrt_layer_norm_stats",
+               zrt_cuda::layer_norm_stats(x, mean, rstd, N, C, eps));
 }
 int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {
-  return zrt_cuda::fill_bf16(out, value, n);
+  ZRT_PROFILED("zrt_fill_bf16", zrt_cuda::fill_bf16(out, value, n));
 }
 int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
-  return zrt_cuda::accumulate_bf16(x, y, n);
+  ZRT_PROFILED("zrt_accumulate_bf16", zrt_cuda::accumulate_bf16(x, y, n));
 }
 int zrt_clip_coef_scaled(const float *sum_squares, const float *grad_scale,
                          float max_norm, float *coef, float *norm) {
-  return zrt_cuda::clip_coef_scaled(sum_squares, grad_scale, max_norm, coef,
-                                    norm);
+  ZRT_PROFILED("zrt_clip_coef_scaled",
+               zrt_cuda::clip_coef_scaled(sum_squares, grad_scale, max_norm,
+                                          coef, norm));
 }
 int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
                     int grad_dtype, int64_t shard, int rank, int num_members,
@@ -289,20 +334,24 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
                     const uint8_t *decay, double lr, double beta1, double beta2,
                     double eps, double weight_decay, float grad_scale,
                     int64_t step) {
-  return zrt_cuda::shard_adamw(param, m, v, grad, grad_dtype, shard, rank,
-                               num_members, offsets, numels, decay, lr, beta1,
-                               beta2, eps, weight_decay, grad_scale, step);
+  ZRT_PROFILED("zrt_shard_adamw",
+               zrt_cuda::shard_adamw(param, m, v, grad, grad_dtype, shard, rank,
+                                     num_members, offsets, numels, decay, lr,
+                                     beta1, beta2, eps, weight_decay,
+                                     grad_scale, step));
 }
 int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
-  return zrt_cuda::local_shard(in, out, n, rank, dtype);
+  ZRT_PROFILED("zrt_local_shard",
+               zrt_cuda::local_shard(in, out, n, rank, dtype));
 }
 int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
                          int64_t slice_n, int64_t member_offset,
                          int64_t member_numel, int init_kind, float std,
                          uint64_t seed) {
-  return zrt_cuda::init_param_slice(data, dtype, slice_begin, slice_n,
-                                    member_offset, member_numel, init_kind, std,
-                                    seed);
+  ZRT_PROFILED("zrt_init_param_slice",
+               zrt_cuda::init_param_slice(data, dtype, slice_begin, slice_n,
+                                          member_offset, member_numel,
+                                          init_kind, std, seed));
 }
 int zrt_device_memory_info(int64_t *free_bytes, int64_t *total_bytes) {
   return zrt_cuda::device_memory_info(free_bytes, total_bytes);

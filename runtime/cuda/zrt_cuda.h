@@ -285,6 +285,29 @@ double comm_wait_seconds();
 int comm_progress();
 void comm_reset();
 
+/// Per-function timing of the zrt_* calls (profile.cpp; ZRT_PROFILE).
+namespace profile {
+/// True when ZRT_PROFILE is set and the runtime is initialized.
+bool enabled();
+/// Times one zrt_* call: CUDA events around its work on the compute stream,
+/// and the host time until the scope ends.
+class Scope {
+public:
+  explicit Scope(const char *name);
+  ~Scope();
+  Scope(const Scope &) = delete;
+  Scope &operator=(const Scope &) = delete;
+
+private:
+  const char *name_;
+  void *start_ = nullptr, *stop_ = nullptr; ///< cudaEvent_t
+  double hostStart_ = 0.0;
+};
+/// Writes the totals (JSON file or stderr table, see profile.cpp); called
+/// by zrt_finalize.
+void report();
+} // namespace profile
+
 namespace detail {
 /// The calling thread's cuBLAS handle (a cublasHandle_t), created on first
 /// use and bound to stream(); `fn` names the caller in errors (matmul.cpp).
