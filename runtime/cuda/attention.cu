@@ -19,6 +19,8 @@
 
 #include "device_util.cuh"
 
+#include "../src/arg_checks.h"
+
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -32,18 +34,6 @@ using namespace zrt_cuda;
 constexpr int kAttnRowThreads = 256;
 /// Most blocks of the row kernels (rows beyond are warp-strided).
 constexpr int64_t kAttnMaxRowBlocks = int64_t(1) << 16;
-
-/// The CPU's checkAttentionArgs.
-int checkAttentionArgs(const char *fn, int64_t B, int64_t H, int64_t T,
-                       int64_t D) {
-  ZRT_CUDA_REQUIRE(
-      B >= 0 && H >= 0 && T >= 1 && D >= 1,
-      "%s: need B, H >= 0 and T, D >= 1 (B=%lld H=%lld T=%lld D=%lld)", fn,
-      (long long)B, (long long)H, (long long)T, (long long)D);
-  ZRT_CUDA_REQUIRE(T <= INT_MAX && D <= INT_MAX, "%s: T, D must fit in int32",
-                   fn);
-  return ZRT_OK;
-}
 
 /// Blocks of kAttnRowThreads for one warp per row.
 int attnRowBlocks(int64_t rows) {
@@ -141,13 +131,10 @@ int causal_attention(const float *q, const float *k, const float *v, float *out,
                      float *probs, float *workspace, int64_t B, int64_t H,
                      int64_t T, int64_t D) {
   const char *fn = "zrt_causal_attention";
-  if (int st = checkAttentionArgs(fn, B, H, T, D))
+  if (int st = zrt::checkCausalAttentionArgs(fn, q, k, v, out, B, H, T, D,
+                                             zrt_cuda::fail))
     return st;
   const int64_t slices = B * H;
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, q);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, k);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, v);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, out);
   if (slices == 0)
     return ZRT_OK;
   const int64_t TD = T * D, TT = T * T;
@@ -188,17 +175,10 @@ int causal_attention_backward(const float *dout, const float *q, const float *k,
                               float *dk, float *dv, float *workspace, int64_t B,
                               int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_causal_attention_backward";
-  if (int st = checkAttentionArgs(fn, B, H, T, D))
+  if (int st = zrt::checkCausalAttentionBackwardArgs(
+          fn, dout, q, k, v, probs, dq, dk, dv, B, H, T, D, zrt_cuda::fail))
     return st;
   const int64_t slices = B * H;
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, dout);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, q);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, k);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, v);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, probs);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, dq);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, dk);
-  ZRT_CUDA_REQUIRE_BUF(fn, slices, dv);
   if (slices == 0)
     return ZRT_OK;
   const int64_t TD = T * D, TT = T * T;

@@ -31,6 +31,8 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/arg_checks.h"
+
 #include <cuda_runtime.h>
 
 #if ZRT_HAVE_NCCL
@@ -82,16 +84,6 @@ CommState state;
 
 /// Requests and timing pairs zrt_init puts in the pools.
 constexpr int kPool = 256;
-
-int requireInit(const char *fn) {
-  if (!state.initialized)
-    return zrt_cuda::fail(ZRT_ERR_NOT_INITIALIZED,
-                          "%s: the runtime is not initialized (call zrt_init)",
-                          fn);
-  return ZRT_OK;
-}
-
-size_t dtypeSize(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
 
 int cudaFail(const char *fn, const char *what, cudaError_t err) {
   return zrt_cuda::check(err, ZRT_ERR_MPI, fn, what);
@@ -177,22 +169,11 @@ int collectTimings(const char *fn) {
   return ZRT_OK;
 }
 
+/// The shared checks of every *_start collective (arg_checks.h); NCCL counts
+/// are size_t, so no MPI count limit.
 int checkCommon(const char *fn, int64_t n, int dtype, zrt_request *req) {
-  if (req)
-    *req = nullptr;
-  if (int st = requireInit(fn))
-    return st;
-  ZRT_CUDA_REQUIRE(req != nullptr, "%s: req is NULL", fn);
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
-  ZRT_CUDA_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16,
-                   "%s: unknown dtype %d", fn, dtype);
-  return ZRT_OK;
-}
-
-int checkOp(const char *fn, int op) {
-  ZRT_CUDA_REQUIRE(op == ZRT_SUM || op == ZRT_AVG || op == ZRT_MAX,
-                   "%s: unknown reduce op %d", fn, op);
-  return ZRT_OK;
+  return zrt::checkCollectiveArgs(fn, state.initialized, n, dtype, req,
+                                  /*mpiCounts=*/false, zrt_cuda::fail);
 }
 
 void countTraffic(int kind, int64_t bytes) {
@@ -425,7 +406,7 @@ int world_size() { return state.initialized ? state.size : -1; }
 
 int barrier() {
   const char *fn = "zrt_barrier";
-  if (int st = requireInit(fn))
+  if (int st = zrt::checkInitialized(fn, state.initialized, zrt_cuda::fail))
     return st;
   if (cudaError_t err = cudaStreamSynchronize(stream()); err != cudaSuccess)
     return cudaFail(fn, "cudaStreamSynchronize", err);
@@ -444,9 +425,10 @@ int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
   const char *fn = "zrt_all_gather_start";
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
-  ZRT_CUDA_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt_cuda::fail))
+    return st;
   const int64_t N = state.size;
-  const int64_t es = static_cast<int64_t>(dtypeSize(dtype));
+  const int64_t es = zrt::dtypeBytes(dtype);
   zrt_request_s *r = nullptr;
   if (int st = beginCollective(fn, &r))
     return st;
@@ -478,11 +460,12 @@ static int startReduction(const char *fn, bool scatter, const void *send,
                           zrt_request *req) {
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
-  if (int st = checkOp(fn, op))
+  if (int st = zrt::checkReduceOp(fn, op, zrt_cuda::fail))
     return st;
-  ZRT_CUDA_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt_cuda::fail))
+    return st;
   const int64_t N = state.size;
-  const int64_t es = static_cast<int64_t>(dtypeSize(dtype));
+  const int64_t es = zrt::dtypeBytes(dtype);
   zrt_request_s *r = nullptr;
   if (int st = beginCollective(fn, &r))
     return st;
@@ -533,9 +516,9 @@ int broadcast_start(void *buf, int64_t n, int dtype, int root,
   const char *fn = "zrt_broadcast_start";
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
-  ZRT_CUDA_REQUIRE(root >= 0 && root < state.size,
-                   "%s: root %d outside [0, %d)", fn, root, state.size);
-  ZRT_CUDA_REQUIRE(n == 0 || buf, "%s: NULL buffer", fn);
+  if (int st =
+          zrt::checkBroadcastArgs(fn, buf, n, root, state.size, zrt_cuda::fail))
+    return st;
   zrt_request_s *r = nullptr;
   if (int st = beginCollective(fn, &r))
     return st;
@@ -553,8 +536,7 @@ int broadcast_start(void *buf, int64_t n, int dtype, int root,
     return st;
   }
   countTraffic(ZRT_COLL_BROADCAST,
-               state.size > 1 ? n * static_cast<int64_t>(dtypeSize(dtype))
-                              : 0);
+               state.size > 1 ? n * zrt::dtypeBytes(dtype) : 0);
   return endCollective(fn, r, req);
 }
 

@@ -16,6 +16,8 @@
 
 #include "device_util.cuh"
 
+#include "../src/arg_checks.h"
+
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -160,15 +162,12 @@ zrt_bf16 hostF32ToBf16(float f) {
 
 } // namespace
 
-#define ZRT_CUDA_EW_CHECK(fn, n)                                               \
-  ZRT_CUDA_REQUIRE((n) >= 0, "%s: n = %lld < 0", fn, (long long)(n))
-
 namespace zrt_cuda {
 
 int fill(float *out, float value, int64_t n) {
   const char *fn = "zrt_fill";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkFillArgs(fn, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   fillKernel<<<blocksFor(n), kThreads, 0, stream()>>>(out, value, n);
@@ -177,10 +176,8 @@ int fill(float *out, float value, int64_t n) {
 
 int add(const float *a, const float *b, float *out, int64_t n) {
   const char *fn = "zrt_add";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, a);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, b);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkBinaryArgs(fn, a, b, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   addKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, out, n);
@@ -189,9 +186,8 @@ int add(const float *a, const float *b, float *out, int64_t n) {
 
 int scale(const float *x, float alpha, float *out, int64_t n) {
   const char *fn = "zrt_scale";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   scaleKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, alpha, out, n);
@@ -200,9 +196,8 @@ int scale(const float *x, float alpha, float *out, int64_t n) {
 
 int gelu(const float *x, float *out, int64_t n) {
   const char *fn = "zrt_gelu";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   geluKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, out, n);
@@ -211,10 +206,9 @@ int gelu(const float *x, float *out, int64_t n) {
 
 int gelu_backward(const float *x, const float *dout, float *dx, int64_t n) {
   const char *fn = "zrt_gelu_backward";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dx);
+  if (int st =
+          zrt::checkActivationBackwardArgs(fn, x, dout, dx, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   geluBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, dout, dx, n);
@@ -223,16 +217,15 @@ int gelu_backward(const float *x, const float *dout, float *dx, int64_t n) {
 
 int copy(const float *x, float *out, int64_t n) {
   const char *fn = "zrt_copy";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt_cuda::fail))
+    return st;
   return moveBytes(out, x, n * static_cast<int64_t>(sizeof(float)), fn);
 }
 
 int add_backward(const float *dout, float *da, float *db, int64_t n) {
   const char *fn = "zrt_add_backward";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
+  if (int st = zrt::checkAddBackwardArgs(fn, dout, n, zrt_cuda::fail))
+    return st;
   const int64_t bytes = n * static_cast<int64_t>(sizeof(float));
   if (da)
     if (int st = moveBytes(da, dout, bytes, fn))
@@ -245,9 +238,8 @@ int add_backward(const float *dout, float *da, float *db, int64_t n) {
 
 int axpy(float alpha, const float *x, float *y, int64_t n) {
   const char *fn = "zrt_axpy";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, y);
+  if (int st = zrt::checkAxpyArgs(fn, x, y, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   axpyKernel<<<blocksFor(n), kThreads, 0, stream()>>>(alpha, x, y, n);
@@ -256,10 +248,8 @@ int axpy(float alpha, const float *x, float *y, int64_t n) {
 
 int mul(const float *a, const float *b, float *out, int64_t n) {
   const char *fn = "zrt_mul";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, a);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, b);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkBinaryArgs(fn, a, b, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   mulKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, out, n);
@@ -269,10 +259,8 @@ int mul(const float *a, const float *b, float *out, int64_t n) {
 int mul_backward(const float *a, const float *b, const float *dout, float *da,
                  float *db, int64_t n) {
   const char *fn = "zrt_mul_backward";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, a);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, b);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
+  if (int st = zrt::checkMulBackwardArgs(fn, a, b, dout, n, zrt_cuda::fail))
+    return st;
   if (n == 0 || (!da && !db))
     return ZRT_OK;
   mulBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, dout, da, db,
@@ -282,9 +270,8 @@ int mul_backward(const float *a, const float *b, const float *dout, float *da,
 
 int relu(const float *x, float *out, int64_t n) {
   const char *fn = "zrt_relu";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   reluKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, out, n);
@@ -293,10 +280,9 @@ int relu(const float *x, float *out, int64_t n) {
 
 int relu_backward(const float *x, const float *dout, float *dx, int64_t n) {
   const char *fn = "zrt_relu_backward";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dout);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dx);
+  if (int st =
+          zrt::checkActivationBackwardArgs(fn, x, dout, dx, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   reluBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, dout, dx, n);
@@ -305,9 +291,8 @@ int relu_backward(const float *x, const float *dout, float *dx, int64_t n) {
 
 int cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
   const char *fn = "zrt_cast_f32_to_bf16";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, src);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dst);
+  if (int st = zrt::checkCastArgs(fn, src, dst, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   castF32ToBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(src, dst, n);
@@ -316,9 +301,8 @@ int cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
 
 int cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
   const char *fn = "zrt_cast_bf16_to_f32";
-  ZRT_CUDA_EW_CHECK(fn, n);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, src);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dst);
+  if (int st = zrt::checkCastArgs(fn, src, dst, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   castBf16ToF32Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(src, dst, n);
@@ -327,8 +311,8 @@ int cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
 
 int fill_bf16(zrt_bf16 *out, float value, int64_t n) {
   const char *fn = "zrt_fill_bf16";
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkFillBf16Args(fn, out, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   fillBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(
@@ -338,9 +322,8 @@ int fill_bf16(zrt_bf16 *out, float value, int64_t n) {
 
 int accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
   const char *fn = "zrt_accumulate_bf16";
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, y);
+  if (int st = zrt::checkAccumulateBf16Args(fn, x, y, n, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   accumulateBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, y, n);
@@ -352,9 +335,9 @@ int accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
 /// agree to rounding, and rows == 0 writes zeros.
 int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N) {
   const char *fn = "zrt_bias_backward";
-  ZRT_CUDA_REQUIRE(rows >= 0 && N >= 0, "%s: negative size", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, dbias);
-  ZRT_CUDA_REQUIRE_BUF(fn, rows * N, dout);
+  if (int st =
+          zrt::checkBiasBackwardArgs(fn, dout, dbias, rows, N, zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   return columnSums<1>(BiasTerm{dout, N}, rows, N, dbias, nullptr, fn);

@@ -12,6 +12,7 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/arg_checks.h"
 #include "../src/internal.h"
 #include "../src/rng_math.h"
 
@@ -74,14 +75,6 @@ int stageToDevice(const char *fn, void *dst, bool bf16, int64_t n,
   return ZRT_OK;
 }
 
-/// The argument checks of rng.cpp's checkInit.
-int checkInit(const char *fn, float *ptr, int64_t n, int64_t offset) {
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE(offset >= 0, "%s: offset < 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, ptr);
-  return ZRT_OK;
-}
-
 } // namespace
 
 namespace zrt_cuda {
@@ -90,9 +83,9 @@ namespace zrt_cuda {
 int init_normal(float *ptr, int64_t n, float mean, float std, uint64_t seed,
                 int64_t offset) {
   const char *fn = "zrt_init_normal";
-  if (int st = checkInit(fn, ptr, n, offset))
+  if (int st =
+          zrt::checkInitNormalArgs(fn, ptr, n, std, offset, zrt_cuda::fail))
     return st;
-  ZRT_CUDA_REQUIRE(std >= 0.0f, "zrt_init_normal: std < 0");
   if (n == 0)
     return ZRT_OK;
   return stageToDevice(fn, ptr, false, n, [=](int64_t i) {
@@ -106,9 +99,9 @@ int init_normal(float *ptr, int64_t n, float mean, float std, uint64_t seed,
 int init_uniform(float *ptr, int64_t n, float low, float high, uint64_t seed,
                  int64_t offset) {
   const char *fn = "zrt_init_uniform";
-  if (int st = checkInit(fn, ptr, n, offset))
+  if (int st = zrt::checkInitUniformArgs(fn, ptr, n, low, high, offset,
+                                         zrt_cuda::fail))
     return st;
-  ZRT_CUDA_REQUIRE(high >= low, "zrt_init_uniform: high < low");
   if (n == 0)
     return ZRT_OK;
   return stageToDevice(fn, ptr, false, n, [=](int64_t i) {
@@ -125,15 +118,10 @@ int init_param_slice(void *data, int dtype, int64_t slice_begin,
                      int64_t member_numel, int init_kind, float std,
                      uint64_t seed) {
   const char *fn = "zrt_init_param_slice";
-  ZRT_CUDA_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16, "%s: bad dtype %d",
-                   fn, dtype);
-  ZRT_CUDA_REQUIRE(slice_begin >= 0 && slice_n >= 0 && member_offset >= 0 &&
-                       member_numel >= 0,
-                   "%s: negative offset or size", fn);
-  ZRT_CUDA_REQUIRE(init_kind >= ZRT_INIT_NORMAL && init_kind <= ZRT_INIT_ONES,
-                   "%s: bad init kind %d", fn, init_kind);
-  ZRT_CUDA_REQUIRE(std >= 0.0f, "%s: std < 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, slice_n, data);
+  if (int st = zrt::checkInitParamSliceArgs(
+          fn, data, dtype, slice_begin, slice_n, member_offset, member_numel,
+          init_kind, std, zrt_cuda::fail))
+    return st;
   const zrt::ParamSliceOverlap o =
       zrt::paramSliceOverlap(slice_begin, slice_n, member_offset, member_numel);
   if (o.n == 0)

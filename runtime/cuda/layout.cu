@@ -2,15 +2,18 @@
 //
 // The byte-moving functions of the lowering (copy_any, copy_2d,
 // broadcast_leading, local_shard, permute, permute_0213), with the
-// semantics and argument checks of the CPU runtime's
-// (runtime/src/lowering_support.cpp, matmul.cpp). They never look at the
-// values, so one kernel per shape moves "words" of 2, 4, 8 or 16 bytes:
-// the widest word that divides every row length, stride and address of
-// the call (several elements per thread where the layout allows).
+// semantics of the CPU runtime's (runtime/src/lowering_support.cpp,
+// matmul.cpp) and its argument checks (runtime/src/arg_checks.h). They
+// never look at the values, so one kernel per shape moves "words" of 2, 4,
+// 8 or 16 bytes: the widest word that divides every row length, stride and
+// address of the call (several elements per thread where the layout
+// allows).
 //
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
+
+#include "../src/arg_checks.h"
 
 #include <cuda_runtime.h>
 
@@ -19,19 +22,6 @@
 namespace {
 
 using namespace zrt_cuda;
-
-/// Bytes of one element of `dtype`, or 0 for an unknown dtype (as the CPU
-/// runtime's elemBytes).
-int64_t elemBytes(int dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return 4;
-  case ZRT_BF16:
-    return 2;
-  default:
-    return 0;
-  }
-}
 
 /// Word types of the copy kernels, by size in bytes.
 template <int Bytes> struct WordOf;
@@ -211,24 +201,18 @@ namespace zrt_cuda {
 
 int copy_any(const void *src, void *dst, int64_t n, int dtype) {
   const char *fn = "zrt_copy_any";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_CUDA_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, src);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, dst);
-  return moveBytes(dst, src, n * eb, fn);
+  if (int st = zrt::checkCopyAnyArgs(fn, src, dst, n, dtype, zrt_cuda::fail))
+    return st;
+  return moveBytes(dst, src, n * zrt::dtypeBytes(dtype), fn);
 }
 
 int copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
             int64_t rows, int64_t cols, int dtype) {
   const char *fn = "zrt_copy_2d";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_CUDA_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_CUDA_REQUIRE(rows >= 0 && cols >= 0, "%s: negative size", fn);
-  ZRT_CUDA_REQUIRE(src_ld >= cols && dst_ld >= cols,
-                   "%s: leading dimensions must be >= cols", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, rows * cols, src);
-  ZRT_CUDA_REQUIRE_BUF(fn, rows * cols, dst);
+  if (int st = zrt::checkCopy2dArgs(fn, src, src_ld, dst, dst_ld, rows, cols,
+                                    dtype, zrt_cuda::fail))
+    return st;
+  const int64_t eb = zrt::dtypeBytes(dtype);
   if (rows == 0 || cols == 0)
     return ZRT_OK;
   if (rows == 1 || (src_ld == cols && dst_ld == cols))
@@ -242,13 +226,13 @@ int copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
 int broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
                       int dtype) {
   const char *fn = "zrt_broadcast_leading";
-  ZRT_CUDA_REQUIRE(lead >= 0 && n >= 0, "%s: negative size", fn);
-  ZRT_CUDA_REQUIRE(elemBytes(dtype) > 0, "%s: bad dtype %d", fn, dtype);
+  if (int st = zrt::checkBroadcastLeadingArgs(fn, in, out, lead, n, dtype,
+                                              zrt_cuda::fail))
+    return st;
   // Every output row reads the same input: a row stride of 0.
   if (lead == 0 || n == 0)
     return ZRT_OK;
-  ZRT_CUDA_REQUIRE(in != nullptr && out != nullptr, "%s: NULL pointer", fn);
-  const int64_t eb = elemBytes(dtype);
+  const int64_t eb = zrt::dtypeBytes(dtype);
   if (lead == 1)
     return check(cudaMemcpyAsync(out, in, static_cast<size_t>(n * eb),
                                  cudaMemcpyDeviceToDevice, stream()),
@@ -259,38 +243,23 @@ int broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
 int permute(const void *in, void *out, int rank, const int64_t *shape,
             const int64_t *perm, int dtype) {
   const char *fn = "zrt_permute";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_CUDA_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_CUDA_REQUIRE(rank >= 0 && rank <= ZRT_MAX_RANK,
-                   "%s: rank %d outside [0, %d]", fn, rank, ZRT_MAX_RANK);
-  ZRT_CUDA_REQUIRE(rank == 0 || (shape && perm), "%s: NULL shape or perm", fn);
-  int64_t n = 1;
-  bool seen[ZRT_MAX_RANK] = {};
-  for (int i = 0; i < rank; ++i) {
-    ZRT_CUDA_REQUIRE(shape[i] >= 0, "%s: negative dimension", fn);
-    ZRT_CUDA_REQUIRE(perm[i] >= 0 && perm[i] < rank && !seen[perm[i]],
-                     "%s: perm is not a permutation of [0, %d)", fn, rank);
-    seen[perm[i]] = true;
-    n *= shape[i];
-  }
-  ZRT_CUDA_REQUIRE_BUF(fn, n, in);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
-  ZRT_CUDA_REQUIRE(n == 0 || in != out, "%s: in == out", fn);
+  int64_t n = 0;
+  if (int st = zrt::checkPermuteArgs(fn, in, out, rank, shape, perm, dtype, &n,
+                                     zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
-  return launchPermute(in, out, rank, shape, perm, eb, n, fn);
+  return launchPermute(in, out, rank, shape, perm, zrt::dtypeBytes(dtype), n,
+                       fn);
 }
 
 int permute_0213(const float *in, float *out, int64_t A, int64_t B, int64_t C,
                  int64_t D) {
   const char *fn = "zrt_permute_0213";
-  ZRT_CUDA_REQUIRE(A >= 0 && B >= 0 && C >= 0 && D >= 0, "%s: negative dim",
-                   fn);
+  if (int st =
+          zrt::checkPermute0213Args(fn, in, out, A, B, C, D, zrt_cuda::fail))
+    return st;
   const int64_t total = A * B * C * D;
-  ZRT_CUDA_REQUIRE_BUF(fn, total, in);
-  ZRT_CUDA_REQUIRE_BUF(fn, total, out);
-  ZRT_CUDA_REQUIRE(total == 0 || in != out, "%s: in-place is not supported",
-                   fn);
   if (total == 0)
     return ZRT_OK;
   // [A, B, C, D] -> [A, C, B, D]: zrt_permute's perm (0, 2, 1, 3).
@@ -300,11 +269,10 @@ int permute_0213(const float *in, float *out, int64_t A, int64_t B, int64_t C,
 
 int local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
   const char *fn = "zrt_local_shard";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_CUDA_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_CUDA_REQUIRE(n >= 0 && rank >= 0, "%s: negative size or rank", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, in);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, out);
+  if (int st =
+          zrt::checkLocalShardArgs(fn, in, out, n, rank, dtype, zrt_cuda::fail))
+    return st;
+  const int64_t eb = zrt::dtypeBytes(dtype);
   if (n == 0)
     return ZRT_OK;
   const char *src = static_cast<const char *>(in) + rank * n * eb;

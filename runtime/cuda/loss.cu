@@ -21,6 +21,8 @@
 
 #include "device_util.cuh"
 
+#include "../src/arg_checks.h"
+
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 
@@ -352,10 +354,9 @@ namespace zrt_cuda {
 int embedding(const float *table, const int32_t *ids, float *out, int64_t N,
               int64_t V, int64_t C) {
   const char *fn = "zrt_embedding";
-  ZRT_CUDA_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, ids);
-  ZRT_CUDA_REQUIRE_BUF(fn, N * C, out);
-  ZRT_CUDA_REQUIRE_BUF(fn, V * C, table);
+  if (int st =
+          zrt::checkEmbeddingArgs(fn, table, ids, out, N, V, C, zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   // Launched even when C == 0: the ids are still checked.
@@ -380,10 +381,9 @@ int embedding(const float *table, const int32_t *ids, float *out, int64_t N,
 int embedding_backward(const float *dout, const int32_t *ids, float *dtable,
                        int64_t N, int64_t V, int64_t C) {
   const char *fn = "zrt_embedding_backward";
-  ZRT_CUDA_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, ids);
-  ZRT_CUDA_REQUIRE_BUF(fn, N * C, dout);
-  ZRT_CUDA_REQUIRE_BUF(fn, V * C, dtable);
+  if (int st = zrt::checkEmbeddingBackwardArgs(fn, dout, ids, dtable, N, V, C,
+                                               zrt_cuda::fail))
+    return st;
   ZRT_CUDA_REQUIRE(N <= INT_MAX, "%s: N = %lld tokens exceed INT32_MAX", fn,
                    (long long)N);
   if (V * C > 0) {
@@ -449,10 +449,9 @@ int embedding_backward(const float *dout, const int32_t *ids, float *dtable,
 int cross_entropy(const float *logits, const int32_t *targets, float *loss,
                   int64_t N, int64_t V, int32_t ignore_index) {
   const char *fn = "zrt_cross_entropy";
-  ZRT_CUDA_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
-  ZRT_CUDA_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, logits);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, targets);
+  if (int st = zrt::checkCrossEntropyArgs(fn, logits, targets, loss, N, V,
+                                          zrt_cuda::fail))
+    return st;
   return crossEntropyForward(fn, logits, targets, loss, N, V, V, 1,
                              ignore_index);
 }
@@ -463,10 +462,9 @@ int cross_entropy_backward(const float *logits, const int32_t *targets,
                            float dloss, float *dlogits, int64_t N, int64_t V,
                            int32_t ignore_index) {
   const char *fn = "zrt_cross_entropy_backward";
-  ZRT_CUDA_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, logits);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, targets);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, dlogits);
+  if (int st = zrt::checkCrossEntropyBackwardArgs(fn, logits, targets, dlogits,
+                                                  N, V, zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   void *ws = nullptr;
@@ -490,11 +488,9 @@ int cross_entropy_padded(const float *logits, const int32_t *targets,
                          float *loss, int64_t N, int64_t V,
                          int64_t num_classes) {
   const char *fn = "zrt_cross_entropy_padded";
-  ZRT_CUDA_REQUIRE(N >= 0 && num_classes >= 1 && num_classes <= V,
-                   "%s: need N >= 0 and 1 <= num_classes <= V", fn);
-  ZRT_CUDA_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, logits);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, targets);
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt_cuda::fail))
+    return st;
   return crossEntropyForward(fn, logits, targets, loss, N, V, num_classes, 0,
                              0);
 }
@@ -505,12 +501,10 @@ int cross_entropy_padded_backward(const float *logits, const int32_t *targets,
                                   const float *dloss, float *dlogits, int64_t N,
                                   int64_t V, int64_t num_classes) {
   const char *fn = "zrt_cross_entropy_padded_backward";
-  ZRT_CUDA_REQUIRE(N >= 0 && num_classes >= 1 && num_classes <= V,
-                   "%s: need N >= 0 and 1 <= num_classes <= V", fn);
-  ZRT_CUDA_REQUIRE(dloss != nullptr, "%s: dloss is NULL", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, logits);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, targets);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, dlogits);
+  if (int st = zrt::checkCrossEntropyPaddedBackwardArgs(
+          fn, logits, targets, dloss, dlogits, N, V, num_classes,
+          zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   crossEntropyBackwardKernel<<<lossRowBlocks(N), lossRowThreads(num_classes), 0,
@@ -524,10 +518,8 @@ int cross_entropy_padded_backward(const float *logits, const int32_t *targets,
 /// in double (deterministic two-stage reduction); NaN for n == 0.
 int mse(const float *pred, const float *target, float *loss, int64_t n) {
   const char *fn = "zrt_mse";
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, pred);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, target);
+  if (int st = zrt::checkMseArgs(fn, pred, target, loss, n, zrt_cuda::fail))
+    return st;
   int blocks = blocksFor(n);
   blocks = blocks < kLossReduceBlocks ? blocks : kLossReduceBlocks;
   void *ws = nullptr;
@@ -548,9 +540,8 @@ int mse(const float *pred, const float *target, float *loss, int64_t n) {
 int mse_backward(const float *pred, const float *target, float dloss,
                  float *dpred, float *dtarget, int64_t n) {
   const char *fn = "zrt_mse_backward";
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, pred);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, target);
+  if (int st = zrt::checkMseBackwardArgs(fn, pred, target, n, zrt_cuda::fail))
+    return st;
   if (n == 0 || (!dpred && !dtarget))
     return ZRT_OK;
   // The CPU's expression, evaluated on the host.

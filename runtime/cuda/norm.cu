@@ -19,6 +19,8 @@
 
 #include "device_util.cuh"
 
+#include "../src/arg_checks.h"
+
 #include <cuda_runtime.h>
 
 namespace {
@@ -181,12 +183,8 @@ int layer_norm(const float *x, const float *weight, const float *bias,
                float *out, float *mean, float *rstd, int64_t N, int64_t C,
                float eps) {
   const char *fn = "zrt_layer_norm";
-  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1,
-                   "%s: need N >= 0 and C >= 1 (N=%lld C=%lld)", fn,
-                   (long long)N, (long long)C);
-  ZRT_CUDA_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, out);
+  if (int st = zrt::checkLayerNormArgs(fn, x, out, N, C, eps, zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   layerNormKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
@@ -198,11 +196,9 @@ int layer_norm_backward(const float *dout, const float *x, const float *weight,
                         const float *mean, const float *rstd, float *dx,
                         float *dweight, float *dbias, int64_t N, int64_t C) {
   const char *fn = "zrt_layer_norm_backward";
-  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, dout);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, mean);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, rstd);
+  if (int st = zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C,
+                                               zrt_cuda::fail))
+    return st;
   // dx first, then the column sums, in the CPU's order.
   if (dx && N > 0) {
     layerNormBackwardKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
@@ -220,11 +216,9 @@ int layer_norm_backward(const float *dout, const float *x, const float *weight,
 int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
                      int64_t C, float eps) {
   const char *fn = "zrt_layer_norm_stats";
-  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_CUDA_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, mean);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, rstd);
+  if (int st = zrt::checkLayerNormStatsArgs(fn, x, mean, rstd, N, C, eps,
+                                            zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   layerNormStatsKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
@@ -234,9 +228,8 @@ int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
 
 int softmax(const float *x, float *out, int64_t N, int64_t C) {
   const char *fn = "zrt_softmax";
-  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, x);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, out);
+  if (int st = zrt::checkSoftmaxArgs(fn, x, out, N, C, zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   softmaxKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(x, out, N, C);
@@ -246,10 +239,9 @@ int softmax(const float *x, float *out, int64_t N, int64_t C) {
 int softmax_backward(const float *y, const float *dy, float *dx, int64_t N,
                      int64_t C) {
   const char *fn = "zrt_softmax_backward";
-  ZRT_CUDA_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, y);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, dy);
-  ZRT_CUDA_REQUIRE_BUF(fn, N, dx);
+  if (int st =
+          zrt::checkSoftmaxBackwardArgs(fn, y, dy, dx, N, C, zrt_cuda::fail))
+    return st;
   if (N == 0)
     return ZRT_OK;
   softmaxBackwardKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(y, dy, dx,

@@ -16,6 +16,8 @@
 
 #include "device_util.cuh"
 
+#include "../src/arg_checks.h"
+
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -98,19 +100,16 @@ __global__ void adamwKernel(float *param, float *m, float *v, const G *grad,
   }
 }
 
-/// optimizer.cpp adamw(): argument checks, then one kernel over [0, n).
+/// optimizer.cpp adamw(): the shared argument checks (arg_checks.h), then
+/// one kernel over [0, n).
 template <typename G>
 int adamw(const char *fn, float *param, float *m, float *v, const G *grad,
           float *outF32, uint16_t *outBf16, int64_t n, double lr, double beta1,
           double beta2, double eps, double weightDecay, float gradScale,
           int64_t step) {
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
-  ZRT_CUDA_REQUIRE(step >= 1, "%s: step = %lld must be >= 1 (1 = first step)",
-                   fn, (long long)step);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, param);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, m);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, v);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, grad);
+  if (int st =
+          zrt::checkAdamwArgs(fn, param, m, v, grad, n, step, zrt_cuda::fail))
+    return st;
   if (n == 0)
     return ZRT_OK;
   const AdamwScalars k =
@@ -159,9 +158,8 @@ __global__ void sumSquaresFinalKernel(const double *partial, int count,
 /// double; *out = 0 for n == 0.
 template <typename T>
 int sumSquares(const char *fn, const T *x, int64_t n, float *out) {
-  ZRT_CUDA_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_CUDA_REQUIRE(out != nullptr, "%s: out is NULL", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, n, x);
+  if (int st = zrt::checkSumSquaresArgs(fn, x, n, out, zrt_cuda::fail))
+    return st;
   int blocks = blocksFor(n);
   blocks = blocks < kSumSqBlocks ? blocks : kSumSqBlocks;
   void *ws = nullptr;
@@ -225,18 +223,10 @@ int shard_adamw(float *param, float *m, float *v, const void *grad,
                 const uint8_t *decay, double lr, double beta1, double beta2,
                 double eps, double weight_decay, float grad_scale,
                 int64_t step) {
-  const char *fn = "zrt_shard_adamw";
-  ZRT_CUDA_REQUIRE(shard >= 0 && rank >= 0 && num_members >= 0,
-                   "%s: negative shard, rank or member count", fn);
-  ZRT_CUDA_REQUIRE(grad_dtype == ZRT_F32 || grad_dtype == ZRT_BF16,
-                   "%s: bad gradient dtype %d", fn, grad_dtype);
-  ZRT_CUDA_REQUIRE(num_members == 0 || (offsets && numels && decay),
-                   "%s: NULL layout", fn);
-  ZRT_CUDA_REQUIRE(step >= 1, "%s: step < 1", fn);
-  ZRT_CUDA_REQUIRE_BUF(fn, shard, param);
-  ZRT_CUDA_REQUIRE_BUF(fn, shard, m);
-  ZRT_CUDA_REQUIRE_BUF(fn, shard, v);
-  ZRT_CUDA_REQUIRE_BUF(fn, shard, grad);
+  if (int st = zrt::checkShardAdamwArgs(
+          "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
+          num_members, offsets, numels, decay, step, zrt_cuda::fail))
+    return st;
   const int64_t begin = static_cast<int64_t>(rank) * shard, end = begin + shard;
   auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
     if (hi <= lo)
@@ -277,8 +267,9 @@ int sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out) {
 int clip_coef_scaled(const float *sum_squares, const float *grad_scale,
                      float max_norm, float *coef, float *norm) {
   const char *fn = "zrt_clip_coef_scaled";
-  ZRT_CUDA_REQUIRE(sum_squares && grad_scale && coef && norm,
-                   "%s: NULL pointer", fn);
+  if (int st = zrt::checkClipCoefArgs(fn, sum_squares, grad_scale, coef, norm,
+                                      zrt_cuda::fail))
+    return st;
   clipCoefKernel<<<1, 1, 0, stream()>>>(sum_squares, grad_scale, max_norm, coef,
                                         norm);
   return launched(fn);

@@ -7,21 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 
 #include "blas.h"
 #include <cmath>
 
 namespace {
-
-int checkAttentionArgs(const char *fn, int64_t B, int64_t H, int64_t T,
-                       int64_t D) {
-  ZRT_REQUIRE(B >= 0 && H >= 0 && T >= 1 && D >= 1,
-              "%s: need B, H >= 0 and T, D >= 1 (B=%lld H=%lld T=%lld D=%lld)",
-              fn, (long long)B, (long long)H, (long long)T, (long long)D);
-  ZRT_REQUIRE(T <= INT_MAX && D <= INT_MAX, "%s: T, D must fit in int32", fn);
-  return ZRT_OK;
-}
 
 // Causal row softmax of the scores in p ([T, T], row-major), in place;
 // entries above the diagonal become 0.
@@ -53,13 +45,10 @@ int zrt_causal_attention(const float *q, const float *k, const float *v,
                          float *out, float *probs, float *workspace,
                          int64_t B, int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_causal_attention";
-  if (int st = checkAttentionArgs(fn, B, H, T, D))
+  if (int st = zrt::checkCausalAttentionArgs(fn, q, k, v, out, B, H, T, D,
+                                             zrt::fail))
     return st;
   const int64_t slices = B * H;
-  ZRT_REQUIRE_BUF(fn, slices, q);
-  ZRT_REQUIRE_BUF(fn, slices, k);
-  ZRT_REQUIRE_BUF(fn, slices, v);
-  ZRT_REQUIRE_BUF(fn, slices, out);
   // Without probs, each slice's P goes through a [T, T] workspace: the
   // caller's, else one allocated here (counted by zrt_heap_allocations).
   zrt::FloatBuffer own;
@@ -90,17 +79,10 @@ int zrt_causal_attention_backward(const float *dout, const float *q,
                                   float *dv, float *workspace, int64_t B,
                                   int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_causal_attention_backward";
-  if (int st = checkAttentionArgs(fn, B, H, T, D))
+  if (int st = zrt::checkCausalAttentionBackwardArgs(
+          fn, dout, q, k, v, probs, dq, dk, dv, B, H, T, D, zrt::fail))
     return st;
   const int64_t slices = B * H;
-  ZRT_REQUIRE_BUF(fn, slices, dout);
-  ZRT_REQUIRE_BUF(fn, slices, q);
-  ZRT_REQUIRE_BUF(fn, slices, k);
-  ZRT_REQUIRE_BUF(fn, slices, v);
-  ZRT_REQUIRE_BUF(fn, slices, probs);
-  ZRT_REQUIRE_BUF(fn, slices, dq);
-  ZRT_REQUIRE_BUF(fn, slices, dk);
-  ZRT_REQUIRE_BUF(fn, slices, dv);
   if (slices == 0)
     return ZRT_OK;
   zrt::FloatBuffer own;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 
 #include <mpi.h>
@@ -96,33 +97,11 @@ int mpiFail(const char *fn, int code) {
   return zrt::fail(ZRT_ERR_MPI, "%s: MPI error: %.*s", fn, len, msg);
 }
 
-int requireInit(const char *fn) {
-  if (!state.initialized)
-    return zrt::fail(ZRT_ERR_NOT_INITIALIZED,
-                     "%s: the runtime is not initialized (call zrt_init)", fn);
-  return ZRT_OK;
-}
-
-size_t dtypeSize(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
-
+/// The shared checks of every *_start collective (arg_checks.h), with MPI's
+/// int counts.
 int checkCommon(const char *fn, int64_t n, int dtype, zrt_request *req) {
-  if (req)
-    *req = nullptr;
-  if (int st = requireInit(fn))
-    return st;
-  ZRT_REQUIRE(req != nullptr, "%s: req is NULL", fn);
-  ZRT_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
-  ZRT_REQUIRE(n <= INT_MAX, "%s: n = %lld exceeds the MPI count limit", fn,
-              (long long)n);
-  ZRT_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16,
-              "%s: unknown dtype %d", fn, dtype);
-  return ZRT_OK;
-}
-
-int checkOp(const char *fn, int op) {
-  ZRT_REQUIRE(op == ZRT_SUM || op == ZRT_AVG || op == ZRT_MAX,
-              "%s: unknown reduce op %d", fn, op);
-  return ZRT_OK;
+  return zrt::checkCollectiveArgs(fn, state.initialized, n, dtype, req,
+                                  /*mpiCounts=*/true, zrt::fail);
 }
 
 MPI_Op mpiOp(int op) { return op == ZRT_MAX ? MPI_MAX : MPI_SUM; }
@@ -161,13 +140,14 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
                    int64_t n, int dtype, int op, zrt_request *req) {
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
-  if (int st = checkOp(fn, op))
+  if (int st = zrt::checkReduceOp(fn, op, zrt::fail))
     return st;
   const int64_t N = state.size;
   ZRT_REQUIRE(!scatter || n * N <= INT_MAX, "%s: n * N exceeds the MPI count "
               "limit", fn);
   const int64_t nIn = scatter ? n * N : n;
-  ZRT_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt::fail))
+    return st;
   int status = ZRT_OK;
   zrt_request r = newRequest(fn, &status);
   if (!r)
@@ -203,7 +183,7 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
     releaseRequest(r);
     return mpiFail(fn, rc);
   }
-  const int64_t elemBytes = static_cast<int64_t>(dtypeSize(dtype));
+  const int64_t elemBytes = zrt::dtypeBytes(dtype);
   if (scatter)
     countTraffic(ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * elemBytes);
   else
@@ -278,7 +258,8 @@ int zrt_rank(void) { return state.initialized ? state.rank : -1; }
 int zrt_world_size(void) { return state.initialized ? state.size : -1; }
 
 int zrt_barrier(void) {
-  if (int st = requireInit("zrt_barrier"))
+  if (int st =
+          zrt::checkInitialized("zrt_barrier", state.initialized, zrt::fail))
     return st;
   int rc = MPI_Barrier(state.comm);
   return rc == MPI_SUCCESS ? ZRT_OK : mpiFail("zrt_barrier", rc);
@@ -291,12 +272,13 @@ int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
     return st;
   const int64_t N = state.size;
   ZRT_REQUIRE(n * N <= INT_MAX, "%s: n * N exceeds the MPI count limit", fn);
-  ZRT_REQUIRE(n == 0 || (send && recv), "%s: NULL buffer", fn);
+  if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt::fail))
+    return st;
   int status = ZRT_OK;
   zrt_request r = newRequest(fn, &status);
   if (!r)
     return status;
-  const size_t es = dtypeSize(dtype);
+  const size_t es = static_cast<size_t>(zrt::dtypeBytes(dtype));
   const MPI_Datatype type = dtype == ZRT_BF16 ? MPI_UINT16_T : MPI_FLOAT;
   const char *mine = static_cast<const char *>(recv) +
                      static_cast<size_t>(state.rank) * n * es;
@@ -330,9 +312,8 @@ int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
   const char *fn = "zrt_broadcast_start";
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
-  ZRT_REQUIRE(root >= 0 && root < state.size, "%s: root %d outside [0, %d)",
-              fn, root, state.size);
-  ZRT_REQUIRE(n == 0 || buf, "%s: NULL buffer", fn);
+  if (int st = zrt::checkBroadcastArgs(fn, buf, n, root, state.size, zrt::fail))
+    return st;
   int status = ZRT_OK;
   zrt_request r = newRequest(fn, &status);
   if (!r)
@@ -345,7 +326,7 @@ int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
     return mpiFail(fn, rc);
   }
   countTraffic(ZRT_COLL_BROADCAST,
-               state.size > 1 ? n * static_cast<int64_t>(dtypeSize(dtype)) : 0);
+               state.size > 1 ? n * zrt::dtypeBytes(dtype) : 0);
   activate(r);
   *req = r;
   return ZRT_OK;

@@ -1,5 +1,6 @@
 //===- elementwise.cpp - Elementwise kernels ------------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 
 #include <cmath>
@@ -45,14 +46,11 @@ void geluBackwardChunk(const float *x, const float *dout, float *dx, int64_t b,
 }
 } // namespace
 
-#define ZRT_EW_CHECK(fn, n)                                                    \
-  ZRT_REQUIRE((n) >= 0, "%s: n = %lld < 0", fn, (long long)(n))
-
 extern "C" {
 
 int zrt_fill(float *out, float value, int64_t n) {
-  ZRT_EW_CHECK("zrt_fill", n);
-  ZRT_REQUIRE_BUF("zrt_fill", n, out);
+  if (int st = zrt::checkFillArgs("zrt_fill", out, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = value;
@@ -60,19 +58,16 @@ int zrt_fill(float *out, float value, int64_t n) {
 }
 
 int zrt_copy(const float *x, float *out, int64_t n) {
-  ZRT_EW_CHECK("zrt_copy", n);
-  ZRT_REQUIRE_BUF("zrt_copy", n, x);
-  ZRT_REQUIRE_BUF("zrt_copy", n, out);
+  if (int st = zrt::checkUnaryArgs("zrt_copy", x, out, n, zrt::fail))
+    return st;
   if (n > 0 && x != out)
     std::memmove(out, x, static_cast<size_t>(n) * sizeof(float));
   return ZRT_OK;
 }
 
 int zrt_add(const float *a, const float *b, float *out, int64_t n) {
-  ZRT_EW_CHECK("zrt_add", n);
-  ZRT_REQUIRE_BUF("zrt_add", n, a);
-  ZRT_REQUIRE_BUF("zrt_add", n, b);
-  ZRT_REQUIRE_BUF("zrt_add", n, out);
+  if (int st = zrt::checkBinaryArgs("zrt_add", a, b, out, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = a[i] + b[i];
@@ -80,8 +75,9 @@ int zrt_add(const float *a, const float *b, float *out, int64_t n) {
 }
 
 int zrt_add_backward(const float *dout, float *da, float *db, int64_t n) {
-  ZRT_EW_CHECK("zrt_add_backward", n);
-  ZRT_REQUIRE_BUF("zrt_add_backward", n, dout);
+  if (int st =
+          zrt::checkAddBackwardArgs("zrt_add_backward", dout, n, zrt::fail))
+    return st;
   if (da)
     zrt_copy(dout, da, n);
   if (db)
@@ -90,9 +86,8 @@ int zrt_add_backward(const float *dout, float *da, float *db, int64_t n) {
 }
 
 int zrt_axpy(float alpha, const float *x, float *y, int64_t n) {
-  ZRT_EW_CHECK("zrt_axpy", n);
-  ZRT_REQUIRE_BUF("zrt_axpy", n, x);
-  ZRT_REQUIRE_BUF("zrt_axpy", n, y);
+  if (int st = zrt::checkAxpyArgs("zrt_axpy", x, y, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     y[i] += alpha * x[i];
@@ -100,10 +95,8 @@ int zrt_axpy(float alpha, const float *x, float *y, int64_t n) {
 }
 
 int zrt_mul(const float *a, const float *b, float *out, int64_t n) {
-  ZRT_EW_CHECK("zrt_mul", n);
-  ZRT_REQUIRE_BUF("zrt_mul", n, a);
-  ZRT_REQUIRE_BUF("zrt_mul", n, b);
-  ZRT_REQUIRE_BUF("zrt_mul", n, out);
+  if (int st = zrt::checkBinaryArgs("zrt_mul", a, b, out, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = a[i] * b[i];
@@ -112,10 +105,9 @@ int zrt_mul(const float *a, const float *b, float *out, int64_t n) {
 
 int zrt_mul_backward(const float *a, const float *b, const float *dout,
                      float *da, float *db, int64_t n) {
-  ZRT_EW_CHECK("zrt_mul_backward", n);
-  ZRT_REQUIRE_BUF("zrt_mul_backward", n, a);
-  ZRT_REQUIRE_BUF("zrt_mul_backward", n, b);
-  ZRT_REQUIRE_BUF("zrt_mul_backward", n, dout);
+  if (int st = zrt::checkMulBackwardArgs("zrt_mul_backward", a, b, dout, n,
+                                         zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i) {
     float g = dout[i], av = a[i], bv = b[i];
@@ -128,9 +120,8 @@ int zrt_mul_backward(const float *a, const float *b, const float *dout,
 }
 
 int zrt_scale(const float *x, float alpha, float *out, int64_t n) {
-  ZRT_EW_CHECK("zrt_scale", n);
-  ZRT_REQUIRE_BUF("zrt_scale", n, x);
-  ZRT_REQUIRE_BUF("zrt_scale", n, out);
+  if (int st = zrt::checkUnaryArgs("zrt_scale", x, out, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = alpha * x[i];
@@ -138,9 +129,8 @@ int zrt_scale(const float *x, float alpha, float *out, int64_t n) {
 }
 
 int zrt_gelu(const float *x, float *out, int64_t n) {
-  ZRT_EW_CHECK("zrt_gelu", n);
-  ZRT_REQUIRE_BUF("zrt_gelu", n, x);
-  ZRT_REQUIRE_BUF("zrt_gelu", n, out);
+  if (int st = zrt::checkUnaryArgs("zrt_gelu", x, out, n, zrt::fail))
+    return st;
   parallelChunks(n, kParallelGrain / 8,
                  [&](int64_t b, int64_t e) { geluChunk(x, out, b, e); });
   return ZRT_OK;
@@ -148,10 +138,9 @@ int zrt_gelu(const float *x, float *out, int64_t n) {
 
 int zrt_gelu_backward(const float *x, const float *dout, float *dx,
                       int64_t n) {
-  ZRT_EW_CHECK("zrt_gelu_backward", n);
-  ZRT_REQUIRE_BUF("zrt_gelu_backward", n, x);
-  ZRT_REQUIRE_BUF("zrt_gelu_backward", n, dout);
-  ZRT_REQUIRE_BUF("zrt_gelu_backward", n, dx);
+  if (int st = zrt::checkActivationBackwardArgs("zrt_gelu_backward", x, dout,
+                                                dx, n, zrt::fail))
+    return st;
   parallelChunks(n, kParallelGrain / 8, [&](int64_t b, int64_t e) {
     geluBackwardChunk(x, dout, dx, b, e);
   });
@@ -159,9 +148,8 @@ int zrt_gelu_backward(const float *x, const float *dout, float *dx,
 }
 
 int zrt_relu(const float *x, float *out, int64_t n) {
-  ZRT_EW_CHECK("zrt_relu", n);
-  ZRT_REQUIRE_BUF("zrt_relu", n, x);
-  ZRT_REQUIRE_BUF("zrt_relu", n, out);
+  if (int st = zrt::checkUnaryArgs("zrt_relu", x, out, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     out[i] = x[i] < 0.0f ? 0.0f : x[i]; // NaN propagates, as torch.relu
@@ -170,10 +158,9 @@ int zrt_relu(const float *x, float *out, int64_t n) {
 
 int zrt_relu_backward(const float *x, const float *dout, float *dx,
                       int64_t n) {
-  ZRT_EW_CHECK("zrt_relu_backward", n);
-  ZRT_REQUIRE_BUF("zrt_relu_backward", n, x);
-  ZRT_REQUIRE_BUF("zrt_relu_backward", n, dout);
-  ZRT_REQUIRE_BUF("zrt_relu_backward", n, dx);
+  if (int st = zrt::checkActivationBackwardArgs("zrt_relu_backward", x, dout,
+                                                dx, n, zrt::fail))
+    return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     dx[i] = x[i] > 0.0f ? dout[i] : 0.0f;
@@ -181,9 +168,9 @@ int zrt_relu_backward(const float *x, const float *dout, float *dx,
 }
 
 int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
-  ZRT_REQUIRE(n >= 0, "zrt_cast_f32_to_bf16: n = %lld < 0", (long long)n);
-  ZRT_REQUIRE_BUF("zrt_cast_f32_to_bf16", n, src);
-  ZRT_REQUIRE_BUF("zrt_cast_f32_to_bf16", n, dst);
+  if (int st =
+          zrt::checkCastArgs("zrt_cast_f32_to_bf16", src, dst, n, zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     dst[i] = zrt::f32ToBf16(src[i]);
@@ -191,9 +178,9 @@ int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
 }
 
 int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
-  ZRT_REQUIRE(n >= 0, "zrt_cast_bf16_to_f32: n = %lld < 0", (long long)n);
-  ZRT_REQUIRE_BUF("zrt_cast_bf16_to_f32", n, src);
-  ZRT_REQUIRE_BUF("zrt_cast_bf16_to_f32", n, dst);
+  if (int st =
+          zrt::checkCastArgs("zrt_cast_bf16_to_f32", src, dst, n, zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     dst[i] = zrt::bf16ToF32(src[i]);

@@ -1,5 +1,6 @@
 //===- loss.cpp - Embedding, cross-entropy and MSE -------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 
 #include <cmath>
@@ -55,10 +56,8 @@ extern "C" {
 int zrt_embedding(const float *table, const int32_t *ids, float *out,
                   int64_t N, int64_t V, int64_t C) {
   const char *fn = "zrt_embedding";
-  ZRT_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
-  ZRT_REQUIRE_BUF(fn, N, ids);
-  ZRT_REQUIRE_BUF(fn, N * C, out);
-  ZRT_REQUIRE_BUF(fn, V * C, table);
+  if (int st = zrt::checkEmbeddingArgs(fn, table, ids, out, N, V, C, zrt::fail))
+    return st;
   if (int st = checkIds(fn, ids, N, V))
     return st;
   const size_t rowBytes = static_cast<size_t>(C) * sizeof(float);
@@ -72,10 +71,9 @@ int zrt_embedding(const float *table, const int32_t *ids, float *out,
 int zrt_embedding_backward(const float *dout, const int32_t *ids,
                            float *dtable, int64_t N, int64_t V, int64_t C) {
   const char *fn = "zrt_embedding_backward";
-  ZRT_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
-  ZRT_REQUIRE_BUF(fn, N, ids);
-  ZRT_REQUIRE_BUF(fn, N * C, dout);
-  ZRT_REQUIRE_BUF(fn, V * C, dtable);
+  if (int st = zrt::checkEmbeddingBackwardArgs(fn, dout, ids, dtable, N, V, C,
+                                               zrt::fail))
+    return st;
   if (int st = checkIds(fn, ids, N, V))
     return st;
   zrt_fill(dtable, 0.0f, V * C);
@@ -100,10 +98,9 @@ int zrt_cross_entropy(const float *logits, const int32_t *targets,
                       float *loss, int64_t N, int64_t V,
                       int32_t ignore_index) {
   const char *fn = "zrt_cross_entropy";
-  ZRT_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
-  ZRT_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_REQUIRE_BUF(fn, N, logits);
-  ZRT_REQUIRE_BUF(fn, N, targets);
+  if (int st = zrt::checkCrossEntropyArgs(fn, logits, targets, loss, N, V,
+                                          zrt::fail))
+    return st;
   int64_t count = 0;
   if (int st = checkTargets(fn, targets, N, V, ignore_index, &count))
     return st;
@@ -127,10 +124,9 @@ int zrt_cross_entropy_backward(const float *logits, const int32_t *targets,
                                float dloss, float *dlogits, int64_t N,
                                int64_t V, int32_t ignore_index) {
   const char *fn = "zrt_cross_entropy_backward";
-  ZRT_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
-  ZRT_REQUIRE_BUF(fn, N, logits);
-  ZRT_REQUIRE_BUF(fn, N, targets);
-  ZRT_REQUIRE_BUF(fn, N, dlogits);
+  if (int st = zrt::checkCrossEntropyBackwardArgs(fn, logits, targets, dlogits,
+                                                  N, V, zrt::fail))
+    return st;
   int64_t count = 0;
   if (int st = checkTargets(fn, targets, N, V, ignore_index, &count))
     return st;
@@ -156,11 +152,8 @@ int zrt_cross_entropy_backward(const float *logits, const int32_t *targets,
 }
 
 int zrt_mse(const float *pred, const float *target, float *loss, int64_t n) {
-  const char *fn = "zrt_mse";
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_REQUIRE_BUF(fn, n, pred);
-  ZRT_REQUIRE_BUF(fn, n, target);
+  if (int st = zrt::checkMseArgs("zrt_mse", pred, target, loss, n, zrt::fail))
+    return st;
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
   for (int64_t i = 0; i < n; ++i) {
@@ -174,10 +167,9 @@ int zrt_mse(const float *pred, const float *target, float *loss, int64_t n) {
 
 int zrt_mse_backward(const float *pred, const float *target, float dloss,
                      float *dpred, float *dtarget, int64_t n) {
-  const char *fn = "zrt_mse_backward";
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE_BUF(fn, n, pred);
-  ZRT_REQUIRE_BUF(fn, n, target);
+  if (int st = zrt::checkMseBackwardArgs("zrt_mse_backward", pred, target, n,
+                                         zrt::fail))
+    return st;
   const float g = n > 0 ? 2.0f * dloss / static_cast<float>(n) : 0.0f;
 #pragma omp parallel for simd schedule(static) if (n > zrt::kParallelGrain)
   for (int64_t i = 0; i < n; ++i) {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 #include "rng_math.h"
 
@@ -20,18 +21,6 @@
 #include <limits>
 
 namespace {
-
-/// Bytes of one element of `dtype`, or 0 for an unknown dtype.
-int64_t elemBytes(int dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return 4;
-  case ZRT_BF16:
-    return 2;
-  default:
-    return 0;
-  }
-}
 
 int checkTargetsRange(const char *fn, const int32_t *targets, int64_t N,
                       int64_t numClasses) {
@@ -81,11 +70,9 @@ int zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
 
 int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype) {
   const char *fn = "zrt_copy_any";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE_BUF(fn, n, src);
-  ZRT_REQUIRE_BUF(fn, n, dst);
+  if (int st = zrt::checkCopyAnyArgs(fn, src, dst, n, dtype, zrt::fail))
+    return st;
+  const int64_t eb = zrt::dtypeBytes(dtype);
   if (n > 0 && src != dst)
     std::memmove(dst, src, static_cast<size_t>(n * eb));
   return ZRT_OK;
@@ -94,13 +81,10 @@ int zrt_copy_any(const void *src, void *dst, int64_t n, int dtype) {
 int zrt_copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
                 int64_t rows, int64_t cols, int dtype) {
   const char *fn = "zrt_copy_2d";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_REQUIRE(rows >= 0 && cols >= 0, "%s: negative size", fn);
-  ZRT_REQUIRE(src_ld >= cols && dst_ld >= cols,
-              "%s: leading dimensions must be >= cols", fn);
-  ZRT_REQUIRE_BUF(fn, rows * cols, src);
-  ZRT_REQUIRE_BUF(fn, rows * cols, dst);
+  if (int st = zrt::checkCopy2dArgs(fn, src, src_ld, dst, dst_ld, rows, cols,
+                                    dtype, zrt::fail))
+    return st;
+  const int64_t eb = zrt::dtypeBytes(dtype);
   const char *s = static_cast<const char *>(src);
   char *d = static_cast<char *>(dst);
   const size_t rowBytes = static_cast<size_t>(cols * eb);
@@ -113,13 +97,13 @@ int zrt_copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
 int zrt_broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
                           int dtype) {
   const char *fn = "zrt_broadcast_leading";
-  ZRT_REQUIRE(lead >= 0 && n >= 0, "%s: negative size", fn);
-  ZRT_REQUIRE(elemBytes(dtype) > 0, "%s: bad dtype %d", fn, dtype);
+  if (int st = zrt::checkBroadcastLeadingArgs(fn, in, out, lead, n, dtype,
+                                              zrt::fail))
+    return st;
   // Every output row reads the same input: a row stride of 0.
   if (lead == 0 || n == 0)
     return ZRT_OK;
-  ZRT_REQUIRE(in != nullptr && out != nullptr, "%s: NULL pointer", fn);
-  const int64_t eb = elemBytes(dtype);
+  const int64_t eb = zrt::dtypeBytes(dtype);
   const char *s = static_cast<const char *>(in);
   char *d = static_cast<char *>(out);
 #pragma omp parallel for schedule(static) if (lead * n > zrt::kParallelGrain)
@@ -131,23 +115,11 @@ int zrt_broadcast_leading(const void *in, void *out, int64_t lead, int64_t n,
 int zrt_permute(const void *in, void *out, int rank, const int64_t *shape,
                 const int64_t *perm, int dtype) {
   const char *fn = "zrt_permute";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_REQUIRE(rank >= 0 && rank <= ZRT_MAX_RANK, "%s: rank %d outside [0, %d]",
-              fn, rank, ZRT_MAX_RANK);
-  ZRT_REQUIRE(rank == 0 || (shape && perm), "%s: NULL shape or perm", fn);
-  int64_t n = 1;
-  bool seen[ZRT_MAX_RANK] = {};
-  for (int i = 0; i < rank; ++i) {
-    ZRT_REQUIRE(shape[i] >= 0, "%s: negative dimension", fn);
-    ZRT_REQUIRE(perm[i] >= 0 && perm[i] < rank && !seen[perm[i]],
-                "%s: perm is not a permutation of [0, %d)", fn, rank);
-    seen[perm[i]] = true;
-    n *= shape[i];
-  }
-  ZRT_REQUIRE_BUF(fn, n, in);
-  ZRT_REQUIRE_BUF(fn, n, out);
-  ZRT_REQUIRE(n == 0 || in != out, "%s: in == out", fn);
+  int64_t n = 0;
+  if (int st = zrt::checkPermuteArgs(fn, in, out, rank, shape, perm, dtype, &n,
+                                     zrt::fail))
+    return st;
+  const int64_t eb = zrt::dtypeBytes(dtype);
   if (n == 0)
     return ZRT_OK;
   // Input strides, then the input stride of each output dimension.
@@ -195,11 +167,9 @@ int zrt_cross_entropy_padded(const float *logits, const int32_t *targets,
                              float *loss, int64_t N, int64_t V,
                              int64_t num_classes) {
   const char *fn = "zrt_cross_entropy_padded";
-  ZRT_REQUIRE(N >= 0 && num_classes >= 1 && num_classes <= V,
-              "%s: need N >= 0 and 1 <= num_classes <= V", fn);
-  ZRT_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_REQUIRE_BUF(fn, N, logits);
-  ZRT_REQUIRE_BUF(fn, N, targets);
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt::fail))
+    return st;
   if (int st = checkTargetsRange(fn, targets, N, num_classes))
     return st;
   double total = 0.0;
@@ -222,12 +192,9 @@ int zrt_cross_entropy_padded_backward(const float *logits,
                                       int64_t N, int64_t V,
                                       int64_t num_classes) {
   const char *fn = "zrt_cross_entropy_padded_backward";
-  ZRT_REQUIRE(N >= 0 && num_classes >= 1 && num_classes <= V,
-              "%s: need N >= 0 and 1 <= num_classes <= V", fn);
-  ZRT_REQUIRE(dloss != nullptr, "%s: dloss is NULL", fn);
-  ZRT_REQUIRE_BUF(fn, N, logits);
-  ZRT_REQUIRE_BUF(fn, N, targets);
-  ZRT_REQUIRE_BUF(fn, N, dlogits);
+  if (int st = zrt::checkCrossEntropyPaddedBackwardArgs(
+          fn, logits, targets, dloss, dlogits, N, V, num_classes, zrt::fail))
+    return st;
   if (int st = checkTargetsRange(fn, targets, N, num_classes))
     return st;
   const float g = N > 0 ? *dloss / static_cast<float>(N) : 0.0f;
@@ -251,11 +218,9 @@ int zrt_cross_entropy_padded_backward(const float *logits,
 int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
                          int64_t C, float eps) {
   const char *fn = "zrt_layer_norm_stats";
-  ZRT_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
-  ZRT_REQUIRE_BUF(fn, N, x);
-  ZRT_REQUIRE_BUF(fn, N, mean);
-  ZRT_REQUIRE_BUF(fn, N, rstd);
+  if (int st =
+          zrt::checkLayerNormStatsArgs(fn, x, mean, rstd, N, C, eps, zrt::fail))
+    return st;
   // The same two-pass f32 arithmetic as zrt_layer_norm.
 #pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
   for (int64_t i = 0; i < N; ++i) {
@@ -277,9 +242,8 @@ int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
 }
 
 int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {
-  const char *fn = "zrt_fill_bf16";
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkFillBf16Args("zrt_fill_bf16", out, n, zrt::fail))
+    return st;
   const zrt_bf16 v = zrt::f32ToBf16(value);
   for (int64_t i = 0; i < n; ++i)
     out[i] = v;
@@ -287,10 +251,9 @@ int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {
 }
 
 int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
-  const char *fn = "zrt_accumulate_bf16";
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE_BUF(fn, n, x);
-  ZRT_REQUIRE_BUF(fn, n, y);
+  if (int st = zrt::checkAccumulateBf16Args("zrt_accumulate_bf16", x, y, n,
+                                            zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
     y[i] = zrt::f32ToBf16(zrt::bf16ToF32(y[i]) + zrt::bf16ToF32(x[i]));
@@ -299,9 +262,9 @@ int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
 
 int zrt_clip_coef_scaled(const float *sum_squares, const float *grad_scale,
                          float max_norm, float *coef, float *norm) {
-  const char *fn = "zrt_clip_coef_scaled";
-  ZRT_REQUIRE(sum_squares && grad_scale && coef && norm, "%s: NULL pointer",
-              fn);
+  if (int st = zrt::checkClipCoefArgs("zrt_clip_coef_scaled", sum_squares,
+                                      grad_scale, coef, norm, zrt::fail))
+    return st;
   const float s = *grad_scale;
   const float total = s * std::sqrt(*sum_squares);
   float c = s;
@@ -318,18 +281,10 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
                     const uint8_t *decay, double lr, double beta1, double beta2,
                     double eps, double weight_decay, float grad_scale,
                     int64_t step) {
-  const char *fn = "zrt_shard_adamw";
-  ZRT_REQUIRE(shard >= 0 && rank >= 0 && num_members >= 0,
-              "%s: negative shard, rank or member count", fn);
-  ZRT_REQUIRE(grad_dtype == ZRT_F32 || grad_dtype == ZRT_BF16,
-              "%s: bad gradient dtype %d", fn, grad_dtype);
-  ZRT_REQUIRE(num_members == 0 || (offsets && numels && decay),
-              "%s: NULL layout", fn);
-  ZRT_REQUIRE(step >= 1, "%s: step < 1", fn);
-  ZRT_REQUIRE_BUF(fn, shard, param);
-  ZRT_REQUIRE_BUF(fn, shard, m);
-  ZRT_REQUIRE_BUF(fn, shard, v);
-  ZRT_REQUIRE_BUF(fn, shard, grad);
+  if (int st = zrt::checkShardAdamwArgs(
+          "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
+          num_members, offsets, numels, decay, step, zrt::fail))
+    return st;
   const int64_t begin = static_cast<int64_t>(rank) * shard, end = begin + shard;
   // One zrt_adamw_step per run of equal weight decay: member ranges
   // intersected with [begin, end), gaps (padding) without decay.
@@ -361,12 +316,10 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
 }
 
 int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
-  const char *fn = "zrt_local_shard";
-  const int64_t eb = elemBytes(dtype);
-  ZRT_REQUIRE(eb > 0, "%s: bad dtype %d", fn, dtype);
-  ZRT_REQUIRE(n >= 0 && rank >= 0, "%s: negative size or rank", fn);
-  ZRT_REQUIRE_BUF(fn, n, in);
-  ZRT_REQUIRE_BUF(fn, n, out);
+  if (int st = zrt::checkLocalShardArgs("zrt_local_shard", in, out, n, rank,
+                                        dtype, zrt::fail))
+    return st;
+  const int64_t eb = zrt::dtypeBytes(dtype);
   if (n > 0)
     std::memcpy(out, static_cast<const char *>(in) + rank * n * eb,
                 static_cast<size_t>(n * eb));
@@ -378,16 +331,10 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
                          int64_t slice_n, int64_t member_offset,
                          int64_t member_numel, int init_kind, float std,
                          uint64_t seed) {
-  const char *fn = "zrt_init_param_slice";
-  ZRT_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16, "%s: bad dtype %d", fn,
-              dtype);
-  ZRT_REQUIRE(slice_begin >= 0 && slice_n >= 0 && member_offset >= 0 &&
-                  member_numel >= 0,
-              "%s: negative offset or size", fn);
-  ZRT_REQUIRE(init_kind >= ZRT_INIT_NORMAL && init_kind <= ZRT_INIT_ONES,
-              "%s: bad init kind %d", fn, init_kind);
-  ZRT_REQUIRE(std >= 0.0f, "%s: std < 0", fn);
-  ZRT_REQUIRE_BUF(fn, slice_n, data);
+  if (int st = zrt::checkInitParamSliceArgs(
+          "zrt_init_param_slice", data, dtype, slice_begin, slice_n,
+          member_offset, member_numel, init_kind, std, zrt::fail))
+    return st;
   const zrt::ParamSliceOverlap o =
       zrt::paramSliceOverlap(slice_begin, slice_n, member_offset, member_numel);
   if (o.n == 0)

@@ -1,5 +1,6 @@
 //===- matmul.cpp - Matrix products (cblas_sgemm) --------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 #include "matmul_args.h"
 
@@ -101,9 +102,8 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {
   const char *fn = "zrt_bias_backward";
-  ZRT_REQUIRE(rows >= 0 && N >= 0, "%s: negative size", fn);
-  ZRT_REQUIRE_BUF(fn, N, dbias);
-  ZRT_REQUIRE_BUF(fn, rows * N, dout);
+  if (int st = zrt::checkBiasBackwardArgs(fn, dout, dbias, rows, N, zrt::fail))
+    return st;
   // Parallel over column blocks; each thread sums its columns over all rows
   // (row-sequential inner loop keeps the access contiguous).
   constexpr int64_t kBlock = 64;
@@ -126,11 +126,9 @@ int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
 int zrt_permute_0213(const float *in, float *out, int64_t A, int64_t B,
                      int64_t C, int64_t D) {
   const char *fn = "zrt_permute_0213";
-  ZRT_REQUIRE(A >= 0 && B >= 0 && C >= 0 && D >= 0, "%s: negative dim", fn);
+  if (int st = zrt::checkPermute0213Args(fn, in, out, A, B, C, D, zrt::fail))
+    return st;
   const int64_t total = A * B * C * D;
-  ZRT_REQUIRE_BUF(fn, total, in);
-  ZRT_REQUIRE_BUF(fn, total, out);
-  ZRT_REQUIRE(total == 0 || in != out, "%s: in-place is not supported", fn);
   const size_t rowBytes = static_cast<size_t>(D) * sizeof(float);
 #pragma omp parallel for collapse(2) schedule(static) if (total > zrt::kParallelGrain)
   for (int64_t a = 0; a < A; ++a)

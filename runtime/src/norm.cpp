@@ -1,5 +1,6 @@
 //===- norm.cpp - Layer normalization and softmax --------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 
 #include <cmath>
@@ -17,11 +18,8 @@ int zrt_layer_norm(const float *x, const float *weight, const float *bias,
                    float *out, float *mean, float *rstd, int64_t N, int64_t C,
                    float eps) {
   const char *fn = "zrt_layer_norm";
-  ZRT_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1 (N=%lld C=%lld)",
-              fn, (long long)N, (long long)C);
-  ZRT_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
-  ZRT_REQUIRE_BUF(fn, N, x);
-  ZRT_REQUIRE_BUF(fn, N, out);
+  if (int st = zrt::checkLayerNormArgs(fn, x, out, N, C, eps, zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
   for (int64_t i = 0; i < N; ++i) {
     const float *xi = x + i * C;
@@ -58,11 +56,9 @@ int zrt_layer_norm_backward(const float *dout, const float *x,
                             const float *rstd, float *dx, float *dweight,
                             float *dbias, int64_t N, int64_t C) {
   const char *fn = "zrt_layer_norm_backward";
-  ZRT_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_REQUIRE_BUF(fn, N, dout);
-  ZRT_REQUIRE_BUF(fn, N, x);
-  ZRT_REQUIRE_BUF(fn, N, mean);
-  ZRT_REQUIRE_BUF(fn, N, rstd);
+  if (int st = zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C,
+                                               zrt::fail))
+    return st;
   if (dx) {
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
     for (int64_t i = 0; i < N; ++i) {
@@ -113,9 +109,8 @@ int zrt_layer_norm_backward(const float *dout, const float *x,
 
 int zrt_softmax(const float *x, float *out, int64_t N, int64_t C) {
   const char *fn = "zrt_softmax";
-  ZRT_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_REQUIRE_BUF(fn, N, x);
-  ZRT_REQUIRE_BUF(fn, N, out);
+  if (int st = zrt::checkSoftmaxArgs(fn, x, out, N, C, zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
   for (int64_t i = 0; i < N; ++i) {
     const float *xi = x + i * C;
@@ -138,10 +133,8 @@ int zrt_softmax(const float *x, float *out, int64_t N, int64_t C) {
 int zrt_softmax_backward(const float *y, const float *dy, float *dx,
                          int64_t N, int64_t C) {
   const char *fn = "zrt_softmax_backward";
-  ZRT_REQUIRE(N >= 0 && C >= 1, "%s: need N >= 0 and C >= 1", fn);
-  ZRT_REQUIRE_BUF(fn, N, y);
-  ZRT_REQUIRE_BUF(fn, N, dy);
-  ZRT_REQUIRE_BUF(fn, N, dx);
+  if (int st = zrt::checkSoftmaxBackwardArgs(fn, y, dy, dx, N, C, zrt::fail))
+    return st;
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
   for (int64_t i = 0; i < N; ++i) {
     const float *yi = y + i * C, *gi = dy + i * C;

@@ -1,5 +1,6 @@
 //===- optimizer.cpp - AdamW, gradient norm, clipping ----------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 
 #include <cmath>
@@ -63,13 +64,8 @@ int adamw(const char *fn, float *param, float *m, float *v, const G *grad,
           float *outF32, uint16_t *outBf16, int64_t n, double lr, double beta1,
           double beta2, double eps, double weightDecay, float gradScale,
           int64_t step) {
-  ZRT_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
-  ZRT_REQUIRE(step >= 1, "%s: step = %lld must be >= 1 (1 = first step)", fn,
-              (long long)step);
-  ZRT_REQUIRE_BUF(fn, n, param);
-  ZRT_REQUIRE_BUF(fn, n, m);
-  ZRT_REQUIRE_BUF(fn, n, v);
-  ZRT_REQUIRE_BUF(fn, n, grad);
+  if (int st = zrt::checkAdamwArgs(fn, param, m, v, grad, n, step, zrt::fail))
+    return st;
   const float decay = static_cast<float>(1.0 - lr * weightDecay);
   const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
   const float oneMinusB1 = static_cast<float>(1.0 - beta1);
@@ -95,9 +91,8 @@ int adamw(const char *fn, float *param, float *m, float *v, const G *grad,
 
 template <typename T>
 int sumSquares(const char *fn, const T *x, int64_t n, float *out) {
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE(out != nullptr, "%s: out is NULL", fn);
-  ZRT_REQUIRE_BUF(fn, n, x);
+  if (int st = zrt::checkSumSquaresArgs(fn, x, n, out, zrt::fail))
+    return st;
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
   for (int64_t i = 0; i < n; ++i) {

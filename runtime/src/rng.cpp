@@ -8,27 +8,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "arg_checks.h"
 #include "internal.h"
 #include "rng_math.h"
-
-namespace {
-
-int checkInit(const char *fn, float *ptr, int64_t n, int64_t offset) {
-  ZRT_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_REQUIRE(offset >= 0, "%s: offset < 0", fn);
-  ZRT_REQUIRE_BUF(fn, n, ptr);
-  return ZRT_OK;
-}
-
-} // namespace
 
 extern "C" {
 
 int zrt_init_normal(float *ptr, int64_t n, float mean, float std,
                     uint64_t seed, int64_t offset) {
-  if (int st = checkInit("zrt_init_normal", ptr, n, offset))
+  if (int st = zrt::checkInitNormalArgs("zrt_init_normal", ptr, n, std, offset,
+                                        zrt::fail))
     return st;
-  ZRT_REQUIRE(std >= 0.0f, "zrt_init_normal: std < 0");
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain / 8)
   for (int64_t i = 0; i < n; ++i)
     ptr[i] =
@@ -38,9 +28,9 @@ int zrt_init_normal(float *ptr, int64_t n, float mean, float std,
 
 int zrt_init_uniform(float *ptr, int64_t n, float low, float high,
                      uint64_t seed, int64_t offset) {
-  if (int st = checkInit("zrt_init_uniform", ptr, n, offset))
+  if (int st = zrt::checkInitUniformArgs("zrt_init_uniform", ptr, n, low, high,
+                                         offset, zrt::fail))
     return st;
-  ZRT_REQUIRE(high >= low, "zrt_init_uniform: high < low");
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain / 8)
   for (int64_t i = 0; i < n; ++i)
     ptr[i] =
