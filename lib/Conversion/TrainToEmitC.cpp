@@ -1026,6 +1026,9 @@ static bool isBf16Matmul(train::MatmulOp o) {
          (!bias || (bias != o.getA() && bias != o.getB()));
 }
 
+/// Floats of zrt_attention_workspace(T): 2 T^2 + T.
+static int64_t attentionWorkspace(int64_t T) { return 2 * T * T + T; }
+
 /// Whether `op` computes in f32 kernels (and so needs bf16 operands
 /// widened around it).
 static bool isComputeOp(Operation *op) {
@@ -1063,15 +1066,18 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     bytes += 2 * alignUp(rows * 4);
   }
   if (auto g = dyn_cast<train::AttentionGradOp>(op)) {
-    // Recomputed output and probabilities, the backward's [T, T] workspace.
+    // The recomputed output and log-sum-exp, and the attention workspace.
     ArrayRef<int64_t> s = tensorType(g.getQuery()).getShape();
     bytes += alignUp(numel(g.getQuery()) * 4) +
-             alignUp(s[0] * s[1] * s[2] * s[2] * 4) + alignUp(s[2] * s[2] * 4);
+             alignUp(s[0] * s[1] * s[2] * 4) +
+             alignUp(attentionWorkspace(s[2]) * 4);
   }
   if (auto a = dyn_cast<train::CausalAttentionOp>(op)) {
-    // The forward's [T, T] workspace (it keeps no probabilities).
+    // The log-sum-exp (not kept: the backward recomputes it) and the
+    // attention workspace.
     ArrayRef<int64_t> s = a.getType().getShape();
-    bytes += alignUp(s[2] * s[2] * 4);
+    bytes += alignUp(s[0] * s[1] * s[2] * 4) +
+             alignUp(attentionWorkspace(s[2]) * 4);
   }
   if (auto r = dyn_cast<func::ReturnOp>(op))
     if (role == Role::Logits && r.getNumOperands() == 1) {
@@ -1616,25 +1622,28 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::CausalAttentionOp o) {
         ArrayRef<int64_t> s = o.getType().getShape();
-        Value work = scratch(s[2] * s[2]);
-        call("zrt_causal_attention",
+        Value lse = scratch(s[0] * s[1] * s[2]);
+        Value work = scratch(attentionWorkspace(s[2]));
+        call("zrt_attention_forward",
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
-              ptr(o.getResult()), opq("NULL"), work, i64(s[0]), i64(s[1]),
-              i64(s[2]), i64(s[3])});
+              ptr(o.getResult()), lse, work, i64(s[0]), i64(s[1]), i64(s[2]),
+              i64(s[3])});
         return success();
       })
       .Case([&](train::AttentionGradOp o) {
         ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        // The probabilities are recomputed (the forward keeps none).
+        // The forward keeps nothing: its output and log-sum-exp are
+        // recomputed (one fused pass on CUDA), then the backward recomputes
+        // the probabilities from them tile by tile.
         Value out = scratch(numel(o.getQuery()));
-        Value probs = scratch(s[0] * s[1] * s[2] * s[2]);
-        Value work = scratch(s[2] * s[2]);
-        call("zrt_causal_attention",
-             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()), out, probs,
-              opq("NULL"), i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
-        call("zrt_causal_attention_backward",
+        Value lse = scratch(s[0] * s[1] * s[2]);
+        Value work = scratch(attentionWorkspace(s[2]));
+        call("zrt_attention_forward",
+             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()), out, lse,
+              work, i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
+        call("zrt_attention_backward",
              {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
-              ptr(o.getValue()), probs, ptr(o.getQueryGrad()),
+              ptr(o.getValue()), out, lse, ptr(o.getQueryGrad()),
               ptr(o.getKeyGrad()), ptr(o.getValueGrad()), work, i64(s[0]),
               i64(s[1]), i64(s[2]), i64(s[3])});
         return success();

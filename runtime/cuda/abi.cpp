@@ -10,6 +10,7 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/attention_args.h"
 #include "../src/matmul_args.h"
 
 /// Returns `call`, timed per function when ZRT_PROFILE is set (profile.cpp).
@@ -117,6 +118,24 @@ int zrt_softmax_backward(const float *y, const float *dy, float *dx, int64_t N,
                          int64_t C) {
   ZRT_PROFILED("zrt_softmax_backward",
                zrt_cuda::softmax_backward(y, dy, dx, N, C));
+}
+int64_t zrt_attention_workspace(int64_t T) {
+  return zrt::attentionWorkspace(T);
+}
+int zrt_attention_forward(const float *q, const float *k, const float *v,
+                          float *out, float *lse, float *workspace, int64_t B,
+                          int64_t H, int64_t T, int64_t D) {
+  ZRT_PROFILED("zrt_attention_forward",
+               zrt_cuda::attention_forward(q, k, v, out, lse, workspace, B, H,
+                                           T, D));
+}
+int zrt_attention_backward(const float *dout, const float *q, const float *k,
+                           const float *v, const float *out, const float *lse,
+                           float *dq, float *dk, float *dv, float *workspace,
+                           int64_t B, int64_t H, int64_t T, int64_t D) {
+  ZRT_PROFILED("zrt_attention_backward",
+               zrt_cuda::attention_backward(dout, q, k, v, out, lse, dq, dk, dv,
+                                            workspace, B, H, T, D));
 }
 int zrt_causal_attention(const float *q, const float *k, const float *v,
                          float *out, float *probs, float *workspace, int64_t B,

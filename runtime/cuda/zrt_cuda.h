@@ -197,6 +197,16 @@ int causal_attention_backward(const float *dout, const float *q,
                               float *dv, float *workspace, int64_t B,
                               int64_t H, int64_t T, int64_t D);
 
+/// Fused causal attention (flash_attention.cu): tiled kernels that never
+/// hold a [T, T] matrix; `workspace` is ignored.
+int attention_forward(const float *q, const float *k, const float *v,
+                      float *out, float *lse, float *workspace, int64_t B,
+                      int64_t H, int64_t T, int64_t D);
+int attention_backward(const float *dout, const float *q, const float *k,
+                       const float *v, const float *out, const float *lse,
+                       float *dq, float *dk, float *dv, float *workspace,
+                       int64_t B, int64_t H, int64_t T, int64_t D);
+
 //===----------------------------------------------------------------------===//
 // Embedding and losses (loss.cu). Scalar results (`loss`) are DEVICE
 // pointers; dloss of the padded backward is a device pointer, dloss of

@@ -542,6 +542,104 @@ TEST(AttentionTest, GradientsMatchFiniteDifferences) {
   EXPECT_EQ(dv, dv2);
 }
 
+// zrt_attention_forward / _backward (the flash-attention interface) against
+// zrt_causal_attention / _backward with saved probabilities: the same
+// values up to f32 rounding; lse against a double computation.
+TEST(AttentionLseTest, MatchesAttentionWithProbabilities) {
+  for (auto [B, H, T, D] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{
+                                1, 1, 1, 1},
+                            {2, 3, 17, 8},
+                            {1, 2, 64, 16}}) {
+    const int64_t n = B * H * T * D;
+    auto q = randomVec(n, 41), k = randomVec(n, 42), v = randomVec(n, 43),
+         dO = randomVec(n, 44);
+    std::vector<float> out(n), lse(B * H * T), probs(B * H * T * T),
+        refOut(n), work(zrt_attention_workspace(T));
+    ASSERT_EQ(zrt_causal_attention(q.data(), k.data(), v.data(), refOut.data(),
+                                   probs.data(), nullptr, B, H, T, D),
+              ZRT_OK);
+    ASSERT_EQ(zrt_attention_forward(q.data(), k.data(), v.data(), out.data(),
+                                    lse.data(), work.data(), B, H, T, D),
+              ZRT_OK)
+        << zrt_last_error();
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(out[i], refOut[i], 1e-6f + 1e-5f * std::fabs(refOut[i]));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+    for (int64_t s = 0; s < B * H; ++s)
+      for (int64_t i = 0; i < T; ++i) {
+        double mx = -INFINITY, sum = 0.0;
+        std::vector<double> row(i + 1);
+        for (int64_t j = 0; j <= i; ++j) {
+          double dot = 0.0;
+          for (int64_t c = 0; c < D; ++c)
+            dot += double(q[(s * T + i) * D + c]) * k[(s * T + j) * D + c];
+          row[j] = dot * scale;
+          mx = std::max(mx, row[j]);
+        }
+        for (int64_t j = 0; j <= i; ++j)
+          sum += std::exp(row[j] - mx);
+        EXPECT_NEAR(lse[s * T + i], mx + std::log(sum), 1e-5)
+            << "slice " << s << " row " << i;
+      }
+    std::vector<float> dq(n), dk(n), dv(n), rq(n), rk(n), rv(n);
+    ASSERT_EQ(zrt_causal_attention_backward(dO.data(), q.data(), k.data(),
+                                            v.data(), probs.data(), rq.data(),
+                                            rk.data(), rv.data(), nullptr, B, H,
+                                            T, D),
+              ZRT_OK);
+    ASSERT_EQ(zrt_attention_backward(dO.data(), q.data(), k.data(), v.data(),
+                                     out.data(), lse.data(), dq.data(),
+                                     dk.data(), dv.data(), work.data(), B, H, T,
+                                     D),
+              ZRT_OK)
+        << zrt_last_error();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(dq[i], rq[i], 1e-5f + 1e-4f * std::fabs(rq[i])) << i;
+      ASSERT_NEAR(dk[i], rk[i], 1e-5f + 1e-4f * std::fabs(rk[i])) << i;
+      ASSERT_NEAR(dv[i], rv[i], 1e-5f + 1e-4f * std::fabs(rv[i])) << i;
+    }
+    // Without a workspace the call allocates one (counted) and agrees.
+    const int64_t allocs = zrt_heap_allocations();
+    std::vector<float> out2(n), lse2(B * H * T);
+    ASSERT_EQ(zrt_attention_forward(q.data(), k.data(), v.data(), out2.data(),
+                                    lse2.data(), nullptr, B, H, T, D),
+              ZRT_OK);
+    EXPECT_EQ(out2, out);
+    EXPECT_EQ(lse2, lse);
+    EXPECT_GT(zrt_heap_allocations(), allocs);
+  }
+}
+
+TEST(AttentionLseTest, RejectsBadArguments) {
+  float x[8] = {};
+  EXPECT_EQ(zrt_attention_workspace(3), 21);
+  EXPECT_EQ(zrt_attention_workspace(-1), -1);
+  EXPECT_EQ(zrt_attention_forward(x, x, x, x, x, x, -1, 1, 2, 2),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("zrt_attention_forward: need"),
+            std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_attention_forward(x, x, x, x, nullptr, x, 1, 1, 2, 2),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(zrt_last_error()).find("zrt_attention_forward: lse is NULL"),
+      std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_attention_backward(x, x, x, x, x, x, x, x, nullptr, x, 1, 1, 2,
+                                   2),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(
+      std::string(zrt_last_error()).find("zrt_attention_backward: dv is NULL"),
+      std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_attention_backward(x, x, x, x, x, x, x, x, x, x, 1, 1, 0, 2),
+            ZRT_ERR_INVALID_ARGUMENT);
+  // Nothing to compute (B = 0): no pointers needed.
+  EXPECT_EQ(zrt_attention_forward(nullptr, nullptr, nullptr, nullptr, nullptr,
+                                  nullptr, 0, 4, 2, 2),
+            ZRT_OK);
+}
+
 TEST(AttentionTest, RejectsBadShapes) {
   float x[4] = {};
   EXPECT_EQ(zrt_causal_attention(x, x, x, x, nullptr, nullptr, 1, 1, 0, 4),

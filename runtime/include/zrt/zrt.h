@@ -293,6 +293,44 @@ int zrt_causal_attention_backward(const float *dout, const float *q,
                                   float *dv, float *workspace, int64_t B,
                                   int64_t H, int64_t T, int64_t D);
 
+/// Floats of `workspace` zrt_attention_forward / zrt_attention_backward
+/// need on every backend for sequence length T: 2 T^2 + T (the CPU backend
+/// holds one (batch, head) slice's [T, T] probabilities and score
+/// gradients and a row of [T]; the CUDA backend uses none of it). -1 for
+/// T < 0 or on overflow.
+int64_t zrt_attention_workspace(int64_t T);
+
+/// Causal scaled-dot-product attention that keeps no [T, T] matrix between
+/// forward and backward (flash-attention semantics: Dao et al., "FlashAttention",
+/// NeurIPS 2022; FlashAttention-2, 2023): per (batch, head), with s = 1/sqrt(D),
+///   S = s q k^T (S_ij = -inf for j > i),
+///   lse_i = log sum_{j<=i} exp(S_ij)   (natural log),
+///   out = exp(S - lse) v.
+/// q, k, v, out: [B, H, T, D] f32; lse: [B, H, T] f32 output, kept for
+/// zrt_attention_backward. workspace: zrt_attention_workspace(T) floats of
+/// scratch (the CPU computes one slice's scores in it; NULL makes the CPU
+/// allocate it, a counted heap allocation; the CUDA backend runs fused
+/// tiled kernels and ignores it). Same values as zrt_causal_attention up to
+/// f32 rounding. Source: PyTorch F.scaled_dot_product_attention(is_causal=True).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (non-positive T or D, negative B/H, NULL
+/// pointers, sizes above INT32_MAX), ZRT_ERR_OUT_OF_MEMORY (only without a
+/// workspace).
+int zrt_attention_forward(const float *q, const float *k, const float *v,
+                          float *out, float *lse, float *workspace, int64_t B,
+                          int64_t H, int64_t T, int64_t D);
+
+/// Backward of zrt_attention_forward from its out and lse (the probabilities
+/// are recomputed, P = exp(S - lse)): with delta_i = sum_d dout_id out_id,
+///   dv = P^T dout, dP = dout v^T, dS = P * (dP - delta),
+///   dq = s dS k, dk = s dS^T q.
+/// dout, q, k, v, out: [B, H, T, D]; lse: [B, H, T]; dq, dk, dv: [B, H, T, D]
+/// OVERWRITTEN. workspace as zrt_attention_forward.
+/// Errors: as zrt_attention_forward.
+int zrt_attention_backward(const float *dout, const float *q, const float *k,
+                           const float *v, const float *out, const float *lse,
+                           float *dq, float *dk, float *dv, float *workspace,
+                           int64_t B, int64_t H, int64_t T, int64_t D);
+
 /*===----------------------------------------------------------------------===//
 // Embedding and losses
 //===----------------------------------------------------------------------===*/

@@ -73,19 +73,20 @@ func.func @forward_backward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tenso
 // A collective's result is live from its start (written between start and
 // wait); its input until the wait. The optimizer step's scalar arguments
 // are 1-element temporaries live from the entry (-1). Ops with scratch (the
-// forward attention's [T, T] workspace) get a zero.scratch block for their
+// forward attention's log-sum-exp, 64 bytes aligned, and its 2 T^2 + T = 36
+// float workspace, 192 bytes aligned) get a zero.scratch block for their
 // position only.
 // CHECK-LABEL: func.func @forward(
-// CHECK: train.causal_attention {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 3, 4>, offset = 0 : i64}], zero.scratch = {arena = "temporaries", bytes = 64 : i64, offset = 64 : i64}
+// CHECK: train.causal_attention {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 3, 4>, offset = 256 : i64}], zero.scratch = {arena = "temporaries", bytes = 256 : i64, offset = 0 : i64}
 // The sum reuses the scratch's bytes (the scratch lives at 3 only).
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 4, 5>, offset = 64 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 4, 5>, offset = 0 : i64}]
 // CHECK-LABEL: func.func @optimizer_step(
 // CHECK-SAME: {train.name = "lr", zero.placement = {arena = "temporaries", bytes = 64 : i64, live = array<i64: -1, -1>, offset = 0 : i64}}
 // CHECK: zero.all_reduce_start
 // The sum at 2 is live while the collective writes %r: different bytes.
 // CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 2, 2>, offset = 64 : i64}]
 // CHECK: zero.wait {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 1, 4>, offset = 0 : i64}]
-// LOWER: call_opaque "zrt_causal_attention"
+// LOWER: call_opaque "zrt_attention_forward"
 // LOWER: verbatim "// @optimizer_step: 0 bytes of activations, 192 bytes of temporaries"
 train.param @w : tensor<16xf32> init(<ones>) trainable
 func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {

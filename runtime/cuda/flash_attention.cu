@@ -1,0 +1,891 @@
+//===- flash_attention.cu - CUDA backend: fused causal attention ----------===//
+//
+// zrt_attention_forward / zrt_attention_backward (zrt.h) on device memory:
+// causal scaled-dot-product attention that never materializes a [T, T]
+// matrix, after FlashAttention-2 (T. Dao, "FlashAttention-2: Faster
+// Attention with Better Parallelism and Work Partitioning", 2023; Dao et
+// al., "FlashAttention", NeurIPS 2022). f32 throughout, FMAs on the CUDA
+// cores (no tensor cores, no TF32), expf / logf (never __expf), no
+// floating-point atomics: every output element is written once by one
+// thread in a fixed order, so results are bit-reproducible.
+//
+// Tiling (the fast path, D <= 128). A (batch, head) slice is cut into tiles
+// of 64 rows (Br = Bc = 64). D is padded to DP in {16, 32, 64, 128} (a
+// template parameter); the padding columns are zero in shared memory, so
+// they add nothing to dot products and are never stored. One block of 256
+// threads (16 x 16: tx = tid % 16, ty = tid / 16) per (tile, slice); the
+// slices go in gridDim.y (at most 65535, more are looped over). A [64, DP]
+// tile lives in shared memory with a row stride of DP + 4 floats (rows 4
+// banks apart, so float4 reads of 16 different rows hit distinct banks).
+// Every [64 x 64] score-like tile is computed as 4 x 4 register micro-tiles
+// (contiguous rows ty*4 + a, strided columns tx + 16 b), reading float4s
+// along d; every [64 x DP] accumulator as 4 x DP/16 micro-tiles (the same 4
+// rows, columns owned by tx in float4 / float2 groups) updated by outer
+// products from shared memory.
+//
+//  * forward (grid: query tile x slice, the longest rows first): Q tile
+//    resident; for each key tile kt <= qt (tiles above the diagonal are
+//    skipped, the diagonal tile is masked): S = s Q K^T (s = 1/sqrt(D)),
+//    online softmax (running row max m, sum l, the 16 tx-lanes of a row
+//    reduce by shuffles), P written to shared memory (over the K tile, now
+//    read), O = alpha O + P V in registers. Then out = O / l and
+//    lse = m + log(l).
+//  * backward, kernel KV (grid: key tile x slice): K and V tiles resident,
+//    dK and dV in registers; for each query tile qt >= kt: S^T and dP^T
+//    micro-tiles (keys x rows), P = exp(S - lse), delta_i = dO_i . O_i
+//    (recomputed per query tile, from global memory), dS = P (dP - delta);
+//    P and dS to shared memory; dV += P^T dO, dK += dS^T Q. Stores dV and
+//    s dK once.
+//  * backward, kernel Q (grid: query tile x slice): Q, dO, lse and delta
+//    resident; for each key tile kt <= qt: S, dP, dS as above, dS to shared
+//    memory (over the V tile), dQ += dS K. Stores s dQ once.
+//  Both backward kernels recompute P (the price of determinism without
+//  atomics: no dQ accumulation across key-tile blocks).
+//
+// Cost for GPT-2 124M (B = 16, H = 12, T = 1024, D = 64: 16 tiles, 136
+// causal tile pairs per slice; one [64 x 64 x 64] product is 0.52 MFLOP):
+// forward 2 products per tile pair = 27.4 GFLOP and 107M expf per layer;
+// backward 4 (kernel KV: S, dP, dV, dK) + 3 (kernel Q: S, dP, dQ) products
+// = 96 GFLOP and 214M expf. The H200's f32 FMA peak is about 67 TFLOP/s.
+// Inner loops: the dot-product micro-tile does 64 FMAs per eight 128-bit
+// shared loads (12 shared-memory wavefronts per 16 issue cycles of FMAs on
+// an SM), the outer-product step 16 FMAs per two loads (3 wavefronts per 4
+// cycles), so FMA issue bounds them, with shared-memory bandwidth close
+// behind; occupancy is bounded by registers and shared memory:
+//   kernel (256 threads)  DP=64: regs, smem, blocks/SM  DP=128
+//   forward               128, 52,224 B, 2              128, 101,376 B, 2
+//   backward KV           128, 104,960 B, 2             168, 170,496 B, 1
+//   backward Q            128, 70,144 B, 2              204, 135,680 B, 1
+// (ptxas -v for sm_90, CUDA 13: no spills, no local memory; dynamic shared
+// memory opted in with cudaFuncSetAttribute). The registers are capped by
+// __launch_bounds__ (flashMinBlocks); uncapped, ptxas hoists loads up to
+// 255. Global loads are plain (no cp.async double buffering): the latency
+// of a tile load is hidden by the other resident block only. The diagonal
+// tiles waste about half their work (1/17 of the total at T = 1024).
+//
+// Generic path (D > 128, or a device whose per-block shared memory cannot
+// hold a fast kernel's tiles): one warp per row, dot products reduced over
+// the warp, output columns in chunks of 128 (4 per lane) with the scores
+// recomputed per chunk. Slow (O(T^2 D ceil(D / 128))), simple, correct.
+//
+//===----------------------------------------------------------------------===//
+
+#include "device_util.cuh"
+
+#include "attention_args.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace {
+
+using namespace zrt_cuda;
+
+/// Rows of a tile (Br = Bc).
+constexpr int kTile = 64;
+/// Threads of a fast-path block (16 x 16).
+constexpr int kFlashThreads = 256;
+/// Row stride of a [64 x 64] probability / score-gradient tile.
+constexpr int kLdp = kTile + 4;
+/// Blocks per SM the fast kernels are compiled for (__launch_bounds__): 2
+/// (at most 128 registers), except the backward kernels at DP = 128 (1),
+/// which spill at 128 registers and whose shared memory allows only one
+/// block per SM anyway. Checked with ptxas -v: no kernel spills.
+constexpr int flashMinBlocks(int DP, bool backward) {
+  return backward && DP > 64 ? 1 : 2;
+}
+
+/// Geometry of the fast path for a padded head dimension DP.
+template <int DP> struct Geo {
+  static_assert(DP == 16 || DP == 32 || DP == 64 || DP == 128, "DP");
+  /// Row stride (floats) of a [64, DP] tile in shared memory.
+  static constexpr int LD = DP + 4;
+  /// Accumulator columns per thread, in groups of VW adjacent columns.
+  static constexpr int NCOL = DP / 16;
+  static constexpr int VW = NCOL < 4 ? NCOL : 4;
+  static constexpr int NG = NCOL / VW;
+  /// Floats of one [64, DP] tile.
+  static constexpr int TILE = kTile * LD;
+  /// Floats of a region that holds a [64, DP] tile or a [64, 64] one.
+  static constexpr int TILE_OR_P = kTile * (LD > kLdp ? LD : kLdp);
+  /// Dynamic shared memory (bytes) of the three kernels.
+  static constexpr int FORWARD_SMEM = (2 * TILE + TILE_OR_P) * 4;
+  static constexpr int BACKWARD_Q_SMEM = (3 * TILE + TILE_OR_P + 2 * kTile) * 4;
+  static constexpr int BACKWARD_KV_SMEM =
+      (4 * TILE + 2 * kTile * kLdp + 2 * kTile) * 4;
+  /// Column of accumulator slot n of thread tx.
+  static __device__ __forceinline__ int col(int tx, int n) {
+    return (n / VW) * 16 * VW + tx * VW + n % VW;
+  }
+};
+
+__device__ __forceinline__ float4 ld4(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+__device__ __forceinline__ void st4(float *p, float a, float b, float c,
+                                    float d) {
+  *reinterpret_cast<float4 *>(p) = make_float4(a, b, c, d);
+}
+
+/// Loads VW adjacent floats of shared memory (aligned to VW floats).
+template <int VW>
+__device__ __forceinline__ void ldVec(const float *p, float *x) {
+  if constexpr (VW == 4) {
+    const float4 t = ld4(p);
+    x[0] = t.x, x[1] = t.y, x[2] = t.z, x[3] = t.w;
+  } else if constexpr (VW == 2) {
+    const float2 t = *reinterpret_cast<const float2 *>(p);
+    x[0] = t.x, x[1] = t.y;
+  } else {
+    x[0] = p[0];
+  }
+}
+
+/// Rows row0 .. row0 + 63 of a [T, D] slice `g` into the [64, DP] tile `s`
+/// (stride LD), zeros for rows >= T and columns >= D. All threads.
+template <int DP>
+__device__ __forceinline__ void loadTile(float *s, const float *__restrict__ g,
+                                         int row0, int T, int D) {
+  using G = Geo<DP>;
+  const int rowsLeft = T - row0; // > 0
+  if (D == DP && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
+    // Rows are contiguous and 16-byte aligned: float4 loads.
+    constexpr int Q4 = DP / 4;
+    for (int idx = threadIdx.x; idx < kTile * Q4; idx += kFlashThreads) {
+      const int r = idx / Q4, c = (idx % Q4) * 4;
+      float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (r < rowsLeft)
+        x = *reinterpret_cast<const float4 *>(g + (int64_t(row0) + r) * DP + c);
+      *reinterpret_cast<float4 *>(s + r * G::LD + c) = x;
+    }
+    return;
+  }
+  for (int idx = threadIdx.x; idx < kTile * DP; idx += kFlashThreads) {
+    const int r = idx / DP, c = idx % DP;
+    float x = 0.0f;
+    if (r < rowsLeft && c < D)
+      x = g[(int64_t(row0) + r) * D + c];
+    s[r * G::LD + c] = x;
+  }
+}
+
+/// s[a][b] += A[a] . B[16 b] over DP columns: A points at 4 adjacent rows
+/// of a tile, B at the first of 4 rows 16 apart (stride LD). Sequential in d
+/// per element. Not unrolled: unrolling hoists the loads and spills at 128
+/// registers; the other resident warps hide the shared-memory latency.
+template <int DP>
+__device__ __forceinline__ void dotTile(float (&s)[4][4], const float *A,
+                                        const float *B) {
+  constexpr int LD = Geo<DP>::LD;
+#pragma unroll 1
+  for (int d = 0; d < DP; d += 4) {
+    float4 a[4], b[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      a[i] = ld4(A + i * LD + d);
+      b[i] = ld4(B + i * 16 * LD + d);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float t = s[i][j];
+        t = fmaf(a[i].x, b[j].x, t);
+        t = fmaf(a[i].y, b[j].y, t);
+        t = fmaf(a[i].z, b[j].z, t);
+        t = fmaf(a[i].w, b[j].w, t);
+        s[i][j] = t;
+      }
+  }
+}
+
+/// acc[a][n] += w[a] * row[col(tx, n)]: one step of an outer-product
+/// accumulation; `row` is a tile row in shared memory.
+template <int DP>
+__device__ __forceinline__ void outerAcc(float (&acc)[4][Geo<DP>::NCOL],
+                                         float4 w, const float *row, int tx) {
+  using G = Geo<DP>;
+  float x[G::NCOL];
+#pragma unroll
+  for (int g = 0; g < G::NG; ++g)
+    ldVec<G::VW>(row + g * 16 * G::VW + tx * G::VW, x + g * G::VW);
+#pragma unroll
+  for (int n = 0; n < G::NCOL; ++n) {
+    acc[0][n] = fmaf(w.x, x[n], acc[0][n]);
+    acc[1][n] = fmaf(w.y, x[n], acc[1][n]);
+    acc[2][n] = fmaf(w.z, x[n], acc[2][n]);
+    acc[3][n] = fmaf(w.w, x[n], acc[3][n]);
+  }
+}
+
+/// a . b over D floats of global memory by one warp (lane-strided partial
+/// sums, then a butterfly): every lane gets the same value.
+__device__ __forceinline__ float warpDot(const float *__restrict__ a,
+                                         const float *__restrict__ b, int D) {
+  float s = 0.0f;
+  for (int c = threadIdx.x & 31; c < D; c += 32)
+    s = fmaf(a[c], b[c], s);
+  return warpSum(s);
+}
+
+/// lse and delta (dO_i . O_i) of rows row0 .. row0 + 63 into sL / sDelta
+/// (zeros past T), one warp per row. All threads.
+__device__ __forceinline__ void rowStats(float *sL, float *sDelta,
+                                         const float *__restrict__ dout,
+                                         const float *__restrict__ o,
+                                         const float *__restrict__ lse,
+                                         int row0, int T, int D) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int rowsLeft = T - row0;
+  for (int r = warp; r < kTile; r += kFlashThreads / 32) {
+    float delta = 0.0f, l = 0.0f;
+    if (r < rowsLeft) {
+      const int64_t off = (int64_t(row0) + r) * D;
+      delta = warpDot(dout + off, o + off, D);
+      l = lse[row0 + r];
+    }
+    if (lane == 0) {
+      sDelta[r] = delta;
+      sL[r] = l;
+    }
+  }
+}
+
+/// Max / sum over the 16 lanes of a half-warp (the tx lanes of a row).
+__device__ __forceinline__ float halfMax(float v) {
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float halfSum(float v) {
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Fast path
+//===----------------------------------------------------------------------===//
+
+/// Forward: block (blockIdx.x, slices blockIdx.y + k gridDim.y) computes
+/// query tile qt = tiles - 1 - blockIdx.x.
+template <int DP>
+__global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
+    flashForwardKernel(const float *__restrict__ q, const float *__restrict__ k,
+                       const float *__restrict__ v, float *__restrict__ out,
+                       float *__restrict__ lse, int64_t BH, int T, int D,
+                       float scale) {
+  using G = Geo<DP>;
+  extern __shared__ float4 smemRaw[];
+  float *sQ = reinterpret_cast<float *>(smemRaw);
+  float *sV = sQ + G::TILE;
+  float *sK = sV + G::TILE;
+  float *sP = sK; // P [key][row] replaces K once S is computed
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const int tiles = static_cast<int>((int64_t(T) + kTile - 1) / kTile);
+  const int qt = tiles - 1 - static_cast<int>(blockIdx.x);
+  const int row0 = qt * kTile;
+  const int rowsLeft = T - row0;
+
+  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
+    const int64_t base = bh * T * D;
+    // The previous slice's readers of sQ are done (the barriers of its last
+    // tile already ensure it; kept so the loop body stands alone).
+    __syncthreads();
+    loadTile<DP>(sQ, q + base, row0, T, D);
+
+    float o[4][G::NCOL];
+    float m[4], l[4];
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+      m[a] = -INFINITY;
+      l[a] = 0.0f;
+#pragma unroll
+      for (int n = 0; n < G::NCOL; ++n)
+        o[a][n] = 0.0f;
+    }
+
+    for (int kt = 0; kt <= qt; ++kt) {
+      __syncthreads(); // readers of sP / sV (previous tile) are done
+      loadTile<DP>(sK, k + base, kt * kTile, T, D);
+      loadTile<DP>(sV, v + base, kt * kTile, T, D);
+      __syncthreads();
+
+      float s[4][4];
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          s[a][b] = 0.0f;
+      dotTile<DP>(s, sQ + ty * 4 * G::LD, sK + tx * G::LD);
+
+      // Online softmax of rows ty*4 + a over keys tx + 16 b. Key 0 of the
+      // first tile is never masked, so m is finite from the first tile on.
+      const bool diag = kt == qt;
+#pragma unroll
+      for (int a = 0; a < 4; ++a) {
+        const int i = ty * 4 + a;
+        float mt = -INFINITY;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          const int j = tx + 16 * b;
+          s[a][b] = (diag && j > i) ? -INFINITY : __fmul_rn(s[a][b], scale);
+          mt = fmaxf(mt, s[a][b]);
+        }
+        const float mNew = fmaxf(m[a], halfMax(mt));
+        const float alpha = expf(m[a] - mNew); // 0 on the first tile
+        float rs = 0.0f;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          s[a][b] = expf(s[a][b] - mNew); // masked: expf(-inf) = 0
+          rs += s[a][b];
+        }
+        l[a] = fmaf(l[a], alpha, halfSum(rs));
+        m[a] = mNew;
+#pragma unroll
+        for (int n = 0; n < G::NCOL; ++n)
+          o[a][n] *= alpha;
+      }
+
+      __syncthreads(); // everyone is done reading sK
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        st4(sP + (tx + 16 * b) * kLdp + ty * 4, s[0][b], s[1][b], s[2][b],
+            s[3][b]);
+      __syncthreads();
+#pragma unroll 4
+      for (int j = 0; j < kTile; ++j)
+        outerAcc<DP>(o, ld4(sP + j * kLdp + ty * 4), sV + j * G::LD, tx);
+    }
+
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+      const int i = ty * 4 + a;
+      if (i >= rowsLeft)
+        continue;
+      const int64_t row = int64_t(row0) + i;
+      float *orow = out + base + row * D;
+#pragma unroll
+      for (int n = 0; n < G::NCOL; ++n) {
+        const int c = G::col(tx, n);
+        if (c < D)
+          orow[c] = o[a][n] / l[a];
+      }
+      if (tx == 0)
+        lse[bh * T + row] = m[a] + logf(l[a]);
+    }
+  }
+}
+
+/// Backward, dK and dV: block (blockIdx.x, slices) owns key tile
+/// kt = blockIdx.x and visits the query tiles qt >= kt.
+template <int DP>
+__global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
+    flashBackwardKVKernel(const float *__restrict__ dout,
+                          const float *__restrict__ q,
+                          const float *__restrict__ k,
+                          const float *__restrict__ v,
+                          const float *__restrict__ o,
+                          const float *__restrict__ lse, float *__restrict__ dk,
+                          float *__restrict__ dv, int64_t BH, int T, int D,
+                          float scale) {
+  using G = Geo<DP>;
+  extern __shared__ float4 smemRaw[];
+  float *sK = reinterpret_cast<float *>(smemRaw);
+  float *sV = sK + G::TILE;
+  float *sQ = sV + G::TILE;
+  float *sDO = sQ + G::TILE;
+  float *sP = sDO + G::TILE;      // P [row][key]
+  float *sDS = sP + kTile * kLdp; // dS [row][key]
+  float *sL = sDS + kTile * kLdp;
+  float *sDelta = sL + kTile;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const int tiles = static_cast<int>((int64_t(T) + kTile - 1) / kTile);
+  const int kt = static_cast<int>(blockIdx.x);
+  const int key0 = kt * kTile;
+  const int keysLeft = T - key0;
+
+  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
+    const int64_t base = bh * T * D;
+    // The previous slice's readers of sK / sV are done (as in the forward).
+    __syncthreads();
+    loadTile<DP>(sK, k + base, key0, T, D);
+    loadTile<DP>(sV, v + base, key0, T, D);
+
+    float accK[4][G::NCOL], accV[4][G::NCOL];
+#pragma unroll
+    for (int a = 0; a < 4; ++a)
+#pragma unroll
+      for (int n = 0; n < G::NCOL; ++n)
+        accK[a][n] = accV[a][n] = 0.0f;
+
+    for (int qt = kt; qt < tiles; ++qt) {
+      const int row0 = qt * kTile;
+      const int rowsLeft = T - row0;
+      __syncthreads(); // readers of sQ / sDO / sP / sDS are done
+      loadTile<DP>(sQ, q + base, row0, T, D);
+      loadTile<DP>(sDO, dout + base, row0, T, D);
+      rowStats(sL, sDelta, dout + base, o + base, lse + bh * T, row0, T, D);
+      __syncthreads();
+
+      // Transposed micro-tiles: [a][b] is key ty*4 + a, row tx + 16 b.
+      float s[4][4], dp[4][4];
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          s[a][b] = dp[a][b] = 0.0f;
+      dotTile<DP>(s, sK + ty * 4 * G::LD, sQ + tx * G::LD);
+      dotTile<DP>(dp, sV + ty * 4 * G::LD, sDO + tx * G::LD);
+
+      const bool diag = qt == kt;
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        const int i = tx + 16 * b;
+        const float li = sL[i], di = sDelta[i];
+        float p[4], ds[4];
+#pragma unroll
+        for (int a = 0; a < 4; ++a) {
+          const int j = ty * 4 + a;
+          const bool keep = i < rowsLeft && !(diag && j > i);
+          p[a] = keep ? expf(__fmul_rn(s[a][b], scale) - li) : 0.0f;
+          ds[a] = p[a] * (dp[a][b] - di);
+        }
+        st4(sP + i * kLdp + ty * 4, p[0], p[1], p[2], p[3]);
+        st4(sDS + i * kLdp + ty * 4, ds[0], ds[1], ds[2], ds[3]);
+      }
+      __syncthreads();
+#pragma unroll 2
+      for (int i = 0; i < kTile; ++i) {
+        outerAcc<DP>(accV, ld4(sP + i * kLdp + ty * 4), sDO + i * G::LD, tx);
+        outerAcc<DP>(accK, ld4(sDS + i * kLdp + ty * 4), sQ + i * G::LD, tx);
+      }
+    }
+
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+      const int j = ty * 4 + a;
+      if (j >= keysLeft)
+        continue;
+      const int64_t off = base + (int64_t(key0) + j) * D;
+#pragma unroll
+      for (int n = 0; n < G::NCOL; ++n) {
+        const int c = G::col(tx, n);
+        if (c < D) {
+          dv[off + c] = accV[a][n];
+          dk[off + c] = __fmul_rn(accK[a][n], scale);
+        }
+      }
+    }
+  }
+}
+
+/// Backward, dQ: block (blockIdx.x, slices) owns query tile
+/// qt = tiles - 1 - blockIdx.x and visits the key tiles kt <= qt.
+template <int DP>
+__global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
+    flashBackwardQKernel(const float *__restrict__ dout,
+                         const float *__restrict__ q,
+                         const float *__restrict__ k,
+                         const float *__restrict__ v,
+                         const float *__restrict__ o,
+                         const float *__restrict__ lse, float *__restrict__ dq,
+                         int64_t BH, int T, int D, float scale) {
+  using G = Geo<DP>;
+  extern __shared__ float4 smemRaw[];
+  float *sQ = reinterpret_cast<float *>(smemRaw);
+  float *sDO = sQ + G::TILE;
+  float *sK = sDO + G::TILE;
+  float *sV = sK + G::TILE;
+  float *sDS = sV; // dS [key][row] replaces V once dP is computed
+  float *sL = sV + G::TILE_OR_P;
+  float *sDelta = sL + kTile;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const int tiles = static_cast<int>((int64_t(T) + kTile - 1) / kTile);
+  const int qt = tiles - 1 - static_cast<int>(blockIdx.x);
+  const int row0 = qt * kTile;
+  const int rowsLeft = T - row0;
+
+  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
+    const int64_t base = bh * T * D;
+    // The previous slice's readers are done (as in the forward).
+    __syncthreads();
+    loadTile<DP>(sQ, q + base, row0, T, D);
+    loadTile<DP>(sDO, dout + base, row0, T, D);
+    rowStats(sL, sDelta, dout + base, o + base, lse + bh * T, row0, T, D);
+
+    float acc[4][G::NCOL];
+#pragma unroll
+    for (int a = 0; a < 4; ++a)
+#pragma unroll
+      for (int n = 0; n < G::NCOL; ++n)
+        acc[a][n] = 0.0f;
+
+    for (int kt = 0; kt <= qt; ++kt) {
+      __syncthreads(); // readers of sK / sDS (previous tile) are done
+      loadTile<DP>(sK, k + base, kt * kTile, T, D);
+      loadTile<DP>(sV, v + base, kt * kTile, T, D);
+      __syncthreads();
+
+      // [a][b] is row ty*4 + a, key tx + 16 b.
+      float s[4][4], dp[4][4];
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          s[a][b] = dp[a][b] = 0.0f;
+      dotTile<DP>(s, sQ + ty * 4 * G::LD, sK + tx * G::LD);
+      dotTile<DP>(dp, sDO + ty * 4 * G::LD, sV + tx * G::LD);
+
+      const bool diag = kt == qt;
+#pragma unroll
+      for (int a = 0; a < 4; ++a) {
+        const int i = ty * 4 + a;
+        const float li = sL[i], di = sDelta[i];
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          const int j = tx + 16 * b;
+          const float p =
+              (diag && j > i) ? 0.0f : expf(__fmul_rn(s[a][b], scale) - li);
+          s[a][b] = p * (dp[a][b] - di); // dS
+        }
+      }
+      __syncthreads(); // everyone is done reading sV
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        st4(sDS + (tx + 16 * b) * kLdp + ty * 4, s[0][b], s[1][b], s[2][b],
+            s[3][b]);
+      __syncthreads();
+#pragma unroll 4
+      for (int j = 0; j < kTile; ++j)
+        outerAcc<DP>(acc, ld4(sDS + j * kLdp + ty * 4), sK + j * G::LD, tx);
+    }
+
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+      const int i = ty * 4 + a;
+      if (i >= rowsLeft)
+        continue;
+      float *row = dq + base + (int64_t(row0) + i) * D;
+#pragma unroll
+      for (int n = 0; n < G::NCOL; ++n) {
+        const int c = G::col(tx, n);
+        if (c < D)
+          row[c] = __fmul_rn(acc[a][n], scale);
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Generic path: one warp per row, any D
+//===----------------------------------------------------------------------===//
+
+/// Threads of a generic-path block (8 warps, one row each).
+constexpr int kRowThreads = 256;
+/// Output columns per lane per pass.
+constexpr int kColsPerLane = 4;
+constexpr int kColChunk = 32 * kColsPerLane;
+
+/// Rows per generic-path block.
+constexpr int kRowsPerRowBlock = kRowThreads / 32;
+
+/// The row of the calling warp in a generic-path grid (x: rows of a slice,
+/// one per warp; y: slices, folded beyond 65535); >= T for idle warps.
+__device__ __forceinline__ int warpRow() {
+  return static_cast<int>(blockIdx.x) * kRowsPerRowBlock +
+         static_cast<int>(threadIdx.x >> 5);
+}
+
+__global__ void __launch_bounds__(kRowThreads)
+    rowForwardKernel(const float *__restrict__ q, const float *__restrict__ k,
+                     const float *__restrict__ v, float *__restrict__ out,
+                     float *__restrict__ lse, int64_t BH, int T, int D,
+                     float scale) {
+  const int lane = threadIdx.x & 31;
+  const int i = warpRow();
+  if (i >= T)
+    return; // the whole warp
+  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
+    const int64_t base = bh * T * D;
+    const float *qi = q + base + int64_t(i) * D;
+    float m = -INFINITY, l = 0.0f;
+    for (int j = 0; j <= i; ++j) {
+      const float s =
+          __fmul_rn(warpDot(qi, k + base + int64_t(j) * D, D), scale);
+      const float mNew = fmaxf(m, s);
+      l = fmaf(l, expf(m - mNew), expf(s - mNew));
+      m = mNew;
+    }
+    const float L = m + logf(l);
+    if (lane == 0)
+      lse[bh * T + i] = L;
+    for (int c0 = 0; c0 < D; c0 += kColChunk) {
+      float acc[kColsPerLane] = {};
+      for (int j = 0; j <= i; ++j) {
+        const float *vj = v + base + int64_t(j) * D;
+        const float p = expf(
+            __fmul_rn(warpDot(qi, k + base + int64_t(j) * D, D), scale) - L);
+#pragma unroll
+        for (int t = 0; t < kColsPerLane; ++t) {
+          const int c = c0 + lane + 32 * t;
+          if (c < D)
+            acc[t] = fmaf(p, vj[c], acc[t]);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kColsPerLane; ++t) {
+        const int c = c0 + lane + 32 * t;
+        if (c < D)
+          out[base + int64_t(i) * D + c] = acc[t];
+      }
+    }
+  }
+}
+
+/// dQ of row r: sum over keys j <= i of dS_ij k_j, times s.
+__global__ void __launch_bounds__(kRowThreads)
+    rowBackwardQKernel(const float *__restrict__ dout,
+                       const float *__restrict__ q, const float *__restrict__ k,
+                       const float *__restrict__ v, const float *__restrict__ o,
+                       const float *__restrict__ lse, float *__restrict__ dq,
+                       int64_t BH, int T, int D, float scale) {
+  const int lane = threadIdx.x & 31;
+  const int i = warpRow();
+  if (i >= T)
+    return; // the whole warp
+  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
+    const int64_t base = bh * T * D;
+    const int64_t off = base + int64_t(i) * D;
+    const float delta = warpDot(dout + off, o + off, D);
+    const float L = lse[bh * T + i];
+    for (int c0 = 0; c0 < D; c0 += kColChunk) {
+      float acc[kColsPerLane] = {};
+      for (int j = 0; j <= i; ++j) {
+        const float *kj = k + base + int64_t(j) * D;
+        const float p = expf(__fmul_rn(warpDot(q + off, kj, D), scale) - L);
+        const float dp = warpDot(dout + off, v + base + int64_t(j) * D, D);
+        const float ds = p * (dp - delta);
+#pragma unroll
+        for (int t = 0; t < kColsPerLane; ++t) {
+          const int c = c0 + lane + 32 * t;
+          if (c < D)
+            acc[t] = fmaf(ds, kj[c], acc[t]);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kColsPerLane; ++t) {
+        const int c = c0 + lane + 32 * t;
+        if (c < D)
+          dq[off + c] = __fmul_rn(acc[t], scale);
+      }
+    }
+  }
+}
+
+/// dK, dV of key row r: sums over rows i >= j.
+__global__ void __launch_bounds__(kRowThreads) rowBackwardKVKernel(
+    const float *__restrict__ dout, const float *__restrict__ q,
+    const float *__restrict__ k, const float *__restrict__ v,
+    const float *__restrict__ o, const float *__restrict__ lse,
+    float *__restrict__ dk, float *__restrict__ dv, int64_t BH, int T, int D,
+    float scale) {
+  const int lane = threadIdx.x & 31;
+  const int j = warpRow();
+  if (j >= T)
+    return; // the whole warp
+  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
+    const int64_t base = bh * T * D;
+    const int64_t off = base + int64_t(j) * D;
+    for (int c0 = 0; c0 < D; c0 += kColChunk) {
+      float accK[kColsPerLane] = {}, accV[kColsPerLane] = {};
+      for (int i = j; i < T; ++i) {
+        const int64_t offI = base + int64_t(i) * D;
+        const float p = expf(__fmul_rn(warpDot(q + offI, k + off, D), scale) -
+                             lse[bh * T + i]);
+        const float delta = warpDot(dout + offI, o + offI, D);
+        const float dp = warpDot(dout + offI, v + off, D);
+        const float ds = p * (dp - delta);
+#pragma unroll
+        for (int t = 0; t < kColsPerLane; ++t) {
+          const int c = c0 + lane + 32 * t;
+          if (c < D) {
+            accV[t] = fmaf(p, dout[offI + c], accV[t]);
+            accK[t] = fmaf(ds, q[offI + c], accK[t]);
+          }
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kColsPerLane; ++t) {
+        const int c = c0 + lane + 32 * t;
+        if (c < D) {
+          dv[off + c] = accV[t];
+          dk[off + c] = __fmul_rn(accK[t], scale);
+        }
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Launchers
+//===----------------------------------------------------------------------===//
+
+/// The launch of a call: sizes, grid, and the device's shared-memory limit.
+struct Launch {
+  const char *fn;
+  int64_t BH;
+  int T, D;
+  float scale;
+  int smemOptin; ///< cudaDevAttrMaxSharedMemoryPerBlockOptin
+  dim3 grid() const {
+    const int64_t tiles = (int64_t(T) + kTile - 1) / kTile;
+    return dim3(static_cast<unsigned>(tiles),
+                static_cast<unsigned>(BH < 65535 ? BH : 65535));
+  }
+  /// Grid of the generic path: a warp per row.
+  dim3 rowGrid() const {
+    return dim3(static_cast<unsigned>((int64_t(T) + kRowsPerRowBlock - 1) /
+                                      kRowsPerRowBlock),
+                static_cast<unsigned>(BH < 65535 ? BH : 65535));
+  }
+};
+
+int prepare(Launch &L, const char *fn, int64_t B, int64_t H, int64_t T,
+            int64_t D) {
+  L.fn = fn;
+  L.BH = B * H;
+  L.T = static_cast<int>(T);
+  L.D = static_cast<int>(D);
+  L.scale = 1.0f / std::sqrt(static_cast<float>(D)); // as the CPU
+  int dev = 0;
+  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
+                     "cudaGetDevice"))
+    return st;
+  return check(cudaDeviceGetAttribute(
+                   &L.smemOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute");
+}
+
+/// Allows `kernel` `bytes` of dynamic shared memory.
+template <typename Kernel>
+int allowSmem(Kernel kernel, int bytes, const char *fn) {
+  return check(cudaFuncSetAttribute(
+                   kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
+}
+
+template <int DP>
+int forwardFast(const Launch &L, const float *q, const float *k, const float *v,
+                float *out, float *lse) {
+  using G = Geo<DP>;
+  if (G::FORWARD_SMEM > L.smemOptin) {
+    rowForwardKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+        q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
+    return launched(L.fn);
+  }
+  if (int st = allowSmem(flashForwardKernel<DP>, G::FORWARD_SMEM, L.fn))
+    return st;
+  flashForwardKernel<DP>
+      <<<L.grid(), kFlashThreads, G::FORWARD_SMEM, stream()>>>(
+          q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
+  return launched(L.fn);
+}
+
+template <int DP>
+int backwardFast(const Launch &L, const float *dout, const float *q,
+                 const float *k, const float *v, const float *o,
+                 const float *lse, float *dq, float *dk, float *dv) {
+  using G = Geo<DP>;
+  if (G::BACKWARD_KV_SMEM > L.smemOptin) {
+    rowBackwardKVKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+        dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
+  } else {
+    if (int st =
+            allowSmem(flashBackwardKVKernel<DP>, G::BACKWARD_KV_SMEM, L.fn))
+      return st;
+    flashBackwardKVKernel<DP>
+        <<<L.grid(), kFlashThreads, G::BACKWARD_KV_SMEM, stream()>>>(
+            dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
+  }
+  if (int st = launched(L.fn))
+    return st;
+  if (G::BACKWARD_Q_SMEM > L.smemOptin) {
+    rowBackwardQKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+        dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
+  } else {
+    if (int st = allowSmem(flashBackwardQKernel<DP>, G::BACKWARD_Q_SMEM, L.fn))
+      return st;
+    flashBackwardQKernel<DP>
+        <<<L.grid(), kFlashThreads, G::BACKWARD_Q_SMEM, stream()>>>(
+            dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
+  }
+  return launched(L.fn);
+}
+
+} // namespace
+
+namespace zrt_cuda {
+
+int attention_forward(const float *q, const float *k, const float *v,
+                      float *out, float *lse, float * /*workspace*/, int64_t B,
+                      int64_t H, int64_t T, int64_t D) {
+  const char *fn = "zrt_attention_forward";
+  const void *ptrs[] = {q, k, v, out, lse};
+  const char *names[] = {"q", "k", "v", "out", "lse"};
+  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5, fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  Launch L;
+  if (int st = prepare(L, fn, B, H, T, D))
+    return st;
+  if (D <= 16)
+    return forwardFast<16>(L, q, k, v, out, lse);
+  if (D <= 32)
+    return forwardFast<32>(L, q, k, v, out, lse);
+  if (D <= 64)
+    return forwardFast<64>(L, q, k, v, out, lse);
+  if (D <= 128)
+    return forwardFast<128>(L, q, k, v, out, lse);
+  rowForwardKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+      q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
+  return launched(fn);
+}
+
+int attention_backward(const float *dout, const float *q, const float *k,
+                       const float *v, const float *out, const float *lse,
+                       float *dq, float *dk, float *dv, float * /*workspace*/,
+                       int64_t B, int64_t H, int64_t T, int64_t D) {
+  const char *fn = "zrt_attention_backward";
+  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
+  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
+  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9, fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  Launch L;
+  if (int st = prepare(L, fn, B, H, T, D))
+    return st;
+  if (D <= 16)
+    return backwardFast<16>(L, dout, q, k, v, out, lse, dq, dk, dv);
+  if (D <= 32)
+    return backwardFast<32>(L, dout, q, k, v, out, lse, dq, dk, dv);
+  if (D <= 64)
+    return backwardFast<64>(L, dout, q, k, v, out, lse, dq, dk, dv);
+  if (D <= 128)
+    return backwardFast<128>(L, dout, q, k, v, out, lse, dq, dk, dv);
+  rowBackwardKVKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+      dout, q, k, v, out, lse, dk, dv, L.BH, L.T, L.D, L.scale);
+  if (int st = launched(fn))
+    return st;
+  rowBackwardQKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+      dout, q, k, v, out, lse, dq, L.BH, L.T, L.D, L.scale);
+  return launched(fn);
+}
+
+} // namespace zrt_cuda

@@ -1,0 +1,59 @@
+//===- attention_args.h - the fused attention's argument rules ---*- C++ -*-===//
+///
+/// \file
+/// Argument checks and workspace size of zrt_attention_forward /
+/// zrt_attention_backward, shared by the CPU and CUDA backends so that both
+/// accept and reject the same calls with the same messages (see zrt.h).
+/// Internal to the runtime.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZRT_SRC_ATTENTION_ARGS_H
+#define ZRT_SRC_ATTENTION_ARGS_H
+
+#include "zrt/zrt.h"
+
+#include <climits>
+#include <cstdint>
+
+namespace zrt {
+
+/// zrt_attention_workspace: 2 T^2 + T floats; -1 for T < 0 or on overflow.
+inline int64_t attentionWorkspace(int64_t T) {
+  int64_t tt, out;
+  if (T < 0 || __builtin_mul_overflow(T, T, &tt) ||
+      __builtin_mul_overflow(tt, int64_t(2), &out) ||
+      __builtin_add_overflow(out, T, &out))
+    return -1;
+  return out;
+}
+
+/// The checks of zrt_attention_forward (`backward` false) and
+/// zrt_attention_backward (true), in this order: sizes (T and D positive, B
+/// and H not negative, all of B*H*T*D, T*T and D within INT32_MAX per
+/// GEMM dimension), then every required pointer when there is something to
+/// compute. `ptrs` are the tensors in the signature's order (NULL-checked
+/// with `names`). Returns ZRT_OK, or fail(ZRT_ERR_INVALID_ARGUMENT, ...).
+template <typename Fail>
+int checkAttentionArgs(const char *fn, int64_t B, int64_t H, int64_t T,
+                       int64_t D, const void *const *ptrs,
+                       const char *const *names, int count, Fail fail) {
+  if (!(T > 0 && D > 0 && B >= 0 && H >= 0))
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: need T > 0, D > 0, B >= 0, H >= 0 (B=%lld H=%lld T=%lld "
+                "D=%lld)",
+                fn, (long long)B, (long long)H, (long long)T, (long long)D);
+  if (!(T <= INT_MAX && D <= INT_MAX && B <= INT_MAX && H <= INT_MAX &&
+        B * H <= INT_MAX))
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: sizes above INT32_MAX", fn);
+  if (B * H == 0)
+    return ZRT_OK;
+  for (int i = 0; i < count; ++i)
+    if (!ptrs[i])
+      return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, names[i]);
+  return ZRT_OK;
+}
+
+} // namespace zrt
+
+#endif // ZRT_SRC_ATTENTION_ARGS_H
