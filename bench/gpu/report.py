@@ -146,6 +146,12 @@ def main():
         unit = "not run"
     unit_ok = "100% tests passed" in unit
     try:
+        with open(f"{rundir}/attention_timing.txt") as f:
+            attention = [l.strip() for l in f
+                         if "forward" in l or "backward" in l]
+    except OSError:
+        attention = []
+    try:
         with open(f"{rundir}/profile.json") as f:
             profile = json.load(f)
     except (OSError, ValueError):
@@ -160,6 +166,7 @@ def main():
         "parity": par,
         "benchmark": bench,
         "profile": profile,
+        "attention_timing": attention,
         "passed": unit_ok and all(p["passed"] for p in par),
     }
     with open(out_path, "w") as f:
@@ -184,6 +191,8 @@ def main():
               f"peak {b['peak_arena_bytes'] / 1e9:.2f} GB (plan "
               f"{b['planned_arena_bytes'] / 1e9:.2f} GB), model states = plan: "
               f"{b['model_state_equals_plan']}")
+    for line in attention:
+        print(f"gpu-check: attention (B=16 H=12 T=1024 D=64): {line}")
     if profile:
         total = profile.get("total_gpu_ms", 0.0) or 1.0
         print(f"gpu-check: profile of gpt2_s0 (10 steps, GPU time per function):")
