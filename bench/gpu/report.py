@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Evaluates the runs of scripts/gpu-check and writes its one JSON file.
 
-Usage: report.py BUNDLE RUNDIR OUT.json
+Usage: report.py BUNDLE RUNDIR OUT.json [--quiet]
+
+--quiet writes the JSON without printing and exits 0 (gpu-check rewrites the
+file after every step this way, so a run cut short still leaves a report).
 
 BUNDLE is scripts/gpu-prepare's directory (manifest.json, reference/*.jsonl);
 RUNDIR holds what gpu-check ran: gemm_peak.json, unit_tests.txt (ctest's
@@ -28,6 +31,7 @@ Benchmark (GPT-2 124M at each ZeRO stage), over the steps after the first
 Exit status 1 if a parity check or the unit tests failed, else 0.
 """
 import json
+import math
 import statistics
 import sys
 
@@ -46,6 +50,20 @@ def steps(rows):
     return [r for r in rows if r.get("type") == "step"]
 
 
+def finite(x):
+    """A finite number (the driver writes NaN and infinities as null)."""
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def log_tail(rundir, name, lines=5):
+    """The last lines of a run's log: why a run left no metrics."""
+    try:
+        with open(f"{rundir}/{name}.log") as f:
+            return [l.rstrip() for l in f.readlines()[-lines:]]
+    except OSError:
+        return []
+
+
 def config(rows):
     for r in rows:
         if r.get("type") == "config":
@@ -60,11 +78,15 @@ def parity(bundle, rundir, item):
         ref = steps(load_jsonl(f"{bundle}/{item['reference']}"))
         got = steps(load_jsonl(f"{rundir}/{name}.jsonl"))
     except (OSError, ValueError) as e:
-        out.update(passed=False, error=str(e))
+        out.update(passed=False, error=str(e), log=log_tail(rundir, name))
         return out
     worst = 0.0
     fails = []
     for r, g in zip(ref, got):
+        if not finite(g.get("loss")) or not finite(r.get("loss")):
+            worst = math.inf
+            fails.append({"step": r["step"], "cpu": r.get("loss"), "gpu": g.get("loss")})
+            continue
         rel = abs(g["loss"] - r["loss"]) / max(abs(r["loss"]), 1e-30)
         worst = max(worst, rel)
         if not rel <= item["rtol"]:
@@ -72,7 +94,7 @@ def parity(bundle, rundir, item):
     out.update(
         steps=len(got),
         expected_steps=len(ref),
-        max_rel_diff=worst,
+        max_rel_diff=worst if finite(worst) else None,  # None: a non-finite loss
         cpu_losses=[r["loss"] for r in ref],
         gpu_losses=[g["loss"] for g in got],
         failures=fails[:5],
@@ -91,12 +113,14 @@ def benchmark(bundle, rundir, manifest, peak):
             rows = load_jsonl(f"{rundir}/{name}.jsonl")
         except (OSError, ValueError) as e:
             entry["error"] = str(e)
+            entry["log"] = log_tail(rundir, name)
             results.append(entry)
             continue
         cfg = config(rows)
         st = steps(rows)[spec["skip_steps"]:]
-        if not st:
+        if not st or not all(finite(s.get("tokens_per_s")) for s in st):
             entry["error"] = "no step metrics"
+            entry["log"] = log_tail(rundir, name)
             results.append(entry)
             continue
         n_params = cfg["num_params"] - T * C  # without the position table
@@ -128,10 +152,12 @@ def benchmark(bundle, rundir, manifest, peak):
 
 
 def main():
-    if len(sys.argv) != 4:
+    args = [a for a in sys.argv[1:] if a != "--quiet"]
+    quiet = len(args) != len(sys.argv) - 1
+    if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    bundle, rundir, out_path = sys.argv[1:]
+    bundle, rundir, out_path = args
     with open(f"{bundle}/manifest.json") as f:
         manifest = json.load(f)
     try:
@@ -169,20 +195,29 @@ def main():
         "attention_timing": attention,
         "passed": unit_ok and all(p["passed"] for p in par),
     }
-    with open(out_path, "w") as f:
+    with open(out_path + ".tmp", "w") as f:
         json.dump(report, f, indent=2)
+    import os
+    os.replace(out_path + ".tmp", out_path)
+    if quiet:
+        return 0
     print(f"gpu-check: unit tests: {unit}")
     for p in par:
         if "error" in p:
             print(f"gpu-check: parity {p['program']}: FAILED ({p['error']})")
+            for line in p.get("log", []):
+                print(f"gpu-check:   {line}")
             continue
+        diff = (f"{p['max_rel_diff']:.2e}" if p["max_rel_diff"] is not None
+                else "inf: a non-finite loss")
         print(f"gpu-check: parity {p['program']}: "
               f"{'ok' if p['passed'] else 'FAILED'} "
-              f"(max rel diff {p['max_rel_diff']:.2e}, "
-              f"rtol {p['rtol']:g}, {p['steps']} steps)")
+              f"(max rel diff {diff}, rtol {p['rtol']:g}, {p['steps']} steps)")
     for b in bench:
         if "error" in b:
             print(f"gpu-check: {b['program']}: {b['error']}")
+            for line in b.get("log", []):
+                print(f"gpu-check:   {line}")
             continue
         mfu = f"{100 * b['mfu']:.1f}%" if b["mfu"] is not None else "n/a"
         print(f"gpu-check: {b['program']} stage {b['stage']} x{b['world_size']}: "

@@ -42,6 +42,10 @@
 #include <mpi.h>
 #endif
 
+#ifndef ZRT_CUDA_MIN_ARCH
+#define ZRT_CUDA_MIN_ARCH 90 ///< Set by CMake from CMAKE_CUDA_ARCHITECTURES.
+#endif
+
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -324,14 +328,36 @@ int init(int *argc, char ***argv) {
   if (int st = startProcessGroup(argc, argv, &localRank))
     return st;
   int devices = 0;
-  if (cudaError_t err = cudaGetDeviceCount(&devices); err != cudaSuccess)
+  cudaError_t err = cudaGetDeviceCount(&devices);
+  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
+      (err == cudaSuccess && devices < 1)) {
+    (void)cudaGetLastError();
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: no NVIDIA GPU found (no device, or no NVIDIA driver: "
+                "%s); this program was built for the CUDA backend",
+                fn, err == cudaSuccess ? "0 devices" : cudaGetErrorName(err));
+  }
+  if (err != cudaSuccess)
     return check(err, ZRT_ERR_INVALID_ARGUMENT, fn,
                  "no usable CUDA device: cudaGetDeviceCount");
-  if (devices < 1)
-    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: no CUDA device", fn);
   state.device = localRank % devices;
-  if (cudaError_t err = cudaSetDevice(state.device); err != cudaSuccess)
-    return check(err, ZRT_ERR_INVALID_ARGUMENT, fn, "cudaSetDevice");
+  if (cudaError_t e = cudaSetDevice(state.device); e != cudaSuccess)
+    return check(e, ZRT_ERR_INVALID_ARGUMENT, fn, "cudaSetDevice");
+  // The kernels are built for ZRT_CUDA_MIN_ARCH and later (machine code,
+  // plus PTX the driver compiles for newer GPUs); an older GPU would fail
+  // at the first kernel launch, so refuse here.
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                         state.device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                         state.device);
+  if (major * 10 + minor < ZRT_CUDA_MIN_ARCH)
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: GPU %d has compute capability %d.%d, but the runtime was "
+                "built for %d.%d and later (CMAKE_CUDA_ARCHITECTURES); rebuild "
+                "it for this GPU",
+                fn, state.device, major, minor, ZRT_CUDA_MIN_ARCH / 10,
+                ZRT_CUDA_MIN_ARCH % 10);
   if (cudaError_t err =
           cudaStreamCreateWithFlags(&state.comm, cudaStreamNonBlocking);
       err != cudaSuccess)

@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -52,7 +53,18 @@ struct Profiler {
   std::vector<cudaEvent_t> freeEvents;
   std::map<std::string, Totals> totals;
   bool broken = false; ///< An event call failed: stop profiling.
+  bool checked = false; ///< The output file was tried once.
 };
+
+/// Where the JSON goes ("" for the stderr table).
+std::string jsonPath(const Profiler &p) {
+  const std::string &t = p.target;
+  if (!(t.size() > 5 && t.compare(t.size() - 5, 5, ".json") == 0))
+    return "";
+  return zrt_cuda::world_size() > 1
+             ? t + ".rank" + std::to_string(zrt_cuda::rank())
+             : t;
+}
 
 Profiler &prof() {
   static Profiler p = [] {
@@ -120,7 +132,25 @@ namespace zrt_cuda::profile {
 bool enabled() {
   Profiler &p = prof();
   // Only once the process group (and so the device) is set up.
-  return p.enabled && !p.broken && zrt_cuda::world_size() > 0;
+  if (!p.enabled || p.broken || zrt_cuda::world_size() <= 0)
+    return false;
+  if (!p.checked) {
+    // A file that cannot be written is said at once, not after the run.
+    p.checked = true;
+    if (std::string path = jsonPath(p); !path.empty()) {
+      FILE *f = std::fopen(path.c_str(), "w");
+      if (!f) {
+        std::fprintf(stderr,
+                     "zrt: ZRT_PROFILE file '%s' cannot be written (%s); "
+                     "profiling is off\n",
+                     path.c_str(), std::strerror(errno));
+        p.enabled = false;
+        return false;
+      }
+      std::fclose(f);
+    }
+  }
+  return true;
 }
 
 Scope::Scope(const char *name) : name_(name) {
@@ -165,12 +195,7 @@ void report() {
     gpu += r.second.gpuMs;
     host += r.second.hostMs;
   }
-  const std::string &t = p.target;
-  const bool json = t.size() > 5 && t.compare(t.size() - 5, 5, ".json") == 0;
-  if (json) {
-    std::string path = t;
-    if (world > 1)
-      path += ".rank" + std::to_string(rank);
+  if (std::string path = jsonPath(p); !path.empty()) {
     FILE *f = std::fopen(path.c_str(), "w");
     if (!f) {
       std::fprintf(stderr, "zrt: cannot write ZRT_PROFILE file '%s'\n",

@@ -1604,13 +1604,39 @@ std::string Driver::checkMemoryPlan() {
                 megabytes(totalBytes).c_str());
 }
 
+/// Rank of this process in its launch from the launcher's environment
+/// (Open MPI, PMI/PMIx), before any runtime exists; 0 without a launcher.
+static int launchRank() {
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *v = std::getenv(var); v && *v)
+      return std::atoi(v);
+  return 0;
+}
+
 int Driver::run() {
   int argc = argc_;
   char **argv = argv_;
+  // 1. Flags, before the runtime starts: parsing is deterministic, so every
+  //    process reaches the same verdict without talking to the others, and
+  //    --help and flag errors need neither MPI nor a GPU. The launch's first
+  //    process prints.
+  const bool first = launchRank() == 0;
+  if (std::string err = parseOptions(argc, argv, &o_); !err.empty()) {
+    if (first)
+      std::fprintf(stderr, "error: %s\n", err.c_str());
+    return kExitUser;
+  }
+  if (o_.help) {
+    if (first)
+      std::printf(kUsage, argc > 0 ? argv[0] : "program");
+    return kExitOk;
+  }
+  // A runtime that cannot start (no MPI, no GPU) is the machine's problem,
+  // not an internal one: exit status 1.
   if (zrt_init(&argc, &argv) != ZRT_OK) {
     std::fprintf(stderr, "error: cannot start the runtime: %s\n",
                  zrt_last_error());
-    return kExitInternal;
+    return kExitUser;
   }
   mpiUp_ = true;
   rank_ = zrt_rank();
@@ -1620,14 +1646,6 @@ int Driver::run() {
   tty_ = rank_ == 0 && isatty(STDOUT_FILENO) &&
          !std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE");
 
-  // 1. Flags (deterministic: the same verdict on every rank).
-  if (int code = agree(parseOptions(argc, argv, &o_), kExitUser))
-    return finish(code);
-  if (o_.help) {
-    if (rank_ == 0)
-      std::printf(kUsage, argc > 0 ? argv[0] : "program");
-    return finish(kExitOk);
-  }
 
   // 2. The model against this runtime and this launch.
   if (int code = agree(checkModel(), kExitInternal))

@@ -153,8 +153,10 @@ static cl::opt<int64_t> maxLiveBytes(
 
 // train-optimizer.
 static cl::opt<std::string> precision("precision", cl::cat(category),
-                                      cl::value_desc("fp32|bf16-mixed"),
-                                      cl::desc("Precision (train-optimizer)"));
+                                      cl::value_desc("fp32|bf16-mixed|fp16-mixed"),
+                                      cl::desc("Precision (train-optimizer; "
+                                               "fp16-mixed: --emit=mlir only, "
+                                               "no runtime kernels for f16)"));
 static cl::opt<std::string> maxGradNorm("max-grad-norm", cl::cat(category),
                                         cl::value_desc("F"),
                                         cl::desc("Gradient clipping norm"));
@@ -230,6 +232,8 @@ static int compileExecutable(StringRef cppPath, StringRef exePath) {
     if (!found)
       return error("host compiler '" + compiler + "' not found (use --cxx)");
     program = *found;
+  } else if (!llvm::sys::fs::can_execute(compiler)) {
+    return error("host compiler '" + compiler + "' not found (use --cxx)");
   }
   SmallVector<std::string> args = {compiler,
                                    "-O2",
@@ -382,7 +386,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // --emit=exe: the C++ goes to a temporary file (or <out>.gen.cpp).
+  // --emit=exe: the output's directory must exist before the host compiler
+  // runs.
+  StringRef outDir = llvm::sys::path::parent_path(out);
+  if (!outDir.empty() && !llvm::sys::fs::is_directory(outDir))
+    return error("cannot write '" + out + "': no directory '" + outDir.str() +
+                 "'");
+  // The C++ goes to a temporary file (or <out>.gen.cpp).
   SmallString<128> cppPath;
   if (keepTemps) {
     cppPath = out + ".gen.cpp";

@@ -34,6 +34,16 @@ write(f"{bundle}/reference/tiny_f32.jsonl", losses([2.0, 1.5, 1.0]))
 write(f"{runs}/tiny_f32.jsonl", losses([2.0001, 1.5, 1.0]))       # 5e-5
 write(f"{bundle}/reference/tiny_bf16.jsonl", losses([2.0, 1.5, 1.0]))
 write(f"{runs}/tiny_bf16.jsonl", losses([2.0, 1.5, 1.05]))        # 5e-2
+# A diverged run: the driver writes a NaN loss as null.
+manifest["parity"].append({"program": "tiny_nan", "reference": "reference/tiny_f32.jsonl",
+                           "rtol": 1e-4, "args": ""})
+json.dump(manifest, open(f"{bundle}/manifest.json", "w"))
+write(f"{runs}/tiny_nan.jsonl", losses([2.0, None, 1.0]))
+# A run that never started: no metrics, the reason in its log.
+manifest["parity"].append({"program": "tiny_dead", "reference": "reference/tiny_f32.jsonl",
+                           "rtol": 1e-4, "args": ""})
+json.dump(manifest, open(f"{bundle}/manifest.json", "w"))
+open(f"{runs}/tiny_dead.log", "w").write("error: cannot start the runtime: no GPU\n")
 state = [100, 100, 200, 200, 200]
 config = {"type": "config", "stage": 0, "world_size": 1, "num_params": 1000,
           "measured_state_bytes": state,
