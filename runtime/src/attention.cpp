@@ -13,11 +13,7 @@
 #include "blas.h"
 #include <cmath>
 
-namespace {
-
-// Causal row softmax of the scores in p ([T, T], row-major), in place;
-// entries above the diagonal become 0.
-void causalSoftmax(float *p, int64_t T) {
+void zrt::causalSoftmax(float *p, int64_t T, float *lse) {
 #pragma omp parallel for schedule(static) if (T * T > zrt::kParallelGrain / 4)
   for (int64_t i = 0; i < T; ++i) {
     float *row = p + i * T;
@@ -34,10 +30,10 @@ void causalSoftmax(float *p, int64_t T) {
       row[j] *= inv;
     for (int64_t j = i + 1; j < T; ++j)
       row[j] = 0.0f;
+    if (lse)
+      lse[i] = mx + std::log(sum);
   }
 }
-
-} // namespace
 
 extern "C" {
 
@@ -65,7 +61,7 @@ int zrt_causal_attention(const float *q, const float *k, const float *v,
     // S = scale * Q K^T : [T, T]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, qs,
                 d, ks, d, 0.0f, p, t);
-    causalSoftmax(p, T);
+    zrt::causalSoftmax(p, T, nullptr);
     // O = P V : [T, D]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, p,
                 t, vs, d, 0.0f, out + s * T * D, d);

@@ -68,25 +68,7 @@ int zrt_attention_forward(const float *q, const float *k, const float *v,
     // S = scale * Q K^T : [T, T]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q + off,
                 d, k + off, d, 0.0f, p, t);
-    float *l = lse + s * T;
-#pragma omp parallel for schedule(static) if (T * T > zrt::kParallelGrain / 4)
-    for (int64_t i = 0; i < T; ++i) {
-      float *row = p + i * T;
-      float mx = -INFINITY;
-      for (int64_t j = 0; j <= i; ++j)
-        mx = row[j] > mx ? row[j] : mx;
-      float sum = 0.0f;
-      for (int64_t j = 0; j <= i; ++j) {
-        row[j] = std::exp(row[j] - mx);
-        sum += row[j];
-      }
-      const float inv = 1.0f / sum;
-      for (int64_t j = 0; j <= i; ++j)
-        row[j] *= inv;
-      for (int64_t j = i + 1; j < T; ++j)
-        row[j] = 0.0f;
-      l[i] = mx + std::log(sum);
-    }
+    zrt::causalSoftmax(p, T, lse + s * T);
     // O = P V : [T, D]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, p, t,
                 v + off, d, 0.0f, out + off, d);

@@ -73,6 +73,12 @@ void ensureBlasCore(int argc, char **argv);
 /// backend nothing (it picks its device in zrt_init).
 void backendStartup(int argc, char **argv);
 
+/// Causal row softmax of the scores in p ([T, T], row-major), in place
+/// (max-subtracted, f32); entries above the diagonal become 0. When `lse`
+/// is not NULL, lse[i] = max_i + log(sum_i) (attention.cpp; shared by
+/// zrt_causal_attention and zrt_attention_forward).
+void causalSoftmax(float *p, int64_t T, float *lse);
+
 /// Minimum element count before an elementwise loop goes parallel.
 constexpr int64_t kParallelGrain = 1 << 15;
 
