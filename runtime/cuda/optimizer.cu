@@ -17,6 +17,7 @@
 #include "device_util.cuh"
 
 #include "../src/arg_checks.h"
+#include "../src/shard_runs.h"
 
 #include <cuda_runtime.h>
 
@@ -212,7 +213,7 @@ int adamw_step_bf16_grad(float *param, float *m, float *v, const zrt_bf16 *grad,
                n, lr, beta1, beta2, eps, weight_decay, grad_scale, step);
 }
 
-/// lowering_support.cpp zrt_shard_adamw: one AdamW launch per run of equal
+/// zrt_shard_adamw: one AdamW launch per run of equal
 /// weight decay in the rank's slice [rank * shard, (rank + 1) * shard):
 /// each member segment intersecting it (decay[i] ? weight_decay : 0) and
 /// the gaps between them (padding, no decay). The group tables are host
@@ -227,7 +228,7 @@ int shard_adamw(float *param, float *m, float *v, const void *grad,
           "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
           num_members, offsets, numels, decay, step, zrt_cuda::fail))
     return st;
-  const int64_t begin = static_cast<int64_t>(rank) * shard, end = begin + shard;
+  const int64_t begin = static_cast<int64_t>(rank) * shard;
   auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
     if (hi <= lo)
       return ZRT_OK;
@@ -240,20 +241,8 @@ int shard_adamw(float *param, float *m, float *v, const void *grad,
         param + o, m + o, v + o, static_cast<const zrt_bf16 *>(grad) + o,
         nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
   };
-  int64_t pos = begin;
-  for (int i = 0; i < num_members; ++i) {
-    const int64_t lo = offsets[i] > pos ? offsets[i] : pos;
-    const int64_t memberEnd = offsets[i] + numels[i];
-    const int64_t hi = memberEnd < end ? memberEnd : end;
-    if (hi <= lo)
-      continue;
-    if (int st = run(pos, lo, 0.0))
-      return st;
-    if (int st = run(lo, hi, decay[i] ? weight_decay : 0.0))
-      return st;
-    pos = hi;
-  }
-  return run(pos, end, 0.0);
+  return zrt::forEachShardRun(shard, rank, num_members, offsets, numels, decay,
+                              weight_decay, run);
 }
 
 int sum_squares(const float *x, int64_t n, float *out) {

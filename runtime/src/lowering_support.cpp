@@ -14,6 +14,7 @@
 #include "arg_checks.h"
 #include "internal.h"
 #include "rng_math.h"
+#include "shard_runs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -285,9 +286,8 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
           "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
           num_members, offsets, numels, decay, step, zrt::fail))
     return st;
-  const int64_t begin = static_cast<int64_t>(rank) * shard, end = begin + shard;
-  // One zrt_adamw_step per run of equal weight decay: member ranges
-  // intersected with [begin, end), gaps (padding) without decay.
+  const int64_t begin = static_cast<int64_t>(rank) * shard;
+  // One zrt_adamw_step per run of equal weight decay (shard_runs.h).
   auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
     if (hi <= lo)
       return ZRT_OK;
@@ -300,19 +300,8 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
         param + o, m + o, v + o, static_cast<const zrt_bf16 *>(grad) + o,
         nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
   };
-  int64_t pos = begin;
-  for (int i = 0; i < num_members; ++i) {
-    const int64_t lo = std::max(offsets[i], pos);
-    const int64_t hi = std::min(offsets[i] + numels[i], end);
-    if (hi <= lo)
-      continue;
-    if (int st = run(pos, lo, 0.0))
-      return st;
-    if (int st = run(lo, hi, decay[i] ? weight_decay : 0.0))
-      return st;
-    pos = hi;
-  }
-  return run(pos, end, 0.0);
+  return zrt::forEachShardRun(shard, rank, num_members, offsets, numels, decay,
+                              weight_decay, run);
 }
 
 int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {

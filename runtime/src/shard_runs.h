@@ -1,0 +1,49 @@
+//===- shard_runs.h - zrt_shard_adamw's runs of equal weight decay -*- C++ -*-===//
+///
+/// \file
+/// How zrt_shard_adamw splits a rank's slice of a flat shard group into runs
+/// of equal weight decay, shared by the CPU and CUDA backends so that both
+/// decay exactly the same elements (see zrt.h). Internal to the runtime.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZRT_SRC_SHARD_RUNS_H
+#define ZRT_SRC_SHARD_RUNS_H
+
+#include "zrt/zrt.h"
+
+#include <cstdint>
+
+namespace zrt {
+
+/// Calls run(lo, hi, wd) for the runs of rank `rank`'s slice
+/// [rank * shard, (rank + 1) * shard) of a flat group whose member i
+/// occupies [offsets[i], offsets[i] + numels[i]) (increasing offsets): each
+/// member's part of the slice with wd = decay[i] ? weightDecay : 0, and the
+/// gaps before, between and after them (padding) with wd = 0; lo, hi are
+/// flat element offsets (hi <= lo for an empty gap, which `run` must
+/// accept). Stops at and returns the first nonzero status of `run`.
+template <typename Run>
+int forEachShardRun(int64_t shard, int rank, int numMembers,
+                    const int64_t *offsets, const int64_t *numels,
+                    const uint8_t *decay, double weightDecay, Run run) {
+  const int64_t begin = static_cast<int64_t>(rank) * shard, end = begin + shard;
+  int64_t pos = begin;
+  for (int i = 0; i < numMembers; ++i) {
+    const int64_t lo = offsets[i] > pos ? offsets[i] : pos;
+    const int64_t memberEnd = offsets[i] + numels[i];
+    const int64_t hi = memberEnd < end ? memberEnd : end;
+    if (hi <= lo)
+      continue;
+    if (int st = run(pos, lo, 0.0))
+      return st;
+    if (int st = run(lo, hi, decay[i] ? weightDecay : 0.0))
+      return st;
+    pos = hi;
+  }
+  return run(pos, end, 0.0);
+}
+
+} // namespace zrt
+
+#endif // ZRT_SRC_SHARD_RUNS_H
