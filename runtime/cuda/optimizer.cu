@@ -228,21 +228,10 @@ int shard_adamw(float *param, float *m, float *v, const void *grad,
           "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
           num_members, offsets, numels, decay, step, zrt_cuda::fail))
     return st;
-  const int64_t begin = static_cast<int64_t>(rank) * shard;
-  auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
-    if (hi <= lo)
-      return ZRT_OK;
-    const int64_t o = lo - begin, n = hi - lo;
-    if (grad_dtype == ZRT_F32)
-      return adamw_step(param + o, m + o, v + o,
-                        static_cast<const float *>(grad) + o, nullptr, nullptr,
-                        n, lr, beta1, beta2, eps, wd, grad_scale, step);
-    return adamw_step_bf16_grad(
-        param + o, m + o, v + o, static_cast<const zrt_bf16 *>(grad) + o,
-        nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
-  };
-  return zrt::forEachShardRun(shard, rank, num_members, offsets, numels, decay,
-                              weight_decay, run);
+  return zrt::shardAdamw(param, m, v, grad, grad_dtype, shard, rank,
+                         num_members, offsets, numels, decay, lr, beta1, beta2,
+                         eps, weight_decay, grad_scale, step, adamw_step,
+                         adamw_step_bf16_grad);
 }
 
 int sum_squares(const float *x, int64_t n, float *out) {

@@ -286,22 +286,10 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
           "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
           num_members, offsets, numels, decay, step, zrt::fail))
     return st;
-  const int64_t begin = static_cast<int64_t>(rank) * shard;
-  // One zrt_adamw_step per run of equal weight decay (shard_runs.h).
-  auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
-    if (hi <= lo)
-      return ZRT_OK;
-    const int64_t o = lo - begin, n = hi - lo;
-    if (grad_dtype == ZRT_F32)
-      return zrt_adamw_step(
-          param + o, m + o, v + o, static_cast<const float *>(grad) + o,
-          nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
-    return zrt_adamw_step_bf16_grad(
-        param + o, m + o, v + o, static_cast<const zrt_bf16 *>(grad) + o,
-        nullptr, nullptr, n, lr, beta1, beta2, eps, wd, grad_scale, step);
-  };
-  return zrt::forEachShardRun(shard, rank, num_members, offsets, numels, decay,
-                              weight_decay, run);
+  return zrt::shardAdamw(param, m, v, grad, grad_dtype, shard, rank,
+                         num_members, offsets, numels, decay, lr, beta1, beta2,
+                         eps, weight_decay, grad_scale, step, zrt_adamw_step,
+                         zrt_adamw_step_bf16_grad);
 }
 
 int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
