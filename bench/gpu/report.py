@@ -8,7 +8,8 @@ file after every step this way, so a run cut short still leaves a report).
 
 BUNDLE is scripts/gpu-prepare's directory (manifest.json, reference/*.jsonl);
 RUNDIR holds what gpu-check ran: gemm_peak.json, unit_tests.txt (ctest's
-summary line), <program>.jsonl (the driver's --metrics), <program>.log and
+summary line), <run>.jsonl (the driver's --metrics; a run is named after its
+program unless its manifest entry has a "run" name), <run>.log and
 profile.json (ZRT_PROFILE of a GPT-2 run: GPU time per zrt_* function).
 
 Parity: every step's loss of a GPU run against the CPU build's loss of the
@@ -72,8 +73,12 @@ def config(rows):
 
 
 def parity(bundle, rundir, item):
-    name = item["program"]
+    # A run is named after its program unless the manifest names it (the
+    # same program run again with other environment variables).
+    name = item.get("run", item["program"])
     out = {"program": name, "rtol": item["rtol"]}
+    if "env" in item:
+        out["env"] = item["env"]
     try:
         ref = steps(load_jsonl(f"{bundle}/{item['reference']}"))
         got = steps(load_jsonl(f"{rundir}/{name}.jsonl"))

@@ -249,6 +249,13 @@ private:
   Value ptr(Value tensor);
   Value offsetPtr(Value p, int64_t elems);
   Value scratch(int64_t elems);
+  /// `elems` bf16 elements of scratch (aligned as scratch()).
+  Value scratchBf16(int64_t elems);
+  /// The runtime function for an f32 kernel name: its zrt_X_bf16 variant
+  /// while the op being emitted runs natively in bf16.
+  std::string kernel(StringRef f32Name) const {
+    return (f32Name + (nativeBf16 ? "_bf16" : "")).str();
+  }
   Value literal(Type t, StringRef text);
   Value scalar(Value tensor);
   Value rankValue();
@@ -309,6 +316,7 @@ private:
   Value rank;
   Operation *prologueEnd = nullptr; ///< Arena bases and the rank go before it.
   int64_t scratchCursor = 0;
+  bool nativeBf16 = false; ///< The op being emitted calls zrt_X_bf16.
 };
 
 //===----------------------------------------------------------------------===//
@@ -1029,6 +1037,42 @@ static bool isBf16Matmul(train::MatmulOp o) {
 /// Floats of zrt_attention_workspace(T): 2 T^2 + T.
 static int64_t attentionWorkspace(int64_t T) { return 2 * T * T + T; }
 
+/// Floats of zrt_attention_workspace_bf16(T, D): 2 T^2 + T + 8 T D.
+static int64_t attentionWorkspaceBf16(int64_t T, int64_t D) {
+  return attentionWorkspace(T) + 8 * T * D;
+}
+
+/// Whether `op` runs as one zrt.h native bf16 kernel (zrt_X_bf16, the same
+/// numbers as widening to f32, zrt_X and rounding back, without the f32
+/// copies): every floating tensor it reads or writes is bf16, except the
+/// f32 scalar loss and loss gradient of cross-entropy.
+static bool hasNativeBf16Kernel(Operation *op) {
+  auto bf16 = [](ValueRange vs) {
+    return llvm::all_of(vs, [](Value v) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      return t && t.getElementType().isBF16();
+    });
+  };
+  auto f32 = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+  };
+  return TypeSwitch<Operation *, bool>(op)
+      .Case<train::AddOp, train::GeluOp, train::GeluGradOp,
+            train::LayerNormOp, train::LayerNormGradOp, train::ReduceSumOp,
+            train::CausalAttentionOp, train::AttentionGradOp>(
+          [&](Operation *o) {
+            return bf16(o->getOperands()) && bf16(o->getResults());
+          })
+      .Case([&](train::CrossEntropyOp o) {
+        return bf16(o.getLogits()) && f32(o.getResult());
+      })
+      .Case([&](train::CrossEntropyGradOp o) {
+        return bf16(o.getLogits()) && f32(o.getGrad()) &&
+               bf16(o.getResult());
+      })
+      .Default([](Operation *) { return false; });
+}
+
 /// Whether `op` computes in f32 kernels (and so needs bf16 operands
 /// widened around it).
 static bool isComputeOp(Operation *op) {
@@ -1057,7 +1101,8 @@ static SmallVector<Value> bf16Tensors(Operation *op) {
 
 int64_t FunctionLowering::scratchBytes(Operation *op) {
   int64_t bytes = 0;
-  if (isComputeOp(op))
+  bool native = hasNativeBf16Kernel(op);
+  if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
   if (auto g = dyn_cast<train::LayerNormGradOp>(op)) {
@@ -1066,18 +1111,25 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     bytes += 2 * alignUp(rows * 4);
   }
   if (auto g = dyn_cast<train::AttentionGradOp>(op)) {
-    // The recomputed output and log-sum-exp, and the attention workspace.
+    // The recomputed output (bf16 on the native path) and log-sum-exp, and
+    // the attention workspace.
     ArrayRef<int64_t> s = tensorType(g.getQuery()).getShape();
-    bytes += alignUp(numel(g.getQuery()) * 4) +
+    int64_t outFloats =
+        native ? (numel(g.getQuery()) + 1) / 2 : numel(g.getQuery());
+    bytes += alignUp(std::max<int64_t>(outFloats, 1) * 4) +
              alignUp(s[0] * s[1] * s[2] * 4) +
-             alignUp(attentionWorkspace(s[2]) * 4);
+             alignUp((native ? attentionWorkspaceBf16(s[2], s[3])
+                             : attentionWorkspace(s[2])) *
+                     4);
   }
   if (auto a = dyn_cast<train::CausalAttentionOp>(op)) {
     // The log-sum-exp (not kept: the backward recomputes it) and the
     // attention workspace.
     ArrayRef<int64_t> s = a.getType().getShape();
     bytes += alignUp(s[0] * s[1] * s[2] * 4) +
-             alignUp(attentionWorkspace(s[2]) * 4);
+             alignUp((native ? attentionWorkspaceBf16(s[2], s[3])
+                             : attentionWorkspace(s[2])) *
+                     4);
   }
   if (auto r = dyn_cast<func::ReturnOp>(op))
     if (role == Role::Logits && r.getNumOperands() == 1) {
@@ -1364,6 +1416,15 @@ Value FunctionLowering::scratch(int64_t elems) {
   return pointerAt(p, b.getF32Type());
 }
 
+Value FunctionLowering::scratchBf16(int64_t elems) {
+  Placement p{kMemTemps, scratchBase + scratchCursor};
+  scratchCursor += alignUp(std::max<int64_t>((elems + 1) / 2, 1) * 4);
+  if (scratchCursor > scratchSize || scratchBase < 0)
+    llvm::report_fatal_error(
+        "convert-train-to-emitc: scratch plan out of sync");
+  return pointerAt(p, BFloat16Type::get(b.getContext()));
+}
+
 Value FunctionLowering::scalar(Value tensor) {
   // The optimizer step's scalar arguments are host values already.
   for (auto [which, irArg] : scalarArgs)
@@ -1551,7 +1612,7 @@ static std::pair<int64_t, int64_t> rowsCols(Value v) {
 LogicalResult FunctionLowering::emitCompute(Operation *op) {
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](train::AddOp o) {
-        call("zrt_add", {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
+        call(kernel("zrt_add"), {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
                          i64(numel(o.getResult()))});
         return success();
       })
@@ -1567,7 +1628,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         return success();
       })
       .Case([&](train::GeluOp o) {
-        call("zrt_gelu", {ptr(o.getInput()), ptr(o.getResult()),
+        call(kernel("zrt_gelu"), {ptr(o.getInput()), ptr(o.getResult()),
                           i64(numel(o.getResult()))});
         return success();
       })
@@ -1577,7 +1638,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         return success();
       })
       .Case([&](train::GeluGradOp o) {
-        call("zrt_gelu_backward",
+        call(kernel("zrt_gelu_backward"),
              {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
               i64(numel(o.getResult()))});
         return success();
@@ -1602,7 +1663,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::LayerNormOp o) {
         auto [n, c] = rowsCols(o.getInput());
-        call("zrt_layer_norm",
+        call(kernel("zrt_layer_norm"),
              {ptr(o.getInput()), ptr(o.getWeight()), ptr(o.getBias()),
               ptr(o.getResult()), opq("NULL"), opq("NULL"), i64(n), i64(c),
               f32(o.getEps().convertToDouble())});
@@ -1611,10 +1672,10 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       .Case([&](train::LayerNormGradOp o) {
         auto [n, c] = rowsCols(o.getInput());
         Value mean = scratch(n), rstd = scratch(n);
-        call("zrt_layer_norm_stats",
+        call(kernel("zrt_layer_norm_stats"),
              {ptr(o.getInput()), mean, rstd, i64(n), i64(c),
               f32(o.getEps().convertToDouble())});
-        call("zrt_layer_norm_backward",
+        call(kernel("zrt_layer_norm_backward"),
              {ptr(o.getGrad()), ptr(o.getInput()), ptr(o.getWeight()), mean,
               rstd, ptr(o.getInputGrad()), ptr(o.getWeightGrad()),
               ptr(o.getBiasGrad()), i64(n), i64(c)});
@@ -1623,8 +1684,9 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       .Case([&](train::CausalAttentionOp o) {
         ArrayRef<int64_t> s = o.getType().getShape();
         Value lse = scratch(s[0] * s[1] * s[2]);
-        Value work = scratch(attentionWorkspace(s[2]));
-        call("zrt_attention_forward",
+        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(s[2], s[3])
+                                        : attentionWorkspace(s[2]));
+        call(kernel("zrt_attention_forward"),
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
               ptr(o.getResult()), lse, work, i64(s[0]), i64(s[1]), i64(s[2]),
               i64(s[3])});
@@ -1635,13 +1697,15 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         // The forward keeps nothing: its output and log-sum-exp are
         // recomputed (one fused pass on CUDA), then the backward recomputes
         // the probabilities from them tile by tile.
-        Value out = scratch(numel(o.getQuery()));
+        Value out = nativeBf16 ? scratchBf16(numel(o.getQuery()))
+                               : scratch(numel(o.getQuery()));
         Value lse = scratch(s[0] * s[1] * s[2]);
-        Value work = scratch(attentionWorkspace(s[2]));
-        call("zrt_attention_forward",
+        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(s[2], s[3])
+                                        : attentionWorkspace(s[2]));
+        call(kernel("zrt_attention_forward"),
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()), out, lse,
               work, i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
-        call("zrt_attention_backward",
+        call(kernel("zrt_attention_backward"),
              {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
               ptr(o.getValue()), out, lse, ptr(o.getQueryGrad()),
               ptr(o.getKeyGrad()), ptr(o.getValueGrad()), work, i64(s[0]),
@@ -1676,14 +1740,14 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::ReduceSumOp o) {
         int64_t n = numel(o.getResult());
-        call("zrt_bias_backward",
+        call(kernel("zrt_bias_backward"),
              {ptr(o.getInput()), ptr(o.getResult()),
               i64(n ? numel(o.getInput()) / n : 0), i64(n)});
         return success();
       })
       .Case([&](train::CrossEntropyOp o) {
         auto [n, v] = rowsCols(o.getLogits());
-        call("zrt_cross_entropy_padded",
+        call(kernel("zrt_cross_entropy_padded"),
              {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
               i64(n), i64(v), i64(o.getEffectiveNumClasses())});
         return success();
@@ -1692,7 +1756,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         auto [n, v] = rowsCols(o.getLogits());
         int64_t classes =
             o.getNumClasses() ? static_cast<int64_t>(*o.getNumClasses()) : v;
-        call("zrt_cross_entropy_padded_backward",
+        call(kernel("zrt_cross_entropy_padded_backward"),
              {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getGrad()),
               ptr(o.getResult()), i64(n), i64(v), i64(classes)});
         return success();
@@ -1739,7 +1803,15 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
     return success();
   }
 
-  // Compute ops on bf16: widen to f32 scratch, compute, round back.
+  // Ops with a native bf16 kernel: one zrt_X_bf16 call on the bf16 tensors.
+  if (hasNativeBf16Kernel(op)) {
+    nativeBf16 = true;
+    LogicalResult r = emitCompute(op);
+    nativeBf16 = false;
+    return r;
+  }
+
+  // Other compute ops on bf16: widen to f32 scratch, compute, round back.
   if (isComputeOp(op)) {
     SmallVector<Value> narrow = bf16Tensors(op);
     for (Value v : narrow) {

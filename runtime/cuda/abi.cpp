@@ -10,8 +10,13 @@
 
 #include "zrt_cuda.h"
 
+#include "flash_attention_tc.h"
+
 #include "../src/attention_args.h"
 #include "../src/matmul_args.h"
+
+#include <cstdlib>
+#include <cstring>
 
 /// Returns `call`, timed per function when ZRT_PROFILE is set (profile.cpp).
 #define ZRT_PROFILED(name, call)                                               \
@@ -21,6 +26,63 @@
     zrt_cuda::profile::Scope scope_(name);                                     \
     return call;                                                               \
   } while (0)
+
+namespace {
+
+/// ZRT_CUDA_ATTENTION=simt: the bf16 attention always runs the SIMT flash
+/// kernels (flash_attention.cu), never the tensor-core ones. Read once.
+bool attentionSimtForced() {
+  static const bool forced = [] {
+    const char *v = std::getenv("ZRT_CUDA_ATTENTION");
+    return v && std::strcmp(v, "simt") == 0;
+  }();
+  return forced;
+}
+
+/// zrt_attention_forward_bf16: the tensor-core kernels when they take D
+/// (and ZRT_CUDA_ATTENTION is not "simt"), else the SIMT ones. The
+/// arguments are checked here first (the tensor-core entry points expect
+/// checked arguments; the SIMT ones check again, identically).
+int attentionForwardBf16(const zrt_bf16 *q, const zrt_bf16 *k,
+                         const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                         float *workspace, int64_t B, int64_t H, int64_t T,
+                         int64_t D) {
+  const char *fn = "zrt_attention_forward_bf16";
+  const void *ptrs[] = {q, k, v, out, lse};
+  const char *names[] = {"q", "k", "v", "out", "lse"};
+  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5,
+                                       zrt_cuda::fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  if (!attentionSimtForced() && zrt_cuda::attention_tc_forward_supported(D))
+    return zrt_cuda::attention_forward_bf16_tc(q, k, v, out, lse, B, H, T, D);
+  return zrt_cuda::attention_forward_bf16_simt(q, k, v, out, lse, workspace, B,
+                                               H, T, D);
+}
+
+/// zrt_attention_backward_bf16, dispatched as the forward.
+int attentionBackwardBf16(const zrt_bf16 *dout, const zrt_bf16 *q,
+                          const zrt_bf16 *k, const zrt_bf16 *v,
+                          const zrt_bf16 *out, const float *lse, zrt_bf16 *dq,
+                          zrt_bf16 *dk, zrt_bf16 *dv, float *workspace,
+                          int64_t B, int64_t H, int64_t T, int64_t D) {
+  const char *fn = "zrt_attention_backward_bf16";
+  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
+  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
+  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9,
+                                       zrt_cuda::fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  if (!attentionSimtForced() && zrt_cuda::attention_tc_backward_supported(D))
+    return zrt_cuda::attention_backward_bf16_tc(dout, q, k, v, out, lse, dq, dk,
+                                                dv, B, H, T, D);
+  return zrt_cuda::attention_backward_bf16_simt(dout, q, k, v, out, lse, dq, dk,
+                                                dv, workspace, B, H, T, D);
+}
+
+} // namespace
 
 extern "C" {
 
@@ -374,6 +436,82 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
 }
 int zrt_device_memory_info(int64_t *free_bytes, int64_t *total_bytes) {
   return zrt_cuda::device_memory_info(free_bytes, total_bytes);
+}
+
+// Native bf16 kernels (zrt.h).
+int zrt_add_bf16(const zrt_bf16 *a, const zrt_bf16 *b, zrt_bf16 *out,
+                 int64_t n) {
+  ZRT_PROFILED("zrt_add_bf16", zrt_cuda::add_bf16(a, b, out, n));
+}
+int zrt_gelu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n) {
+  ZRT_PROFILED("zrt_gelu_bf16", zrt_cuda::gelu_bf16(x, out, n));
+}
+int zrt_gelu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout,
+                           zrt_bf16 *dx, int64_t n) {
+  ZRT_PROFILED("zrt_gelu_backward_bf16",
+               zrt_cuda::gelu_backward_bf16(x, dout, dx, n));
+}
+int zrt_bias_backward_bf16(const zrt_bf16 *dout, zrt_bf16 *dbias, int64_t rows,
+                           int64_t N) {
+  ZRT_PROFILED("zrt_bias_backward_bf16",
+               zrt_cuda::bias_backward_bf16(dout, dbias, rows, N));
+}
+int zrt_layer_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight,
+                        const zrt_bf16 *bias, zrt_bf16 *out, float *mean,
+                        float *rstd, int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED(
+      "zrt_layer_norm_bf16",
+      zrt_cuda::layer_norm_bf16(x, weight, bias, out, mean, rstd, N, C, eps));
+}
+int zrt_layer_norm_stats_bf16(const zrt_bf16 *x, float *mean, float *rstd,
+                              int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED("zrt_layer_norm_stats_bf16",
+               zrt_cuda::layer_norm_stats_bf16(x, mean, rstd, N, C, eps));
+}
+int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                 const zrt_bf16 *weight, const float *mean,
+                                 const float *rstd, zrt_bf16 *dx,
+                                 zrt_bf16 *dweight, zrt_bf16 *dbias, int64_t N,
+                                 int64_t C) {
+  ZRT_PROFILED("zrt_layer_norm_backward_bf16",
+               zrt_cuda::layer_norm_backward_bf16(dout, x, weight, mean, rstd,
+                                                  dx, dweight, dbias, N, C));
+}
+int zrt_cross_entropy_padded_bf16(const zrt_bf16 *logits,
+                                  const int32_t *targets, float *loss,
+                                  int64_t N, int64_t V, int64_t num_classes) {
+  ZRT_PROFILED("zrt_cross_entropy_padded_bf16",
+               zrt_cuda::cross_entropy_padded_bf16(logits, targets, loss, N, V,
+                                                   num_classes));
+}
+int zrt_cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
+                                           const int32_t *targets,
+                                           const float *dloss,
+                                           zrt_bf16 *dlogits, int64_t N,
+                                           int64_t V, int64_t num_classes) {
+  ZRT_PROFILED("zrt_cross_entropy_padded_backward_bf16",
+               zrt_cuda::cross_entropy_padded_backward_bf16(
+                   logits, targets, dloss, dlogits, N, V, num_classes));
+}
+int64_t zrt_attention_workspace_bf16(int64_t T, int64_t D) {
+  return zrt::attentionWorkspaceBf16(T, D);
+}
+int zrt_attention_forward_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
+                               const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                               float *workspace, int64_t B, int64_t H,
+                               int64_t T, int64_t D) {
+  ZRT_PROFILED("zrt_attention_forward_bf16",
+               attentionForwardBf16(q, k, v, out, lse, workspace, B, H, T, D));
+}
+int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                const zrt_bf16 *k, const zrt_bf16 *v,
+                                const zrt_bf16 *out, const float *lse,
+                                zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                float *workspace, int64_t B, int64_t H,
+                                int64_t T, int64_t D) {
+  ZRT_PROFILED("zrt_attention_backward_bf16",
+               attentionBackwardBf16(dout, q, k, v, out, lse, dq, dk, dv,
+                                     workspace, B, H, T, D));
 }
 
 } // extern "C"

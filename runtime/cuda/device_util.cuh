@@ -42,6 +42,46 @@ __device__ __forceinline__ uint16_t f32ToBf16(float f) {
   return static_cast<uint16_t>((u + bias) >> 16);
 }
 
+/// Element loads and stores of the kernels templated over their tensors'
+/// element type (float or zrt_bf16): ldf widens exactly to f32, stf rounds
+/// an f32 result once (f32ToBf16) or stores it as is. The f32 arithmetic
+/// in between is the same for both instantiations.
+__device__ __forceinline__ float ldf(const float *p) { return *p; }
+__device__ __forceinline__ float ldf(const zrt_bf16 *p) {
+  return bf16ToF32(*p);
+}
+__device__ __forceinline__ void stf(float *p, float v) { *p = v; }
+__device__ __forceinline__ void stf(zrt_bf16 *p, float v) { *p = f32ToBf16(v); }
+
+/// bf16 elements from `p` (2-byte aligned) to the next 16-byte boundary
+/// (0 .. 7): the scalar head before the vectorized part of a bf16 kernel.
+inline __host__ __device__ int bf16HeadToAlign16(const void *p) {
+  return static_cast<int>(
+      ((16u - static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) & 15u)) &
+       15u) >>
+      1);
+}
+
+/// 8 bf16 in 16 bytes (uint4 words w: element 2k in the low half of w[k],
+/// 2k + 1 in the high half): the vector unit of the bf16 kernels.
+constexpr int kBf16PerVec = 8;
+__device__ __forceinline__ void unpackBf16x8(const uint4 &w, float (&f)[8]) {
+  const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    f[2 * k] = __uint_as_float(u[k] << 16);
+    f[2 * k + 1] = __uint_as_float(u[k] & 0xffff0000u);
+  }
+}
+__device__ __forceinline__ uint4 packBf16x8(const float (&f)[8]) {
+  uint32_t u[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    u[k] = static_cast<uint32_t>(f32ToBf16(f[2 * k])) |
+           (static_cast<uint32_t>(f32ToBf16(f[2 * k + 1])) << 16);
+  return make_uint4(u[0], u[1], u[2], u[3]);
+}
+
 /// expf with the CPU runtime's input clamp to [-87.3, 88.3].
 __device__ __forceinline__ float expClamped(float x) {
   return expf(fminf(fmaxf(x, -87.3f), 88.3f));
@@ -201,30 +241,36 @@ __global__ void __launch_bounds__(kColThreads)
     }
 }
 
-/// Pass 2: out_k[j] = sum over chunks c (in order) of the partials; out_k
-/// may be NULL (skipped). chunks == 0 writes zeros.
-template <int K>
+/// Pass 2: out_k[j] = sum over chunks c (in order) of the partials (f32),
+/// stored as Out (float, or zrt_bf16 rounded once); out_k may be NULL
+/// (skipped). chunks == 0 writes zeros.
+template <int K, typename Out>
 __global__ void columnTotalsKernel(const float *partials, int64_t chunks,
-                                   int64_t cols, float *out0, float *out1) {
+                                   int64_t cols, Out *out0, Out *out1) {
   ZRT_GRID_STRIDE(j, cols) {
     for (int k = 0; k < K; ++k) {
-      float *out = k == 0 ? out0 : out1;
+      Out *out = k == 0 ? out0 : out1;
       if (!out)
         continue;
       float s = 0.0f;
       for (int64_t c = 0; c < chunks; ++c)
         s += partials[(k * chunks + c) * cols + j];
-      out[j] = s;
+      stf(out + j, s);
     }
   }
 }
 
+/// T itself, in a context where template arguments are not deduced.
+template <typename T> struct NonDeduced { using type = T; };
+
 /// Column sums of K (1 or 2) terms over a [rows, cols] matrix into out0
 /// (and out1 when K == 2; either may be NULL), overwriting them; rows == 0
-/// writes zeros. cols >= 1. Launches on the compute stream.
-template <int K, typename Term>
-int columnSums(const Term &term, int64_t rows, int64_t cols, float *out0,
-               float *out1, const char *fn) {
+/// writes zeros. cols >= 1. The sums are f32; Out (float or zrt_bf16) is
+/// the type of the outputs (bf16: each sum rounded once). Launches on the
+/// compute stream.
+template <int K, typename Term, typename Out>
+int columnSums(const Term &term, int64_t rows, int64_t cols, Out *out0,
+               typename NonDeduced<Out>::type *out1, const char *fn) {
   static_assert(K == 1 || K == 2, "one or two column sums");
   const int64_t tiles = (cols + kColTile - 1) / kColTile;
   // About 2048 pass-1 blocks, at least 32 rows per chunk, and partials
@@ -253,7 +299,7 @@ int columnSums(const Term &term, int64_t rows, int64_t cols, float *out0,
     if (int st = launched(fn))
       return st;
   }
-  columnTotalsKernel<K><<<blocksFor(cols), kThreads, 0, stream()>>>(
+  columnTotalsKernel<K, Out><<<blocksFor(cols), kThreads, 0, stream()>>>(
       partials, chunks, cols, out0, out1);
   return launched(fn);
 }

@@ -12,6 +12,15 @@
 // and agree to rounding. zrt_bias_backward sums columns in a fixed order
 // (columnSums, device_util.cuh).
 //
+// Native bf16 (zrt_add_bf16, zrt_gelu_bf16, zrt_gelu_backward_bf16,
+// zrt_bias_backward_bf16): the same per-element functions (AddOp, GeluOp,
+// GeluBackwardOp) and column sums on the widened values, each output
+// rounded once. The bf16 elementwise kernels move 8 elements (16 bytes) per
+// load and store when the pointers share their offset from a 16-byte
+// boundary (a scalar head up to the first boundary and a scalar tail),
+// else one element at a time: one read of each input and one write, in
+// bf16.
+//
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
@@ -35,35 +44,102 @@ __global__ void fillKernel(float *out, float value, int64_t n) {
   ZRT_GRID_STRIDE(i, n) out[i] = value;
 }
 
-__global__ void addKernel(const float *a, const float *b, float *out,
-                          int64_t n) {
-  ZRT_GRID_STRIDE(i, n) out[i] = a[i] + b[i];
-}
-
-__global__ void scaleKernel(const float *x, float alpha, float *out,
-                            int64_t n) {
-  ZRT_GRID_STRIDE(i, n) out[i] = alpha * x[i];
-}
-
-__global__ void geluKernel(const float *x, float *out, int64_t n) {
-  ZRT_GRID_STRIDE(i, n) {
-    const float v = x[i];
-    const float u = kGeluScale * (v + kGeluCubic * v * v * v);
-    out[i] = v / (1.0f + expClamped(-2.0f * u));
+/// The per-element arithmetic of zrt_add, zrt_gelu and zrt_gelu_backward
+/// (op(x, y); y unused by the unary ones), shared by the f32 kernels and
+/// the bf16 ones.
+struct AddOp {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return a + b;
   }
-}
+};
 
-__global__ void geluBackwardKernel(const float *x, const float *dout, float *dx,
-                                   int64_t n) {
-  ZRT_GRID_STRIDE(i, n) {
-    const float v = x[i];
+struct GeluOp {
+  __device__ __forceinline__ float operator()(float v, float) const {
+    const float u = kGeluScale * (v + kGeluCubic * v * v * v);
+    return v / (1.0f + expClamped(-2.0f * u));
+  }
+};
+
+/// op(x, dout): GELU'(x) * dout.
+struct GeluBackwardOp {
+  __device__ __forceinline__ float operator()(float v, float g) const {
     const float u = kGeluScale * (v + kGeluCubic * v * v * v);
     const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
     const float ex = expClamped(-2.0f * u);
     const float s = 1.0f / (1.0f + ex);
     const float grad = s + 2.0f * v * s * (ex * s) * du;
-    dx[i] = grad * dout[i];
+    return grad * g;
   }
+};
+
+/// f32: out[i] = op(a[i], b[i]) (Arity 2) or op(a[i], 0) (Arity 1).
+template <int Arity, typename Op>
+__global__ void mapKernel(Op op, const float *a, const float *b, float *out,
+                          int64_t n) {
+  ZRT_GRID_STRIDE(i, n) {
+    if constexpr (Arity == 2)
+      out[i] = op(a[i], b[i]);
+    else
+      out[i] = op(a[i], 0.0f);
+  }
+}
+
+/// bf16: out[i] = bf16(op(f32(a[i]), f32(b[i]))) (b unused for Arity 1),
+/// i < n. Elements [head, head + 8 vecs) go as 16-byte vectors (all
+/// pointers are 16-byte aligned there: mapBf16 checks), the `head` before
+/// and the tail after them one by one. out may equal an input: every
+/// element is read and written by one thread, reads first.
+template <int Arity, typename Op>
+__global__ void mapBf16Kernel(Op op, const zrt_bf16 *a, const zrt_bf16 *b,
+                              zrt_bf16 *out, int64_t n, int64_t head,
+                              int64_t vecs) {
+  const int64_t body = head + vecs * kBf16PerVec; // first tail element
+  const int64_t scalars = head + (n - body);
+  ZRT_GRID_STRIDE(k, scalars) {
+    const int64_t i = k < head ? k : body + (k - head);
+    const float y = Arity == 2 ? bf16ToF32(b[i]) : 0.0f;
+    out[i] = f32ToBf16(op(bf16ToF32(a[i]), y));
+  }
+  ZRT_GRID_STRIDE(v, vecs) {
+    const int64_t i = head + v * kBf16PerVec;
+    float x[kBf16PerVec], y[kBf16PerVec], r[kBf16PerVec];
+    unpackBf16x8(*reinterpret_cast<const uint4 *>(a + i), x);
+    if constexpr (Arity == 2)
+      unpackBf16x8(*reinterpret_cast<const uint4 *>(b + i), y);
+#pragma unroll
+    for (int e = 0; e < kBf16PerVec; ++e)
+      r[e] = op(x[e], Arity == 2 ? y[e] : 0.0f);
+    *reinterpret_cast<uint4 *>(out + i) = packBf16x8(r);
+  }
+}
+
+/// Launches mapBf16Kernel: vectors when a, b (Arity 2) and out lie at the
+/// same offset from a 16-byte boundary (true for whole tensors: arena
+/// allocations are at least 64-byte aligned), one element at a time
+/// otherwise. n >= 1.
+template <int Arity, typename Op>
+int mapBf16(Op op, const zrt_bf16 *a, const zrt_bf16 *b, zrt_bf16 *out,
+            int64_t n, const char *fn) {
+  const uintptr_t mis = reinterpret_cast<uintptr_t>(a) & 15u;
+  const bool together =
+      (mis & 1u) == 0 && (reinterpret_cast<uintptr_t>(out) & 15u) == mis &&
+      (Arity == 1 || (reinterpret_cast<uintptr_t>(b) & 15u) == mis);
+  int64_t head = n, vecs = 0;
+  if (together) {
+    const int64_t h = bf16HeadToAlign16(a);
+    head = h < n ? h : n;
+    vecs = (n - head) / kBf16PerVec;
+  }
+  const int64_t scalars = n - vecs * kBf16PerVec;
+  mapBf16Kernel<Arity, Op>
+      <<<blocksFor(vecs > scalars ? vecs : scalars), kThreads, 0, stream()>>>(
+          op, a, b, out, n, head, vecs);
+  return launched(fn);
+}
+
+__global__ void scaleKernel(const float *x, float alpha, float *out,
+                            int64_t n) {
+  ZRT_GRID_STRIDE(i, n) out[i] = alpha * x[i];
 }
 
 // mode 0: C = bias; mode 1: C = (beta == 0 ? 0 : beta * C) (+ bias);
@@ -141,12 +217,13 @@ __global__ void accumulateBf16Kernel(const zrt_bf16 *x, zrt_bf16 *y,
   }
 }
 
-/// The terms of zrt_bias_backward's column sums: dout[r, j].
-struct BiasTerm {
-  const float *dout;
+/// The terms of zrt_bias_backward's column sums: dout[r, j] (T = float or
+/// zrt_bf16, widened).
+template <typename T> struct BiasTerm {
+  const T *dout;
   int64_t N;
   __device__ void add(int64_t r, int64_t j, float *acc) const {
-    acc[0] += dout[r * N + j];
+    acc[0] += ldf(dout + r * N + j);
   }
 };
 
@@ -180,7 +257,7 @@ int add(const float *a, const float *b, float *out, int64_t n) {
     return st;
   if (n == 0)
     return ZRT_OK;
-  addKernel<<<blocksFor(n), kThreads, 0, stream()>>>(a, b, out, n);
+  mapKernel<2><<<blocksFor(n), kThreads, 0, stream()>>>(AddOp{}, a, b, out, n);
   return launched(fn);
 }
 
@@ -200,7 +277,8 @@ int gelu(const float *x, float *out, int64_t n) {
     return st;
   if (n == 0)
     return ZRT_OK;
-  geluKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, out, n);
+  mapKernel<1>
+      <<<blocksFor(n), kThreads, 0, stream()>>>(GeluOp{}, x, nullptr, out, n);
   return launched(fn);
 }
 
@@ -211,7 +289,8 @@ int gelu_backward(const float *x, const float *dout, float *dx, int64_t n) {
     return st;
   if (n == 0)
     return ZRT_OK;
-  geluBackwardKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, dout, dx, n);
+  mapKernel<2><<<blocksFor(n), kThreads, 0, stream()>>>(GeluBackwardOp{}, x,
+                                                        dout, dx, n);
   return launched(fn);
 }
 
@@ -340,7 +419,54 @@ int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N) {
     return st;
   if (N == 0)
     return ZRT_OK;
-  return columnSums<1>(BiasTerm{dout, N}, rows, N, dbias, nullptr, fn);
+  return columnSums<1>(BiasTerm<float>{dout, N}, rows, N, dbias, nullptr, fn);
+}
+
+//===----------------------------------------------------------------------===//
+// Native bf16 (zrt.h "Native bf16 kernels")
+//===----------------------------------------------------------------------===//
+
+int add_bf16(const zrt_bf16 *a, const zrt_bf16 *b, zrt_bf16 *out, int64_t n) {
+  const char *fn = "zrt_add_bf16";
+  if (int st = zrt::checkBinaryArgs(fn, a, b, out, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  return mapBf16<2>(AddOp{}, a, b, out, n, fn);
+}
+
+int gelu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n) {
+  const char *fn = "zrt_gelu_bf16";
+  if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  return mapBf16<1>(GeluOp{}, x, nullptr, out, n, fn);
+}
+
+int gelu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout, zrt_bf16 *dx,
+                       int64_t n) {
+  const char *fn = "zrt_gelu_backward_bf16";
+  if (int st =
+          zrt::checkActivationBackwardArgs(fn, x, dout, dx, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  return mapBf16<2>(GeluBackwardOp{}, x, dout, dx, n, fn);
+}
+
+/// zrt_bias_backward on bf16: the f32 column sums of bias_backward over the
+/// widened dout, each rounded once.
+int bias_backward_bf16(const zrt_bf16 *dout, zrt_bf16 *dbias, int64_t rows,
+                       int64_t N) {
+  const char *fn = "zrt_bias_backward_bf16";
+  if (int st =
+          zrt::checkBiasBackwardArgs(fn, dout, dbias, rows, N, zrt_cuda::fail))
+    return st;
+  if (N == 0)
+    return ZRT_OK;
+  return columnSums<1>(BiasTerm<zrt_bf16>{dout, N}, rows, N, dbias, nullptr,
+                       fn);
 }
 
 namespace detail {

@@ -68,6 +68,16 @@
 // the warp, output columns in chunks of 128 (4 per lane) with the scores
 // recomputed per chunk. Slow (O(T^2 D ceil(D / 128))), simple, correct.
 //
+// bf16 (zrt_attention_forward_bf16 / _backward_bf16 when the tensor-core
+// kernels of flash_attention_tc.cu do not run): every kernel is templated
+// over the element type E of q, k, v, out, dout, dq, dk, dv (lse stays
+// f32). Tiles are widened into the same f32 shared-memory tiles (16-byte
+// loads of 8 bf16 when D == DP and the slice is 16-byte aligned, else one
+// element at a time), global reads of the generic path and of delta widen,
+// and out / dq / dk / dv are rounded once when stored: the f32 kernels'
+// arithmetic, so a bf16 result is the f32 result on the widened inputs,
+// rounded (the f32 instantiations compile to the same code as before).
+//
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
@@ -78,6 +88,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace {
 
@@ -143,14 +154,32 @@ __device__ __forceinline__ void ldVec(const float *p, float *x) {
   }
 }
 
-/// Rows row0 .. row0 + 63 of a [T, D] slice `g` into the [64, DP] tile `s`
-/// (stride LD), zeros for rows >= T and columns >= D. All threads.
-template <int DP>
-__device__ __forceinline__ void loadTile(float *s, const float *__restrict__ g,
+/// Rows row0 .. row0 + 63 of a [T, D] slice `g` (E = float, or zrt_bf16
+/// widened) into the f32 [64, DP] tile `s` (stride LD), zeros for rows >= T
+/// and columns >= D. All threads.
+template <int DP, typename E>
+__device__ __forceinline__ void loadTile(float *s, const E *__restrict__ g,
                                          int row0, int T, int D) {
   using G = Geo<DP>;
   const int rowsLeft = T - row0; // > 0
-  if (D == DP && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
+  if constexpr (std::is_same_v<E, zrt_bf16>) {
+    if (D == DP && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
+      // Rows are contiguous and 16-byte aligned (DP is a multiple of 8):
+      // 16-byte loads of 8 bf16, widened into two float4 of the tile.
+      constexpr int Q8 = DP / 8;
+      for (int idx = threadIdx.x; idx < kTile * Q8; idx += kFlashThreads) {
+        const int r = idx / Q8, c = (idx % Q8) * 8;
+        float x[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        if (r < rowsLeft)
+          unpackBf16x8(*reinterpret_cast<const uint4 *>(
+                           g + (int64_t(row0) + r) * DP + c),
+                       x);
+        st4(s + r * G::LD + c, x[0], x[1], x[2], x[3]);
+        st4(s + r * G::LD + c + 4, x[4], x[5], x[6], x[7]);
+      }
+      return;
+    }
+  } else if (D == DP && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
     // Rows are contiguous and 16-byte aligned: float4 loads.
     constexpr int Q4 = DP / 4;
     for (int idx = threadIdx.x; idx < kTile * Q4; idx += kFlashThreads) {
@@ -166,7 +195,7 @@ __device__ __forceinline__ void loadTile(float *s, const float *__restrict__ g,
     const int r = idx / DP, c = idx % DP;
     float x = 0.0f;
     if (r < rowsLeft && c < D)
-      x = g[(int64_t(row0) + r) * D + c];
+      x = ldf(g + (int64_t(row0) + r) * D + c);
     s[r * G::LD + c] = x;
   }
 }
@@ -222,21 +251,22 @@ __device__ __forceinline__ void outerAcc(float (&acc)[4][Geo<DP>::NCOL],
 
 /// a . b over D floats of global memory by one warp (lane-strided partial
 /// sums, then a butterfly): every lane gets the same value.
-__device__ __forceinline__ float warpDot(const float *__restrict__ a,
-                                         const float *__restrict__ b, int D) {
+template <typename E>
+__device__ __forceinline__ float warpDot(const E *__restrict__ a,
+                                         const E *__restrict__ b, int D) {
   float s = 0.0f;
   for (int c = threadIdx.x & 31; c < D; c += 32)
-    s = fmaf(a[c], b[c], s);
+    s = fmaf(ldf(a + c), ldf(b + c), s);
   return warpSum(s);
 }
 
 /// lse and delta (dO_i . O_i) of rows row0 .. row0 + 63 into sL / sDelta
 /// (zeros past T), one warp per row. All threads.
-__device__ __forceinline__ void rowStats(float *sL, float *sDelta,
-                                         const float *__restrict__ dout,
-                                         const float *__restrict__ o,
-                                         const float *__restrict__ lse,
-                                         int row0, int T, int D) {
+template <typename E>
+__device__ __forceinline__ void
+rowStats(float *sL, float *sDelta, const E *__restrict__ dout,
+         const E *__restrict__ o, const float *__restrict__ lse, int row0,
+         int T, int D) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int rowsLeft = T - row0;
   for (int r = warp; r < kTile; r += kFlashThreads / 32) {
@@ -273,10 +303,10 @@ __device__ __forceinline__ float halfSum(float v) {
 
 /// Forward: block (blockIdx.x, slices blockIdx.y + k gridDim.y) computes
 /// query tile qt = tiles - 1 - blockIdx.x.
-template <int DP>
+template <int DP, typename E>
 __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
-    flashForwardKernel(const float *__restrict__ q, const float *__restrict__ k,
-                       const float *__restrict__ v, float *__restrict__ out,
+    flashForwardKernel(const E *__restrict__ q, const E *__restrict__ k,
+                       const E *__restrict__ v, E *__restrict__ out,
                        float *__restrict__ lse, int64_t BH, int T, int D,
                        float scale) {
   using G = Geo<DP>;
@@ -368,12 +398,12 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
       if (i >= rowsLeft)
         continue;
       const int64_t row = int64_t(row0) + i;
-      float *orow = out + base + row * D;
+      E *orow = out + base + row * D;
 #pragma unroll
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
         if (c < D)
-          orow[c] = o[a][n] / l[a];
+          stf(orow + c, o[a][n] / l[a]);
       }
       if (tx == 0)
         lse[bh * T + row] = m[a] + logf(l[a]);
@@ -383,15 +413,13 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
 
 /// Backward, dK and dV: block (blockIdx.x, slices) owns key tile
 /// kt = blockIdx.x and visits the query tiles qt >= kt.
-template <int DP>
+template <int DP, typename E>
 __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
-    flashBackwardKVKernel(const float *__restrict__ dout,
-                          const float *__restrict__ q,
-                          const float *__restrict__ k,
-                          const float *__restrict__ v,
-                          const float *__restrict__ o,
-                          const float *__restrict__ lse, float *__restrict__ dk,
-                          float *__restrict__ dv, int64_t BH, int T, int D,
+    flashBackwardKVKernel(const E *__restrict__ dout, const E *__restrict__ q,
+                          const E *__restrict__ k, const E *__restrict__ v,
+                          const E *__restrict__ o,
+                          const float *__restrict__ lse, E *__restrict__ dk,
+                          E *__restrict__ dv, int64_t BH, int T, int D,
                           float scale) {
   using G = Geo<DP>;
   extern __shared__ float4 smemRaw[];
@@ -476,8 +504,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
         if (c < D) {
-          dv[off + c] = accV[a][n];
-          dk[off + c] = __fmul_rn(accK[a][n], scale);
+          stf(dv + off + c, accV[a][n]);
+          stf(dk + off + c, __fmul_rn(accK[a][n], scale));
         }
       }
     }
@@ -486,15 +514,13 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
 
 /// Backward, dQ: block (blockIdx.x, slices) owns query tile
 /// qt = tiles - 1 - blockIdx.x and visits the key tiles kt <= qt.
-template <int DP>
+template <int DP, typename E>
 __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
-    flashBackwardQKernel(const float *__restrict__ dout,
-                         const float *__restrict__ q,
-                         const float *__restrict__ k,
-                         const float *__restrict__ v,
-                         const float *__restrict__ o,
-                         const float *__restrict__ lse, float *__restrict__ dq,
-                         int64_t BH, int T, int D, float scale) {
+    flashBackwardQKernel(const E *__restrict__ dout, const E *__restrict__ q,
+                         const E *__restrict__ k, const E *__restrict__ v,
+                         const E *__restrict__ o, const float *__restrict__ lse,
+                         E *__restrict__ dq, int64_t BH, int T, int D,
+                         float scale) {
   using G = Geo<DP>;
   extern __shared__ float4 smemRaw[];
   float *sQ = reinterpret_cast<float *>(smemRaw);
@@ -570,12 +596,12 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       const int i = ty * 4 + a;
       if (i >= rowsLeft)
         continue;
-      float *row = dq + base + (int64_t(row0) + i) * D;
+      E *row = dq + base + (int64_t(row0) + i) * D;
 #pragma unroll
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
         if (c < D)
-          row[c] = __fmul_rn(acc[a][n], scale);
+          stf(row + c, __fmul_rn(acc[a][n], scale));
       }
     }
   }
@@ -601,9 +627,10 @@ __device__ __forceinline__ int warpRow() {
          static_cast<int>(threadIdx.x >> 5);
 }
 
+template <typename E>
 __global__ void __launch_bounds__(kRowThreads)
-    rowForwardKernel(const float *__restrict__ q, const float *__restrict__ k,
-                     const float *__restrict__ v, float *__restrict__ out,
+    rowForwardKernel(const E *__restrict__ q, const E *__restrict__ k,
+                     const E *__restrict__ v, E *__restrict__ out,
                      float *__restrict__ lse, int64_t BH, int T, int D,
                      float scale) {
   const int lane = threadIdx.x & 31;
@@ -612,7 +639,7 @@ __global__ void __launch_bounds__(kRowThreads)
     return; // the whole warp
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
     const int64_t base = bh * T * D;
-    const float *qi = q + base + int64_t(i) * D;
+    const E *qi = q + base + int64_t(i) * D;
     float m = -INFINITY, l = 0.0f;
     for (int j = 0; j <= i; ++j) {
       const float s =
@@ -627,33 +654,34 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int c0 = 0; c0 < D; c0 += kColChunk) {
       float acc[kColsPerLane] = {};
       for (int j = 0; j <= i; ++j) {
-        const float *vj = v + base + int64_t(j) * D;
+        const E *vj = v + base + int64_t(j) * D;
         const float p = expf(
             __fmul_rn(warpDot(qi, k + base + int64_t(j) * D, D), scale) - L);
 #pragma unroll
         for (int t = 0; t < kColsPerLane; ++t) {
           const int c = c0 + lane + 32 * t;
           if (c < D)
-            acc[t] = fmaf(p, vj[c], acc[t]);
+            acc[t] = fmaf(p, ldf(vj + c), acc[t]);
         }
       }
 #pragma unroll
       for (int t = 0; t < kColsPerLane; ++t) {
         const int c = c0 + lane + 32 * t;
         if (c < D)
-          out[base + int64_t(i) * D + c] = acc[t];
+          stf(out + base + int64_t(i) * D + c, acc[t]);
       }
     }
   }
 }
 
 /// dQ of row r: sum over keys j <= i of dS_ij k_j, times s.
+template <typename E>
 __global__ void __launch_bounds__(kRowThreads)
-    rowBackwardQKernel(const float *__restrict__ dout,
-                       const float *__restrict__ q, const float *__restrict__ k,
-                       const float *__restrict__ v, const float *__restrict__ o,
-                       const float *__restrict__ lse, float *__restrict__ dq,
-                       int64_t BH, int T, int D, float scale) {
+    rowBackwardQKernel(const E *__restrict__ dout, const E *__restrict__ q,
+                       const E *__restrict__ k, const E *__restrict__ v,
+                       const E *__restrict__ o, const float *__restrict__ lse,
+                       E *__restrict__ dq, int64_t BH, int T, int D,
+                       float scale) {
   const int lane = threadIdx.x & 31;
   const int i = warpRow();
   if (i >= T)
@@ -666,7 +694,7 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int c0 = 0; c0 < D; c0 += kColChunk) {
       float acc[kColsPerLane] = {};
       for (int j = 0; j <= i; ++j) {
-        const float *kj = k + base + int64_t(j) * D;
+        const E *kj = k + base + int64_t(j) * D;
         const float p = expf(__fmul_rn(warpDot(q + off, kj, D), scale) - L);
         const float dp = warpDot(dout + off, v + base + int64_t(j) * D, D);
         const float ds = p * (dp - delta);
@@ -674,26 +702,27 @@ __global__ void __launch_bounds__(kRowThreads)
         for (int t = 0; t < kColsPerLane; ++t) {
           const int c = c0 + lane + 32 * t;
           if (c < D)
-            acc[t] = fmaf(ds, kj[c], acc[t]);
+            acc[t] = fmaf(ds, ldf(kj + c), acc[t]);
         }
       }
 #pragma unroll
       for (int t = 0; t < kColsPerLane; ++t) {
         const int c = c0 + lane + 32 * t;
         if (c < D)
-          dq[off + c] = __fmul_rn(acc[t], scale);
+          stf(dq + off + c, __fmul_rn(acc[t], scale));
       }
     }
   }
 }
 
 /// dK, dV of key row r: sums over rows i >= j.
-__global__ void __launch_bounds__(kRowThreads) rowBackwardKVKernel(
-    const float *__restrict__ dout, const float *__restrict__ q,
-    const float *__restrict__ k, const float *__restrict__ v,
-    const float *__restrict__ o, const float *__restrict__ lse,
-    float *__restrict__ dk, float *__restrict__ dv, int64_t BH, int T, int D,
-    float scale) {
+template <typename E>
+__global__ void __launch_bounds__(kRowThreads)
+    rowBackwardKVKernel(const E *__restrict__ dout, const E *__restrict__ q,
+                        const E *__restrict__ k, const E *__restrict__ v,
+                        const E *__restrict__ o, const float *__restrict__ lse,
+                        E *__restrict__ dk, E *__restrict__ dv, int64_t BH,
+                        int T, int D, float scale) {
   const int lane = threadIdx.x & 31;
   const int j = warpRow();
   if (j >= T)
@@ -714,8 +743,8 @@ __global__ void __launch_bounds__(kRowThreads) rowBackwardKVKernel(
         for (int t = 0; t < kColsPerLane; ++t) {
           const int c = c0 + lane + 32 * t;
           if (c < D) {
-            accV[t] = fmaf(p, dout[offI + c], accV[t]);
-            accK[t] = fmaf(ds, q[offI + c], accK[t]);
+            accV[t] = fmaf(p, ldf(dout + offI + c), accV[t]);
+            accK[t] = fmaf(ds, ldf(q + offI + c), accK[t]);
           }
         }
       }
@@ -723,8 +752,8 @@ __global__ void __launch_bounds__(kRowThreads) rowBackwardKVKernel(
       for (int t = 0; t < kColsPerLane; ++t) {
         const int c = c0 + lane + 32 * t;
         if (c < D) {
-          dv[off + c] = accV[t];
-          dk[off + c] = __fmul_rn(accK[t], scale);
+          stf(dv + off + c, accV[t]);
+          stf(dk + off + c, __fmul_rn(accK[t], scale));
         }
       }
     }
@@ -779,62 +808,59 @@ int allowSmem(Kernel kernel, int bytes, const char *fn) {
                ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
 }
 
-template <int DP>
-int forwardFast(const Launch &L, const float *q, const float *k, const float *v,
-                float *out, float *lse) {
+template <int DP, typename E>
+int forwardFast(const Launch &L, const E *q, const E *k, const E *v, E *out,
+                float *lse) {
   using G = Geo<DP>;
   if (G::FORWARD_SMEM > L.smemOptin) {
-    rowForwardKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+    rowForwardKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
         q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
     return launched(L.fn);
   }
-  if (int st = allowSmem(flashForwardKernel<DP>, G::FORWARD_SMEM, L.fn))
+  if (int st = allowSmem(flashForwardKernel<DP, E>, G::FORWARD_SMEM, L.fn))
     return st;
-  flashForwardKernel<DP>
+  flashForwardKernel<DP, E>
       <<<L.grid(), kFlashThreads, G::FORWARD_SMEM, stream()>>>(
           q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
   return launched(L.fn);
 }
 
-template <int DP>
-int backwardFast(const Launch &L, const float *dout, const float *q,
-                 const float *k, const float *v, const float *o,
-                 const float *lse, float *dq, float *dk, float *dv) {
+template <int DP, typename E>
+int backwardFast(const Launch &L, const E *dout, const E *q, const E *k,
+                 const E *v, const E *o, const float *lse, E *dq, E *dk,
+                 E *dv) {
   using G = Geo<DP>;
   if (G::BACKWARD_KV_SMEM > L.smemOptin) {
-    rowBackwardKVKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+    rowBackwardKVKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
         dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
   } else {
     if (int st =
-            allowSmem(flashBackwardKVKernel<DP>, G::BACKWARD_KV_SMEM, L.fn))
+            allowSmem(flashBackwardKVKernel<DP, E>, G::BACKWARD_KV_SMEM, L.fn))
       return st;
-    flashBackwardKVKernel<DP>
+    flashBackwardKVKernel<DP, E>
         <<<L.grid(), kFlashThreads, G::BACKWARD_KV_SMEM, stream()>>>(
             dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
   }
   if (int st = launched(L.fn))
     return st;
   if (G::BACKWARD_Q_SMEM > L.smemOptin) {
-    rowBackwardQKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+    rowBackwardQKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
         dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
   } else {
-    if (int st = allowSmem(flashBackwardQKernel<DP>, G::BACKWARD_Q_SMEM, L.fn))
+    if (int st =
+            allowSmem(flashBackwardQKernel<DP, E>, G::BACKWARD_Q_SMEM, L.fn))
       return st;
-    flashBackwardQKernel<DP>
+    flashBackwardQKernel<DP, E>
         <<<L.grid(), kFlashThreads, G::BACKWARD_Q_SMEM, stream()>>>(
             dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
   }
   return launched(L.fn);
 }
 
-} // namespace
-
-namespace zrt_cuda {
-
-int attention_forward(const float *q, const float *k, const float *v,
-                      float *out, float *lse, float * /*workspace*/, int64_t B,
-                      int64_t H, int64_t T, int64_t D) {
-  const char *fn = "zrt_attention_forward";
+/// zrt_attention_forward(_bf16): E = float or zrt_bf16.
+template <typename E>
+int attentionForward(const char *fn, const E *q, const E *k, const E *v, E *out,
+                     float *lse, int64_t B, int64_t H, int64_t T, int64_t D) {
   const void *ptrs[] = {q, k, v, out, lse};
   const char *names[] = {"q", "k", "v", "out", "lse"};
   if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5, fail))
@@ -852,16 +878,16 @@ int attention_forward(const float *q, const float *k, const float *v,
     return forwardFast<64>(L, q, k, v, out, lse);
   if (D <= 128)
     return forwardFast<128>(L, q, k, v, out, lse);
-  rowForwardKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+  rowForwardKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
       q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
   return launched(fn);
 }
 
-int attention_backward(const float *dout, const float *q, const float *k,
-                       const float *v, const float *out, const float *lse,
-                       float *dq, float *dk, float *dv, float * /*workspace*/,
-                       int64_t B, int64_t H, int64_t T, int64_t D) {
-  const char *fn = "zrt_attention_backward";
+/// zrt_attention_backward(_bf16): E = float or zrt_bf16.
+template <typename E>
+int attentionBackward(const char *fn, const E *dout, const E *q, const E *k,
+                      const E *v, const E *out, const float *lse, E *dq, E *dk,
+                      E *dv, int64_t B, int64_t H, int64_t T, int64_t D) {
   const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
   const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
   if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9, fail))
@@ -879,13 +905,50 @@ int attention_backward(const float *dout, const float *q, const float *k,
     return backwardFast<64>(L, dout, q, k, v, out, lse, dq, dk, dv);
   if (D <= 128)
     return backwardFast<128>(L, dout, q, k, v, out, lse, dq, dk, dv);
-  rowBackwardKVKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+  rowBackwardKVKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
       dout, q, k, v, out, lse, dk, dv, L.BH, L.T, L.D, L.scale);
   if (int st = launched(fn))
     return st;
-  rowBackwardQKernel<<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+  rowBackwardQKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
       dout, q, k, v, out, lse, dq, L.BH, L.T, L.D, L.scale);
   return launched(fn);
+}
+
+} // namespace
+
+namespace zrt_cuda {
+
+int attention_forward(const float *q, const float *k, const float *v,
+                      float *out, float *lse, float * /*workspace*/, int64_t B,
+                      int64_t H, int64_t T, int64_t D) {
+  return attentionForward("zrt_attention_forward", q, k, v, out, lse, B, H, T,
+                          D);
+}
+
+int attention_backward(const float *dout, const float *q, const float *k,
+                       const float *v, const float *out, const float *lse,
+                       float *dq, float *dk, float *dv, float * /*workspace*/,
+                       int64_t B, int64_t H, int64_t T, int64_t D) {
+  return attentionBackward("zrt_attention_backward", dout, q, k, v, out, lse,
+                           dq, dk, dv, B, H, T, D);
+}
+
+int attention_forward_bf16_simt(const zrt_bf16 *q, const zrt_bf16 *k,
+                                const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                                float * /*workspace*/, int64_t B, int64_t H,
+                                int64_t T, int64_t D) {
+  return attentionForward("zrt_attention_forward_bf16", q, k, v, out, lse, B, H,
+                          T, D);
+}
+
+int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                 const zrt_bf16 *k, const zrt_bf16 *v,
+                                 const zrt_bf16 *out, const float *lse,
+                                 zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                 float * /*workspace*/, int64_t B, int64_t H,
+                                 int64_t T, int64_t D) {
+  return attentionBackward("zrt_attention_backward_bf16", dout, q, k, v, out,
+                           lse, dq, dk, dv, B, H, T, D);
 }
 
 } // namespace zrt_cuda

@@ -12,6 +12,17 @@
 //    exp(row - max) in double, as the CPU's rowLse. Per-row losses go to the
 //    workspace and one block adds them in a fixed order, so the mean is
 //    deterministic.
+//  * Native bf16 cross-entropy (zrt_cross_entropy_padded(_backward)_bf16):
+//    the same kernels templated over the logits' element type, with the
+//    row's first num_classes logits first staged in shared memory (one
+//    asynchronous 16-byte copy per 8 logits, all in flight at once; 100 KB
+//    for GPT-2's 50257 classes, two 512-thread blocks per SM): the forward
+//    then reads every logit once from global memory and the backward reads
+//    it once and writes dlogits once (16-byte stores), with the f32
+//    kernels' arithmetic on the widened values (f32 max, double sum of
+//    exp, separately rounded f32 gradient), dlogits rounded once. Rows
+//    longer than shared memory holds (about 115K classes) take the f32
+//    kernels' passes over global memory instead.
 //  * embedding_backward is deterministic without floating-point atomics:
 //    a stable radix sort of (id, token) pairs groups the tokens by id in
 //    token order, and each group's row of dtable is summed in that order,
@@ -24,9 +35,11 @@
 #include "../src/arg_checks.h"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <type_traits>
 
 namespace {
 
@@ -50,6 +63,54 @@ int lossRowThreads(int64_t C) {
     return kThreads;
   const int64_t t = (C + 31) / 32 * 32;
   return static_cast<int>(t < 32 ? 32 : t);
+}
+
+/// Threads of a block of the staged bf16 cross-entropy kernels (two blocks
+/// per SM at GPT-2's vocabulary: 64 warps of latency hiding for the double
+/// exponentials).
+constexpr int kStagedThreads = 512;
+
+/// Threads of a staged block for rows of `cols` logits: kStagedThreads, or
+/// fewer (a multiple of 32) for short rows.
+int stagedRowThreads(int64_t cols) {
+  if (cols >= kStagedThreads)
+    return kStagedThreads;
+  const int64_t t = (cols + 31) / 32 * 32;
+  return static_cast<int>(t < 32 ? 32 : t);
+}
+
+/// Dynamic shared memory (bytes) of a staged kernel for rows of `cols`
+/// logits: cols + 7 bf16 (stageRow shifts the row by up to 7 elements),
+/// rounded up to 16 bytes.
+int64_t stagedBytes(int64_t cols) { return ((cols + 7) * 2 + 15) / 16 * 16; }
+
+/// Static shared memory of the row kernels (blockRowLse) and a margin: what
+/// the per-block opt-in limit must hold besides stagedBytes.
+constexpr int64_t kStagedStaticBytes = 1024;
+
+/// Whether rows of `cols` bf16 logits fit in the shared memory of one block
+/// (cudaDevAttrMaxSharedMemoryPerBlockOptin; *fits false when the query
+/// fails is not an error: the unstaged kernels run).
+int stagedFits(int64_t cols, bool *fits, const char *fn) {
+  int dev = 0, optin = 0;
+  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
+                     "cudaGetDevice"))
+    return st;
+  if (int st = check(cudaDeviceGetAttribute(
+                         &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+                     ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute"))
+    return st;
+  *fits = stagedBytes(cols) + kStagedStaticBytes <= optin;
+  return ZRT_OK;
+}
+
+/// Allows `kernel` `bytes` of dynamic shared memory.
+template <typename Kernel>
+int allowSmem(Kernel kernel, int64_t bytes, const char *fn) {
+  return check(cudaFuncSetAttribute(kernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)),
+               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
 }
 
 /// Rounds a byte offset up to 256 (cudaMalloc alignment) for carving the
@@ -145,35 +206,77 @@ __global__ void embeddingSegmentKernel(const float *dout, const uint32_t *keys,
 // Cross-entropy
 //===----------------------------------------------------------------------===//
 
-/// The CPU's rowLse over row[0, cols), by the whole block: *mx = max in f32
-/// (NaN ignored as `row[j] > mx`), *logSum = log(sum_j exp(double(row[j] -
-/// mx))) with the sum in double. Every thread gets both. Call from every
-/// thread of the block.
-__device__ void blockRowLse(const float *row, int64_t cols, float *mxOut,
+/// The CPU's rowLse over row[0, cols) (T = float, or zrt_bf16 widened;
+/// global or shared memory), by the whole block: *mx = max in f32 (NaN
+/// ignored as `row[j] > mx`), *logSum = log(sum_j exp(double(row[j] - mx)))
+/// with the sum in double. Every thread gets both. Call from every thread
+/// of the block.
+template <typename T>
+__device__ void blockRowLse(const T *row, int64_t cols, float *mxOut,
                             double *logSumOut) {
   __shared__ float shMax[32];
   __shared__ double shSum[32];
   float mx = -INFINITY;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    mx = row[j] > mx ? row[j] : mx;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const float x = ldf(row + j);
+    mx = x > mx ? x : mx;
+  }
   mx = blockMax(mx, shMax);
   double sum = 0.0;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    sum += exp(static_cast<double>(row[j] - mx));
+    sum += exp(static_cast<double>(ldf(row + j) - mx));
   sum = blockSum(sum, shSum);
   *mxOut = mx;
   *logSumOut = log(sum);
 }
 
+/// Copies the bf16 row[0, cols) into the dynamic shared buffer `buf`
+/// (16-byte aligned, stagedBytes(cols) bytes) and returns where element 0
+/// landed: buf + pad, pad in [0, 8) chosen so that the row's 16-byte-aligned
+/// part (from its first 16-byte boundary on) lands on 16-byte boundaries of
+/// buf. That part is copied by cp.async, 16 bytes per copy, all of a
+/// thread's copies in flight together; the head before it and the tail
+/// after it element by element. Starts with a barrier (the readers of the
+/// previous row are done) and ends with one (the row is in place). Call
+/// from every thread of the block.
+__device__ const zrt_bf16 *stageRow(zrt_bf16 *buf, const zrt_bf16 *row,
+                                    int64_t cols) {
+  int64_t head = bf16HeadToAlign16(row);
+  head = head < cols ? head : cols;
+  zrt_bf16 *dst = buf + ((kBf16PerVec - head) & (kBf16PerVec - 1));
+  const int64_t vecs = (cols - head) / kBf16PerVec;
+  const int64_t body = head + vecs * kBf16PerVec; // first tail element
+  __syncthreads();
+  for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
+    const int64_t j = head + v * kBf16PerVec;
+    __pipeline_memcpy_async(dst + j, row + j, 16);
+  }
+  __pipeline_commit();
+  for (int64_t j = threadIdx.x; j < head; j += blockDim.x)
+    dst[j] = row[j];
+  for (int64_t j = body + threadIdx.x; j < cols; j += blockDim.x)
+    dst[j] = row[j];
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  return dst;
+}
+
+/// Dynamic shared memory of the staged kernels.
+extern __shared__ uint4 stagedSmem[];
+
 /// Per-row losses of cross-entropy over the first `cols` columns of logits
 /// [N, V]: rowLoss[i] = logSum - (row[t] - max) in double; 0 for a row whose
 /// target is ignore_index (hasIgnore). A target outside [0, cols) raises the
-/// error word and is clamped. One block per row (grid-strided).
-__global__ void crossEntropyRowsKernel(const float *logits,
-                                       const int32_t *targets, double *rowLoss,
-                                       int64_t N, int64_t V, int64_t cols,
-                                       int hasIgnore, int32_t ignoreIndex,
-                                       int *errorWord) {
+/// error word and is clamped. One block per row (grid-strided). T is the
+/// logits' type (float, or zrt_bf16 widened); Staged (bf16 only): the row is
+/// first copied to shared memory (stageRow) and read from there. The body
+/// of crossEntropyRowsKernel and crossEntropyRowsStagedKernel.
+template <typename T, bool Staged>
+__device__ __forceinline__ void
+crossEntropyRows(const T *logits, const int32_t *targets, double *rowLoss,
+                 int64_t N, int64_t V, int64_t cols, int hasIgnore,
+                 int32_t ignoreIndex, int *errorWord) {
+  static_assert(!Staged || std::is_same_v<T, zrt_bf16>, "staged: bf16 only");
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
     int64_t t = targets[i];
     if (hasIgnore && t == ignoreIndex) { // uniform over the block
@@ -186,13 +289,35 @@ __global__ void crossEntropyRowsKernel(const float *logits,
         raiseDeviceError(errorWord, kDeviceErrorTarget);
       t = t < 0 ? 0 : cols - 1;
     }
-    const float *row = logits + i * V;
+    const T *row = logits + i * V;
+    if constexpr (Staged)
+      row = stageRow(reinterpret_cast<zrt_bf16 *>(stagedSmem), row, cols);
     float mx;
     double logSum;
     blockRowLse(row, cols, &mx, &logSum);
     if (threadIdx.x == 0)
-      rowLoss[i] = logSum - static_cast<double>(row[t] - mx);
+      rowLoss[i] = logSum - static_cast<double>(ldf(row + t) - mx);
   }
+}
+
+template <typename T>
+__global__ void crossEntropyRowsKernel(const T *logits, const int32_t *targets,
+                                       double *rowLoss, int64_t N, int64_t V,
+                                       int64_t cols, int hasIgnore,
+                                       int32_t ignoreIndex, int *errorWord) {
+  crossEntropyRows<T, false>(logits, targets, rowLoss, N, V, cols, hasIgnore,
+                             ignoreIndex, errorWord);
+}
+
+/// Staged bf16 rows (stagedRowThreads threads, stagedBytes of dynamic shared
+/// memory): two blocks per SM at GPT-2's vocabulary.
+__global__ void __launch_bounds__(kStagedThreads, 2)
+    crossEntropyRowsStagedKernel(const zrt_bf16 *logits, const int32_t *targets,
+                                 double *rowLoss, int64_t N, int64_t V,
+                                 int64_t cols, int hasIgnore,
+                                 int32_t ignoreIndex, int *errorWord) {
+  crossEntropyRows<zrt_bf16, true>(logits, targets, rowLoss, N, V, cols,
+                                   hasIgnore, ignoreIndex, errorWord);
 }
 
 /// One block: *loss = f32(sum_i rowLoss[i] / M), M the number of rows not
@@ -234,12 +359,25 @@ __global__ void countTargetsKernel(const int32_t *targets, int64_t N,
 ///     (0 when no row counts); rows whose target is ignore_index get 0;
 ///   count == NULL (padded): g = *dlossPtr / N.
 /// dlogits[i, j] = exp((row[j] - max) - f32(logSum)) * g for j < cols, minus
-/// g at the target; 0 for j >= cols. Separately rounded f32 operations, in
-/// the CPU's order. Bad targets as crossEntropyRowsKernel.
-__global__ void crossEntropyBackwardKernel(
-    const float *logits, const int32_t *targets, float *dlogits, int64_t N,
-    int64_t V, int64_t cols, int hasIgnore, int32_t ignoreIndex,
-    const int64_t *count, float dloss, const float *dlossPtr, int *errorWord) {
+/// g at the target (ceGrad); 0 for j >= cols. Separately rounded f32
+/// operations, in the CPU's order. Bad targets as crossEntropyRowsKernel.
+/// T and Staged as there; staged, dlogits is written with 16-byte stores
+/// after a scalar head up to its row's first 16-byte boundary.
+__device__ __forceinline__ float ceGrad(float x, float mx, float ls, float g,
+                                        bool isTarget) {
+  float d = __fmul_rn(expf(__fsub_rn(__fsub_rn(x, mx), ls)), g);
+  if (isTarget)
+    d = __fsub_rn(d, g); // drow[t] -= g
+  return d;
+}
+
+template <typename T, bool Staged>
+__device__ __forceinline__ void
+crossEntropyBackward(const T *logits, const int32_t *targets, T *dlogits,
+                     int64_t N, int64_t V, int64_t cols, int hasIgnore,
+                     int32_t ignoreIndex, const int64_t *count, float dloss,
+                     const float *dlossPtr, int *errorWord) {
+  static_assert(!Staged || std::is_same_v<T, zrt_bf16>, "staged: bf16 only");
   float g;
   if (count) {
     const int64_t c = *count;
@@ -248,11 +386,11 @@ __global__ void crossEntropyBackwardKernel(
     g = __fdiv_rn(*dlossPtr, static_cast<float>(N));
   }
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
-    float *drow = dlogits + i * V;
+    T *drow = dlogits + i * V;
     int64_t t = targets[i];
     if (hasIgnore && t == ignoreIndex) { // uniform over the block
       for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
-        drow[j] = 0.0f;
+        stf(drow + j, 0.0f);
       continue;
     }
     if (t < 0 || t >= cols) {
@@ -260,37 +398,106 @@ __global__ void crossEntropyBackwardKernel(
         raiseDeviceError(errorWord, kDeviceErrorTarget);
       t = t < 0 ? 0 : cols - 1;
     }
-    const float *row = logits + i * V;
+    const T *row = logits + i * V;
+    if constexpr (Staged)
+      row = stageRow(reinterpret_cast<zrt_bf16 *>(stagedSmem), row, cols);
     float mx;
     double logSum;
     blockRowLse(row, cols, &mx, &logSum);
     const float ls = static_cast<float>(logSum);
-    for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
-      float d = 0.0f;
-      if (j < cols) {
-        d = __fmul_rn(expf(__fsub_rn(__fsub_rn(row[j], mx), ls)), g);
-        if (j == t)
-          d = __fsub_rn(d, g); // drow[t] -= g
+    if constexpr (!Staged) {
+      for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
+        stf(drow + j,
+            j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f);
+    } else {
+      // drow[0, V): a scalar head up to drow's first 16-byte boundary, then
+      // 8 elements per 16-byte store, then a scalar tail; the staged row
+      // (`row`, valid in [0, cols)) is read 16 bytes at a time where that
+      // is aligned too (logits and dlogits rows equally aligned).
+      int64_t head = bf16HeadToAlign16(drow);
+      head = head < V ? head : V;
+      const int64_t vecs = (V - head) / kBf16PerVec;
+      const int64_t body = head + vecs * kBf16PerVec;
+      const int64_t scalars = head + (V - body);
+      for (int64_t k = threadIdx.x; k < scalars; k += blockDim.x) {
+        const int64_t j = k < head ? k : body + (k - head);
+        stf(drow + j,
+            j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f);
       }
-      drow[j] = d;
+      for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
+        const int64_t j0 = head + v * kBf16PerVec;
+        float d[kBf16PerVec];
+        if (j0 + kBf16PerVec <= cols &&
+            (reinterpret_cast<uintptr_t>(row + j0) & 15u) == 0) {
+          float x[kBf16PerVec];
+          unpackBf16x8(*reinterpret_cast<const uint4 *>(row + j0), x);
+#pragma unroll
+          for (int e = 0; e < kBf16PerVec; ++e)
+            d[e] = ceGrad(x[e], mx, ls, g, j0 + e == t);
+        } else {
+#pragma unroll
+          for (int e = 0; e < kBf16PerVec; ++e) {
+            const int64_t j = j0 + e;
+            d[e] = j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f;
+          }
+        }
+        *reinterpret_cast<uint4 *>(drow + j0) = packBf16x8(d);
+      }
     }
   }
 }
 
+template <typename T>
+__global__ void
+crossEntropyBackwardKernel(const T *logits, const int32_t *targets, T *dlogits,
+                           int64_t N, int64_t V, int64_t cols, int hasIgnore,
+                           int32_t ignoreIndex, const int64_t *count,
+                           float dloss, const float *dlossPtr, int *errorWord) {
+  crossEntropyBackward<T, false>(logits, targets, dlogits, N, V, cols,
+                                 hasIgnore, ignoreIndex, count, dloss, dlossPtr,
+                                 errorWord);
+}
+
+/// Staged bf16 rows, as crossEntropyRowsStagedKernel.
+__global__ void __launch_bounds__(kStagedThreads, 2)
+    crossEntropyBackwardStagedKernel(const zrt_bf16 *logits,
+                                     const int32_t *targets, zrt_bf16 *dlogits,
+                                     int64_t N, int64_t V, int64_t cols,
+                                     const float *dlossPtr, int *errorWord) {
+  crossEntropyBackward<zrt_bf16, true>(logits, targets, dlogits, N, V, cols, 0,
+                                       0, nullptr, 0.0f, dlossPtr, errorWord);
+}
+
 /// Launches the forward: per-row losses into the workspace, then the mean.
-int crossEntropyForward(const char *fn, const float *logits,
-                        const int32_t *targets, float *loss, int64_t N,
-                        int64_t V, int64_t cols, int hasIgnore,
-                        int32_t ignoreIndex) {
+/// bf16 logits: the staged kernel when a row fits in shared memory.
+template <typename T>
+int crossEntropyForward(const char *fn, const T *logits, const int32_t *targets,
+                        float *loss, int64_t N, int64_t V, int64_t cols,
+                        int hasIgnore, int32_t ignoreIndex) {
   void *ws = nullptr;
   if (int st = workspace(N * static_cast<int64_t>(sizeof(double)), &ws, fn))
     return st;
   double *rowLoss = static_cast<double *>(ws);
   if (N > 0) {
-    crossEntropyRowsKernel<<<lossRowBlocks(N), lossRowThreads(cols), 0,
-                             stream()>>>(logits, targets, rowLoss, N, V, cols,
-                                         hasIgnore, ignoreIndex,
-                                         device_error_word());
+    bool staged = false;
+    if constexpr (std::is_same_v<T, zrt_bf16>) {
+      if (int st = stagedFits(cols, &staged, fn))
+        return st;
+      if (staged) {
+        const int64_t smem = stagedBytes(cols);
+        if (int st = allowSmem(crossEntropyRowsStagedKernel, smem, fn))
+          return st;
+        crossEntropyRowsStagedKernel<<<lossRowBlocks(N), stagedRowThreads(cols),
+                                       smem, stream()>>>(
+            logits, targets, rowLoss, N, V, cols, hasIgnore, ignoreIndex,
+            device_error_word());
+      }
+    }
+    if (!staged)
+      crossEntropyRowsKernel<T>
+          <<<lossRowBlocks(N), lossRowThreads(cols), 0, stream()>>>(
+              logits, targets, rowLoss, N, V, cols, hasIgnore, ignoreIndex,
+              device_error_word());
     if (int st = launched(fn))
       return st;
   }
@@ -475,10 +682,10 @@ int cross_entropy_backward(const float *logits, const int32_t *targets,
       targets, N, ignore_index, count);
   if (int st = launched(fn))
     return st;
-  crossEntropyBackwardKernel<<<lossRowBlocks(N), lossRowThreads(V), 0,
-                               stream()>>>(logits, targets, dlogits, N, V, V, 1,
-                                           ignore_index, count, dloss, nullptr,
-                                           device_error_word());
+  crossEntropyBackwardKernel<float>
+      <<<lossRowBlocks(N), lossRowThreads(V), 0, stream()>>>(
+          logits, targets, dlogits, N, V, V, 1, ignore_index, count, dloss,
+          nullptr, device_error_word());
   return launched(fn);
 }
 
@@ -507,10 +714,58 @@ int cross_entropy_padded_backward(const float *logits, const int32_t *targets,
     return st;
   if (N == 0)
     return ZRT_OK;
-  crossEntropyBackwardKernel<<<lossRowBlocks(N), lossRowThreads(num_classes), 0,
-                               stream()>>>(logits, targets, dlogits, N, V,
-                                           num_classes, 0, 0, nullptr, 0.0f,
-                                           dloss, device_error_word());
+  crossEntropyBackwardKernel<float>
+      <<<lossRowBlocks(N), lossRowThreads(num_classes), 0, stream()>>>(
+          logits, targets, dlogits, N, V, num_classes, 0, 0, nullptr, 0.0f,
+          dloss, device_error_word());
+  return launched(fn);
+}
+
+/// zrt_cross_entropy_padded_bf16: cross_entropy_padded on the widened
+/// logits (staged rows: one read of each logit).
+int cross_entropy_padded_bf16(const zrt_bf16 *logits, const int32_t *targets,
+                              float *loss, int64_t N, int64_t V,
+                              int64_t num_classes) {
+  const char *fn = "zrt_cross_entropy_padded_bf16";
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt_cuda::fail))
+    return st;
+  return crossEntropyForward(fn, logits, targets, loss, N, V, num_classes, 0,
+                             0);
+}
+
+/// zrt_cross_entropy_padded_backward_bf16: cross_entropy_padded_backward on
+/// the widened logits, dlogits rounded once (staged rows: one read of each
+/// logit, one write of each gradient).
+int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
+                                       const int32_t *targets,
+                                       const float *dloss, zrt_bf16 *dlogits,
+                                       int64_t N, int64_t V,
+                                       int64_t num_classes) {
+  const char *fn = "zrt_cross_entropy_padded_backward_bf16";
+  if (int st = zrt::checkCrossEntropyPaddedBackwardArgs(
+          fn, logits, targets, dloss, dlogits, N, V, num_classes,
+          zrt_cuda::fail))
+    return st;
+  if (N == 0)
+    return ZRT_OK;
+  bool staged = false;
+  if (int st = stagedFits(num_classes, &staged, fn))
+    return st;
+  if (staged) {
+    const int64_t smem = stagedBytes(num_classes);
+    if (int st = allowSmem(crossEntropyBackwardStagedKernel, smem, fn))
+      return st;
+    crossEntropyBackwardStagedKernel<<<
+        lossRowBlocks(N), stagedRowThreads(num_classes), smem, stream()>>>(
+        logits, targets, dlogits, N, V, num_classes, dloss,
+        device_error_word());
+  } else {
+    crossEntropyBackwardKernel<zrt_bf16>
+        <<<lossRowBlocks(N), lossRowThreads(num_classes), 0, stream()>>>(
+            logits, targets, dlogits, N, V, num_classes, 0, 0, nullptr, 0.0f,
+            dloss, device_error_word());
+  }
   return launched(fn);
 }
 

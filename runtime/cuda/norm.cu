@@ -15,6 +15,14 @@
 // layer_norm_backward's dweight / dbias are deterministic column sums
 // (columnSums, device_util.cuh).
 //
+// The layer-norm kernels are templated over the element type T of x, out,
+// dout, weight, bias, dx (float, or zrt_bf16 for the native bf16 functions
+// of zrt.h): loads widen (ldf), stores round once (stf), and everything in
+// between, the statistics (f32) included, is the same code, so a bf16 call
+// computes the f32 kernel's numbers on the widened values with one rounding
+// per output (and reads and writes half the bytes; a warp reads 64
+// contiguous bytes per step instead of 128).
+//
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
@@ -36,42 +44,43 @@ __device__ __forceinline__ int64_t warpRow() {
 /// zrt_layer_norm: mean = sum / C, var = sum (x - mean)^2 / C (biased).
 /// Called by all 32 lanes of a warp; every lane gets the same m and s (the
 /// xor-butterfly sums are bitwise identical on all lanes).
-__device__ __forceinline__ void warpRowStats(const float *xi, int64_t C,
-                                             float eps, int lane, float &m,
-                                             float &s) {
+template <typename T>
+__device__ __forceinline__ void warpRowStats(const T *xi, int64_t C, float eps,
+                                             int lane, float &m, float &s) {
   float sum = 0.0f;
   for (int64_t j = lane; j < C; j += 32)
-    sum += xi[j];
+    sum += ldf(xi + j);
   m = __fdiv_rn(warpSum(sum), static_cast<float>(C));
   float var = 0.0f;
   for (int64_t j = lane; j < C; j += 32) {
-    const float d = xi[j] - m;
+    const float d = ldf(xi + j) - m;
     var = __fadd_rn(var, __fmul_rn(d, d)); // two roundings, as the CPU
   }
   var = __fdiv_rn(warpSum(var), static_cast<float>(C));
   s = __fdiv_rn(1.0f, __fsqrt_rn(var + eps));
 }
 
-__global__ void layerNormKernel(const float *x, const float *weight,
-                                const float *bias, float *out, float *mean,
-                                float *rstd, int64_t N, int64_t C, float eps) {
+template <typename T>
+__global__ void layerNormKernel(const T *x, const T *weight, const T *bias,
+                                T *out, float *mean, float *rstd, int64_t N,
+                                int64_t C, float eps) {
   const int64_t row = warpRow();
   if (row >= N)
     return; // the whole warp: row is uniform across it
   const int lane = threadIdx.x & 31;
-  const float *xi = x + row * C;
-  float *oi = out + row * C;
+  const T *xi = x + row * C;
+  T *oi = out + row * C;
   float m, s;
   warpRowStats(xi, C, eps, lane, m, s);
   // Every lane has read its whole row (the sums above synchronize the
   // warp) and writes only the columns it reads: out == x is safe.
   for (int64_t j = lane; j < C; j += 32) {
-    float v = __fmul_rn(__fsub_rn(xi[j], m), s);
+    float v = __fmul_rn(__fsub_rn(ldf(xi + j), m), s);
     if (weight)
-      v = __fmul_rn(v, weight[j]);
+      v = __fmul_rn(v, ldf(weight + j));
     if (bias)
-      v = __fadd_rn(v, bias[j]);
-    oi[j] = v;
+      v = __fadd_rn(v, ldf(bias + j));
+    stf(oi + j, v);
   }
   if (lane == 0) {
     if (mean)
@@ -81,7 +90,8 @@ __global__ void layerNormKernel(const float *x, const float *weight,
   }
 }
 
-__global__ void layerNormStatsKernel(const float *x, float *mean, float *rstd,
+template <typename T>
+__global__ void layerNormStatsKernel(const T *x, float *mean, float *rstd,
                                      int64_t N, int64_t C, float eps) {
   const int64_t row = warpRow();
   if (row >= N)
@@ -97,41 +107,45 @@ __global__ void layerNormStatsKernel(const float *x, float *mean, float *rstd,
 
 /// dx of zrt_layer_norm_backward, one warp per row:
 ///   dx = s * (g - mean(g) - xhat * mean(g * xhat)), g = weight * dout.
-__global__ void layerNormBackwardKernel(const float *dout, const float *x,
-                                        const float *weight, const float *mean,
-                                        const float *rstd, float *dx, int64_t N,
+template <typename T>
+__global__ void layerNormBackwardKernel(const T *dout, const T *x,
+                                        const T *weight, const float *mean,
+                                        const float *rstd, T *dx, int64_t N,
                                         int64_t C) {
   const int64_t row = warpRow();
   if (row >= N)
     return;
   const int lane = threadIdx.x & 31;
-  const float *xi = x + row * C, *gi = dout + row * C;
+  const T *xi = x + row * C, *gi = dout + row * C;
   const float m = mean[row], s = rstd[row];
   float gMean = 0.0f, gxMean = 0.0f;
   for (int64_t j = lane; j < C; j += 32) {
-    const float g = weight ? __fmul_rn(weight[j], gi[j]) : gi[j];
+    const float g =
+        weight ? __fmul_rn(ldf(weight + j), ldf(gi + j)) : ldf(gi + j);
     gMean += g;
-    gxMean += __fmul_rn(__fmul_rn(g, __fsub_rn(xi[j], m)), s);
+    gxMean += __fmul_rn(__fmul_rn(g, __fsub_rn(ldf(xi + j), m)), s);
   }
   gMean = __fdiv_rn(warpSum(gMean), static_cast<float>(C));
   gxMean = __fdiv_rn(warpSum(gxMean), static_cast<float>(C));
-  float *dxi = dx + row * C;
+  T *dxi = dx + row * C;
   for (int64_t j = lane; j < C; j += 32) {
-    const float g = weight ? __fmul_rn(weight[j], gi[j]) : gi[j];
-    const float xhat = __fmul_rn(__fsub_rn(xi[j], m), s);
-    dxi[j] =
-        __fmul_rn(s, __fsub_rn(__fsub_rn(g, gMean), __fmul_rn(xhat, gxMean)));
+    const float g =
+        weight ? __fmul_rn(ldf(weight + j), ldf(gi + j)) : ldf(gi + j);
+    const float xhat = __fmul_rn(__fsub_rn(ldf(xi + j), m), s);
+    stf(dxi + j,
+        __fmul_rn(s, __fsub_rn(__fsub_rn(g, gMean), __fmul_rn(xhat, gxMean))));
   }
 }
 
 /// The terms of dweight and dbias: dout * (x - mean) * rstd and dout.
-struct LayerNormParamTerm {
-  const float *dout, *x, *mean, *rstd;
+template <typename T> struct LayerNormParamTerm {
+  const T *dout, *x;
+  const float *mean, *rstd;
   int64_t C;
   __device__ void add(int64_t r, int64_t j, float *acc) const {
-    const float g = dout[r * C + j];
-    acc[0] +=
-        __fmul_rn(__fmul_rn(g, __fsub_rn(x[r * C + j], mean[r])), rstd[r]);
+    const float g = ldf(dout + r * C + j);
+    acc[0] += __fmul_rn(__fmul_rn(g, __fsub_rn(ldf(x + r * C + j), mean[r])),
+                        rstd[r]);
     acc[1] += g;
   }
 };
@@ -175,33 +189,30 @@ __global__ void softmaxBackwardKernel(const float *y, const float *dy,
     dxi[j] = __fmul_rn(yi[j], __fsub_rn(gi[j], dot));
 }
 
-} // namespace
-
-namespace zrt_cuda {
-
-int layer_norm(const float *x, const float *weight, const float *bias,
-               float *out, float *mean, float *rstd, int64_t N, int64_t C,
-               float eps) {
-  const char *fn = "zrt_layer_norm";
+/// zrt_layer_norm(_bf16) after the argument checks.
+template <typename T>
+int layerNorm(const char *fn, const T *x, const T *weight, const T *bias,
+              T *out, float *mean, float *rstd, int64_t N, int64_t C,
+              float eps) {
   if (int st = zrt::checkLayerNormArgs(fn, x, out, N, C, eps, zrt_cuda::fail))
     return st;
   if (N == 0)
     return ZRT_OK;
-  layerNormKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
+  layerNormKernel<T><<<warpRowBlocks(N), kThreads, 0, stream()>>>(
       x, weight, bias, out, mean, rstd, N, C, eps);
   return launched(fn);
 }
 
-int layer_norm_backward(const float *dout, const float *x, const float *weight,
-                        const float *mean, const float *rstd, float *dx,
-                        float *dweight, float *dbias, int64_t N, int64_t C) {
-  const char *fn = "zrt_layer_norm_backward";
+template <typename T>
+int layerNormBackward(const char *fn, const T *dout, const T *x,
+                      const T *weight, const float *mean, const float *rstd,
+                      T *dx, T *dweight, T *dbias, int64_t N, int64_t C) {
   if (int st = zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C,
                                                zrt_cuda::fail))
     return st;
   // dx first, then the column sums, in the CPU's order.
   if (dx && N > 0) {
-    layerNormBackwardKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
+    layerNormBackwardKernel<T><<<warpRowBlocks(N), kThreads, 0, stream()>>>(
         dout, x, weight, mean, rstd, dx, N, C);
     if (int st = launched(fn))
       return st;
@@ -209,21 +220,64 @@ int layer_norm_backward(const float *dout, const float *x, const float *weight,
   if (!dweight && !dbias)
     return ZRT_OK;
   // N == 0 writes zeros, as the CPU's empty sums.
-  return columnSums<2>(LayerNormParamTerm{dout, x, mean, rstd, C}, N, C,
+  return columnSums<2>(LayerNormParamTerm<T>{dout, x, mean, rstd, C}, N, C,
                        dweight, dbias, fn);
 }
 
-int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
-                     int64_t C, float eps) {
-  const char *fn = "zrt_layer_norm_stats";
+template <typename T>
+int layerNormStats(const char *fn, const T *x, float *mean, float *rstd,
+                   int64_t N, int64_t C, float eps) {
   if (int st = zrt::checkLayerNormStatsArgs(fn, x, mean, rstd, N, C, eps,
                                             zrt_cuda::fail))
     return st;
   if (N == 0)
     return ZRT_OK;
-  layerNormStatsKernel<<<warpRowBlocks(N), kThreads, 0, stream()>>>(
-      x, mean, rstd, N, C, eps);
+  layerNormStatsKernel<T>
+      <<<warpRowBlocks(N), kThreads, 0, stream()>>>(x, mean, rstd, N, C, eps);
   return launched(fn);
+}
+
+} // namespace
+
+namespace zrt_cuda {
+
+int layer_norm(const float *x, const float *weight, const float *bias,
+               float *out, float *mean, float *rstd, int64_t N, int64_t C,
+               float eps) {
+  return layerNorm("zrt_layer_norm", x, weight, bias, out, mean, rstd, N, C,
+                   eps);
+}
+
+int layer_norm_backward(const float *dout, const float *x, const float *weight,
+                        const float *mean, const float *rstd, float *dx,
+                        float *dweight, float *dbias, int64_t N, int64_t C) {
+  return layerNormBackward("zrt_layer_norm_backward", dout, x, weight, mean,
+                           rstd, dx, dweight, dbias, N, C);
+}
+
+int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
+                     int64_t C, float eps) {
+  return layerNormStats("zrt_layer_norm_stats", x, mean, rstd, N, C, eps);
+}
+
+int layer_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight,
+                    const zrt_bf16 *bias, zrt_bf16 *out, float *mean,
+                    float *rstd, int64_t N, int64_t C, float eps) {
+  return layerNorm("zrt_layer_norm_bf16", x, weight, bias, out, mean, rstd, N,
+                   C, eps);
+}
+
+int layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                             const zrt_bf16 *weight, const float *mean,
+                             const float *rstd, zrt_bf16 *dx, zrt_bf16 *dweight,
+                             zrt_bf16 *dbias, int64_t N, int64_t C) {
+  return layerNormBackward("zrt_layer_norm_backward_bf16", dout, x, weight,
+                           mean, rstd, dx, dweight, dbias, N, C);
+}
+
+int layer_norm_stats_bf16(const zrt_bf16 *x, float *mean, float *rstd,
+                          int64_t N, int64_t C, float eps) {
+  return layerNormStats("zrt_layer_norm_stats_bf16", x, mean, rstd, N, C, eps);
 }
 
 int softmax(const float *x, float *out, int64_t N, int64_t C) {

@@ -232,6 +232,71 @@ int mse_backward(const float *pred, const float *target, float dloss,
                  float *dpred, float *dtarget, int64_t n);
 
 //===----------------------------------------------------------------------===//
+// Native bf16 kernels (zrt.h "Native bf16 kernels"): zrt_X_bf16 is zrt_X on
+// the widened bf16 values with each bf16 output rounded once (f32ToBf16);
+// statistics, the loss and lse stay f32. Each shares its kernel code with
+// the f32 zrt_X (templated over the element type: the same f32 arithmetic
+// between a widening load and a rounding store) and reads and writes bf16
+// directly, so the results are the f32 CUDA kernel's on the widened inputs,
+// rounded once. Same argument checks (and messages, with the _bf16 name) as
+// the f32 functions.
+//===----------------------------------------------------------------------===//
+/// zrt_add_bf16, zrt_gelu_bf16, zrt_gelu_backward_bf16 (elementwise.cu):
+/// one read of each input and one write, 16-byte vectors where the
+/// pointers share their alignment; out may equal an input.
+int add_bf16(const zrt_bf16 *a, const zrt_bf16 *b, zrt_bf16 *out, int64_t n);
+int gelu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n);
+int gelu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout, zrt_bf16 *dx,
+                       int64_t n);
+/// zrt_bias_backward_bf16 (elementwise.cu): bias_backward's deterministic
+/// f32 column sums of the widened dout, rounded once.
+int bias_backward_bf16(const zrt_bf16 *dout, zrt_bf16 *dbias, int64_t rows,
+                       int64_t N);
+/// zrt_layer_norm_bf16, zrt_layer_norm_stats_bf16,
+/// zrt_layer_norm_backward_bf16 (norm.cu): the f32 kernels (a warp per row,
+/// f32 statistics; mean / rstd are f32) on bf16 rows; dweight / dbias are
+/// the f32 column sums, rounded once.
+int layer_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight,
+                    const zrt_bf16 *bias, zrt_bf16 *out, float *mean,
+                    float *rstd, int64_t N, int64_t C, float eps);
+int layer_norm_stats_bf16(const zrt_bf16 *x, float *mean, float *rstd,
+                          int64_t N, int64_t C, float eps);
+int layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                             const zrt_bf16 *weight, const float *mean,
+                             const float *rstd, zrt_bf16 *dx, zrt_bf16 *dweight,
+                             zrt_bf16 *dbias, int64_t N, int64_t C);
+/// zrt_cross_entropy_padded_bf16 / _backward_bf16 (loss.cu): the f32
+/// kernels' arithmetic (f32 max, double sum of exp) with the row's first
+/// num_classes logits staged in shared memory by one asynchronous copy, so
+/// the forward reads each logit once and the backward reads it once and
+/// writes dlogits once (rows too long for shared memory: the f32 kernels'
+/// passes over global memory). loss and dloss are DEVICE pointers to f32.
+int cross_entropy_padded_bf16(const zrt_bf16 *logits, const int32_t *targets,
+                              float *loss, int64_t N, int64_t V,
+                              int64_t num_classes);
+int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
+                                       const int32_t *targets,
+                                       const float *dloss, zrt_bf16 *dlogits,
+                                       int64_t N, int64_t V,
+                                       int64_t num_classes);
+/// zrt_attention_forward_bf16 / _backward_bf16 on the CUDA cores
+/// (flash_attention.cu): the f32 flash kernels with bf16 tiles widened into
+/// their f32 shared-memory tiles and out / dq / dk / dv rounded once when
+/// stored; lse f32; `workspace` ignored. Full argument checks (the
+/// zrt_attention_*_bf16 names). abi.cpp runs these when the tensor-core
+/// kernels (flash_attention_tc.h) do not take D or ZRT_CUDA_ATTENTION=simt.
+int attention_forward_bf16_simt(const zrt_bf16 *q, const zrt_bf16 *k,
+                                const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                                float *workspace, int64_t B, int64_t H,
+                                int64_t T, int64_t D);
+int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                 const zrt_bf16 *k, const zrt_bf16 *v,
+                                 const zrt_bf16 *out, const float *lse,
+                                 zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                 float *workspace, int64_t B, int64_t H,
+                                 int64_t T, int64_t D);
+
+//===----------------------------------------------------------------------===//
 // Optimizer, norms, initialization (optimizer.cu, init.cpp). Scalar inputs
 // and outputs of sum_squares / clip_coef_scaled are DEVICE pointers; the
 // group tables of shard_adamw (offsets, numels, decay) are HOST arrays.

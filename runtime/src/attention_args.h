@@ -1,9 +1,10 @@
 //===- attention_args.h - the fused attention's argument rules ---*- C++ -*-===//
 ///
 /// \file
-/// Argument checks and workspace size of zrt_attention_forward /
-/// zrt_attention_backward, shared by the CPU and CUDA backends so that both
-/// accept and reject the same calls with the same messages (see zrt.h).
+/// Argument checks and workspace sizes of zrt_attention_forward /
+/// zrt_attention_backward and their bf16 forms, shared by the CPU and CUDA
+/// backends so that both accept and reject the same calls with the same
+/// messages and ask for the same workspace (see zrt.h).
 /// Internal to the runtime.
 ///
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,20 @@ inline int64_t attentionWorkspace(int64_t T) {
   if (T < 0 || __builtin_mul_overflow(T, T, &tt) ||
       __builtin_mul_overflow(tt, int64_t(2), &out) ||
       __builtin_add_overflow(out, T, &out))
+    return -1;
+  return out;
+}
+
+/// zrt_attention_workspace_bf16: attentionWorkspace(T) + 8 T D floats (the
+/// f32 workspace, then one (batch, head) slice [T, D] each of q, k, v, out,
+/// dout, dq, dk, dv widened to f32 on the CPU); -1 for T < 0, D < 0 or on
+/// overflow. The CUDA backend returns the same number.
+inline int64_t attentionWorkspaceBf16(int64_t T, int64_t D) {
+  const int64_t base = attentionWorkspace(T);
+  int64_t td, slices, out;
+  if (base < 0 || D < 0 || __builtin_mul_overflow(T, D, &td) ||
+      __builtin_mul_overflow(td, int64_t(8), &slices) ||
+      __builtin_add_overflow(base, slices, &out))
     return -1;
   return out;
 }

@@ -20,29 +20,84 @@ constexpr float kGeluCubic = 0.044715f;
 // with u = sqrt(2/pi) (v + 0.044715 v^3). No cancellation anywhere (the
 // tanh form loses digits in 1 + tanh for negative v), and no libm call, so
 // the loop vectorizes. NaN in v propagates through the product with v.
-ZRT_SIMD_CLONES
-void geluChunk(const float *x, float *out, int64_t b, int64_t e) {
+// T is float (zrt_gelu) or zrt_bf16 (zrt_gelu_bf16): see zrt::toF32.
+template <typename T>
+ZRT_INLINE_LOOP void geluLoop(const T *x, T *out, int64_t b, int64_t e) {
 #pragma omp simd
   for (int64_t i = b; i < e; ++i) {
-    const float v = x[i];
+    const float v = zrt::toF32(x[i]);
     const float u = kGeluScale * (v + kGeluCubic * v * v * v);
-    out[i] = v / (1.0f + zrt::expClamped(-2.0f * u));
+    out[i] = zrt::fromF32<T>(v / (1.0f + zrt::expClamped(-2.0f * u)));
   }
 }
 
-ZRT_SIMD_CLONES
-void geluBackwardChunk(const float *x, const float *dout, float *dx, int64_t b,
-                       int64_t e) {
+template <typename T>
+ZRT_INLINE_LOOP void geluBackwardLoop(const T *x, const T *dout, T *dx,
+                                      int64_t b, int64_t e) {
 #pragma omp simd
   for (int64_t i = b; i < e; ++i) {
-    const float v = x[i];
+    const float v = zrt::toF32(x[i]);
     const float u = kGeluScale * (v + kGeluCubic * v * v * v);
     const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
     const float ex = zrt::expClamped(-2.0f * u);
     const float s = 1.0f / (1.0f + ex);
     const float grad = s + 2.0f * v * s * (ex * s) * du;
-    dx[i] = grad * dout[i];
+    dx[i] = zrt::fromF32<T>(grad * zrt::toF32(dout[i]));
   }
+}
+
+// The multi-versioned chunks, one overload per element type.
+ZRT_SIMD_CLONES
+void geluChunk(const float *x, float *out, int64_t b, int64_t e) {
+  geluLoop(x, out, b, e);
+}
+
+ZRT_SIMD_CLONES
+void geluChunk(const zrt_bf16 *x, zrt_bf16 *out, int64_t b, int64_t e) {
+  geluLoop(x, out, b, e);
+}
+
+ZRT_SIMD_CLONES
+void geluBackwardChunk(const float *x, const float *dout, float *dx, int64_t b,
+                       int64_t e) {
+  geluBackwardLoop(x, dout, dx, b, e);
+}
+
+ZRT_SIMD_CLONES
+void geluBackwardChunk(const zrt_bf16 *x, const zrt_bf16 *dout, zrt_bf16 *dx,
+                       int64_t b, int64_t e) {
+  geluBackwardLoop(x, dout, dx, b, e);
+}
+
+// zrt_add and zrt_add_bf16: out = a + b in f32, one rounding for bf16.
+template <typename T>
+int add(const char *fn, const T *a, const T *b, T *out, int64_t n) {
+  if (int st = zrt::checkBinaryArgs(fn, a, b, out, n, zrt::fail))
+    return st;
+#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = zrt::fromF32<T>(zrt::toF32(a[i]) + zrt::toF32(b[i]));
+  return ZRT_OK;
+}
+
+// zrt_gelu and zrt_gelu_bf16.
+template <typename T> int gelu(const char *fn, const T *x, T *out, int64_t n) {
+  if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt::fail))
+    return st;
+  parallelChunks(n, kParallelGrain / 8,
+                 [&](int64_t b, int64_t e) { geluChunk(x, out, b, e); });
+  return ZRT_OK;
+}
+
+// zrt_gelu_backward and zrt_gelu_backward_bf16.
+template <typename T>
+int geluBackward(const char *fn, const T *x, const T *dout, T *dx, int64_t n) {
+  if (int st = zrt::checkActivationBackwardArgs(fn, x, dout, dx, n, zrt::fail))
+    return st;
+  parallelChunks(n, kParallelGrain / 8, [&](int64_t b, int64_t e) {
+    geluBackwardChunk(x, dout, dx, b, e);
+  });
+  return ZRT_OK;
 }
 } // namespace
 
@@ -66,12 +121,7 @@ int zrt_copy(const float *x, float *out, int64_t n) {
 }
 
 int zrt_add(const float *a, const float *b, float *out, int64_t n) {
-  if (int st = zrt::checkBinaryArgs("zrt_add", a, b, out, n, zrt::fail))
-    return st;
-#pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = a[i] + b[i];
-  return ZRT_OK;
+  return add("zrt_add", a, b, out, n);
 }
 
 int zrt_add_backward(const float *dout, float *da, float *db, int64_t n) {
@@ -129,22 +179,12 @@ int zrt_scale(const float *x, float alpha, float *out, int64_t n) {
 }
 
 int zrt_gelu(const float *x, float *out, int64_t n) {
-  if (int st = zrt::checkUnaryArgs("zrt_gelu", x, out, n, zrt::fail))
-    return st;
-  parallelChunks(n, kParallelGrain / 8,
-                 [&](int64_t b, int64_t e) { geluChunk(x, out, b, e); });
-  return ZRT_OK;
+  return gelu("zrt_gelu", x, out, n);
 }
 
 int zrt_gelu_backward(const float *x, const float *dout, float *dx,
                       int64_t n) {
-  if (int st = zrt::checkActivationBackwardArgs("zrt_gelu_backward", x, dout,
-                                                dx, n, zrt::fail))
-    return st;
-  parallelChunks(n, kParallelGrain / 8, [&](int64_t b, int64_t e) {
-    geluBackwardChunk(x, dout, dx, b, e);
-  });
-  return ZRT_OK;
+  return geluBackward("zrt_gelu_backward", x, dout, dx, n);
 }
 
 int zrt_relu(const float *x, float *out, int64_t n) {
@@ -185,6 +225,24 @@ int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     dst[i] = zrt::bf16ToF32(src[i]);
   return ZRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Native bf16 kernels (zrt.h): the templates above on zrt_bf16.
+//===----------------------------------------------------------------------===//
+
+int zrt_add_bf16(const zrt_bf16 *a, const zrt_bf16 *b, zrt_bf16 *out,
+                 int64_t n) {
+  return add("zrt_add_bf16", a, b, out, n);
+}
+
+int zrt_gelu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n) {
+  return gelu("zrt_gelu_bf16", x, out, n);
+}
+
+int zrt_gelu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout,
+                           zrt_bf16 *dx, int64_t n) {
+  return geluBackward("zrt_gelu_backward_bf16", x, dout, dx, n);
 }
 
 } // extern "C"

@@ -1,7 +1,8 @@
 //===- internal.h - Zero runtime private helpers -----------------*- C++ -*-===//
 //
 // Shared helpers for the runtime sources: error reporting, argument checks,
-// bf16 bit manipulation and the Philox counter-based generator.
+// bf16 bit manipulation (and the element-type loads/stores of the kernels
+// templated over f32 / bf16) and the Philox counter-based generator.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_SRC_INTERNAL_H
@@ -156,6 +157,24 @@ inline uint16_t f32ToBf16(float f) {
   uint32_t bias = 0x7fffu + ((u >> 16) & 1u); // round to nearest even
   return static_cast<uint16_t>((u + bias) >> 16);
 }
+
+/// Loads and stores of the kernels templated over their tensors' element
+/// type T (float for zrt_X, zrt_bf16 for zrt_X_bf16): every input element
+/// is read through toF32 (bf16 widens exactly), the arithmetic is f32, and
+/// every output element is written through fromF32<T> (bf16 rounds to
+/// nearest even, f32ToBf16). The float instantiation is the f32 kernel
+/// unchanged, so zrt_X_bf16 computes zrt_X on the widened inputs with the
+/// same operations in the same order and rounds each output once.
+inline float toF32(float x) { return x; }
+inline float toF32(zrt_bf16 x) { return bf16ToF32(x); }
+template <typename T> T fromF32(float x);
+template <> inline float fromF32<float>(float x) { return x; }
+template <> inline zrt_bf16 fromF32<zrt_bf16>(float x) { return f32ToBf16(x); }
+
+/// A templated loop body behind ZRT_SIMD_CLONES functions (one non-template
+/// overload per element type, as Clang does not multi-version templates):
+/// inlined into every clone, so each clone vectorizes it for its target.
+#define ZRT_INLINE_LOOP inline __attribute__((always_inline))
 
 /// Philox4x32-10 (Salmon et al., SC'11): 4x32-bit output for a 128-bit
 /// counter and a 64-bit key.

@@ -3,11 +3,12 @@
 // Runtime functions that the EmitC lowering (convert-train-to-emitc) calls
 // where the kernels of zrt.h do not match a `train` / `zero` op directly:
 // strided and dtype-generic copies (broadcast, split, concat, permutations,
-// pack/unpack, local shards), cross-entropy over padded logits, layer-norm
-// statistics, bf16 accumulation, clipping as `train.clip_coef` defines it,
+// pack/unpack, local shards), cross-entropy over padded logits (f32 and bf16
+// logits), bf16 accumulation, clipping as `train.clip_coef` defines it,
 // AdamW over a rank's slice of a shard group, and the deterministic
 // parameter initialization of whole tensors and shards. Declared in the
-// "Lowering support" section at the end of zrt.h.
+// "Lowering support" section at the end of zrt.h (the layer-norm statistics
+// of that section are in norm.cpp, next to zrt_layer_norm).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,16 +35,74 @@ int checkTargetsRange(const char *fn, const int32_t *targets, int64_t N,
 }
 
 /// As loss.cpp: row max and log(sum exp(row - max)) over the first C
-/// columns, accumulated in double.
-void rowLse(const float *row, int64_t C, float *maxOut, double *logSumOut) {
+/// columns, accumulated in double. T is float or zrt_bf16 (widened).
+template <typename T>
+void rowLse(const T *row, int64_t C, float *maxOut, double *logSumOut) {
   float mx = -INFINITY;
-  for (int64_t j = 0; j < C; ++j)
-    mx = row[j] > mx ? row[j] : mx;
+  for (int64_t j = 0; j < C; ++j) {
+    const float r = zrt::toF32(row[j]);
+    mx = r > mx ? r : mx;
+  }
   double sum = 0.0;
   for (int64_t j = 0; j < C; ++j)
-    sum += std::exp(static_cast<double>(row[j] - mx));
+    sum += std::exp(static_cast<double>(zrt::toF32(row[j]) - mx));
   *maxOut = mx;
   *logSumOut = std::log(sum);
+}
+
+/// zrt_cross_entropy_padded(_bf16): logits [N, V] of T.
+template <typename T>
+int crossEntropyPadded(const char *fn, const T *logits, const int32_t *targets,
+                       float *loss, int64_t N, int64_t V, int64_t num_classes) {
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt::fail))
+    return st;
+  if (int st = checkTargetsRange(fn, targets, N, num_classes))
+    return st;
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (N * num_classes > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    const T *row = logits + i * V;
+    float mx;
+    double logSum;
+    rowLse(row, num_classes, &mx, &logSum);
+    total += logSum - static_cast<double>(zrt::toF32(row[targets[i]]) - mx);
+  }
+  *loss = N > 0 ? static_cast<float>(total / static_cast<double>(N))
+                : std::numeric_limits<float>::quiet_NaN();
+  return ZRT_OK;
+}
+
+/// zrt_cross_entropy_padded_backward(_bf16): logits, dlogits [N, V] of T.
+/// The target's entry softmax - 1 is formed in f32 and rounded once.
+template <typename T>
+int crossEntropyPaddedBackward(const char *fn, const T *logits,
+                               const int32_t *targets, const float *dloss,
+                               T *dlogits, int64_t N, int64_t V,
+                               int64_t num_classes) {
+  if (int st = zrt::checkCrossEntropyPaddedBackwardArgs(
+          fn, logits, targets, dloss, dlogits, N, V, num_classes, zrt::fail))
+    return st;
+  if (int st = checkTargetsRange(fn, targets, N, num_classes))
+    return st;
+  const float g = N > 0 ? *dloss / static_cast<float>(N) : 0.0f;
+#pragma omp parallel for schedule(static) if (N * V > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    const T *row = logits + i * V;
+    T *drow = dlogits + i * V;
+    const int64_t t = targets[i];
+    float mx;
+    double logSum;
+    rowLse(row, num_classes, &mx, &logSum);
+    const float ls = static_cast<float>(logSum);
+    for (int64_t j = 0; j < num_classes; ++j) {
+      const float d = std::exp((zrt::toF32(row[j]) - mx) - ls) * g;
+      drow[j] = zrt::fromF32<T>(j == t ? d - g : d);
+    }
+    for (int64_t j = num_classes; j < V; ++j)
+      drow[j] = zrt::fromF32<T>(0.0f);
+  }
+  return ZRT_OK;
 }
 
 } // namespace
@@ -167,24 +226,15 @@ int zrt_permute(const void *in, void *out, int rank, const int64_t *shape,
 int zrt_cross_entropy_padded(const float *logits, const int32_t *targets,
                              float *loss, int64_t N, int64_t V,
                              int64_t num_classes) {
-  const char *fn = "zrt_cross_entropy_padded";
-  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
-                                                num_classes, zrt::fail))
-    return st;
-  if (int st = checkTargetsRange(fn, targets, N, num_classes))
-    return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (N * num_classes > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    const float *row = logits + i * V;
-    float mx;
-    double logSum;
-    rowLse(row, num_classes, &mx, &logSum);
-    total += logSum - static_cast<double>(row[targets[i]] - mx);
-  }
-  *loss = N > 0 ? static_cast<float>(total / static_cast<double>(N))
-                : std::numeric_limits<float>::quiet_NaN();
-  return ZRT_OK;
+  return crossEntropyPadded("zrt_cross_entropy_padded", logits, targets, loss,
+                            N, V, num_classes);
+}
+
+int zrt_cross_entropy_padded_bf16(const zrt_bf16 *logits,
+                                  const int32_t *targets, float *loss,
+                                  int64_t N, int64_t V, int64_t num_classes) {
+  return crossEntropyPadded("zrt_cross_entropy_padded_bf16", logits, targets,
+                            loss, N, V, num_classes);
 }
 
 int zrt_cross_entropy_padded_backward(const float *logits,
@@ -192,54 +242,18 @@ int zrt_cross_entropy_padded_backward(const float *logits,
                                       const float *dloss, float *dlogits,
                                       int64_t N, int64_t V,
                                       int64_t num_classes) {
-  const char *fn = "zrt_cross_entropy_padded_backward";
-  if (int st = zrt::checkCrossEntropyPaddedBackwardArgs(
-          fn, logits, targets, dloss, dlogits, N, V, num_classes, zrt::fail))
-    return st;
-  if (int st = checkTargetsRange(fn, targets, N, num_classes))
-    return st;
-  const float g = N > 0 ? *dloss / static_cast<float>(N) : 0.0f;
-#pragma omp parallel for schedule(static) if (N * V > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    const float *row = logits + i * V;
-    float *drow = dlogits + i * V;
-    float mx;
-    double logSum;
-    rowLse(row, num_classes, &mx, &logSum);
-    const float ls = static_cast<float>(logSum);
-    for (int64_t j = 0; j < num_classes; ++j)
-      drow[j] = std::exp((row[j] - mx) - ls) * g;
-    for (int64_t j = num_classes; j < V; ++j)
-      drow[j] = 0.0f;
-    drow[targets[i]] -= g;
-  }
-  return ZRT_OK;
+  return crossEntropyPaddedBackward("zrt_cross_entropy_padded_backward", logits,
+                                    targets, dloss, dlogits, N, V, num_classes);
 }
 
-int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
-                         int64_t C, float eps) {
-  const char *fn = "zrt_layer_norm_stats";
-  if (int st =
-          zrt::checkLayerNormStatsArgs(fn, x, mean, rstd, N, C, eps, zrt::fail))
-    return st;
-  // The same two-pass f32 arithmetic as zrt_layer_norm.
-#pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    const float *xi = x + i * C;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < C; ++j)
-      sum += xi[j];
-    const float m = sum / static_cast<float>(C);
-    float var = 0.0f;
-    for (int64_t j = 0; j < C; ++j) {
-      float d = xi[j] - m;
-      var += d * d;
-    }
-    var /= static_cast<float>(C);
-    mean[i] = m;
-    rstd[i] = 1.0f / std::sqrt(var + eps);
-  }
-  return ZRT_OK;
+int zrt_cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
+                                           const int32_t *targets,
+                                           const float *dloss,
+                                           zrt_bf16 *dlogits, int64_t N,
+                                           int64_t V, int64_t num_classes) {
+  return crossEntropyPaddedBackward("zrt_cross_entropy_padded_backward_bf16",
+                                    logits, targets, dloss, dlogits, N, V,
+                                    num_classes);
 }
 
 int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {

@@ -6,6 +6,36 @@
 
 #include "blas.h"
 
+namespace {
+
+// zrt_bias_backward (T = float) and zrt_bias_backward_bf16 (T = zrt_bf16):
+// f32 column sums of dout, each rounded once when T is bf16.
+template <typename T>
+int biasBackward(const char *fn, const T *dout, T *dbias, int64_t rows,
+                 int64_t N) {
+  if (int st = zrt::checkBiasBackwardArgs(fn, dout, dbias, rows, N, zrt::fail))
+    return st;
+  // Parallel over column blocks; each thread sums its columns over all rows
+  // (row-sequential inner loop keeps the access contiguous).
+  constexpr int64_t kBlock = 64;
+  const int64_t nblocks = (N + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (rows * N > zrt::kParallelGrain)
+  for (int64_t blk = 0; blk < nblocks; ++blk) {
+    const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < N ? j0 + kBlock : N;
+    float acc[kBlock] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = dout + r * N;
+      for (int64_t j = j0; j < j1; ++j)
+        acc[j - j0] += zrt::toF32(row[j]);
+    }
+    for (int64_t j = j0; j < j1; ++j)
+      dbias[j] = zrt::fromF32<T>(acc[j - j0]);
+  }
+  return ZRT_OK;
+}
+
+} // namespace
+
 extern "C" {
 
 int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
@@ -101,26 +131,12 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
 
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {
-  const char *fn = "zrt_bias_backward";
-  if (int st = zrt::checkBiasBackwardArgs(fn, dout, dbias, rows, N, zrt::fail))
-    return st;
-  // Parallel over column blocks; each thread sums its columns over all rows
-  // (row-sequential inner loop keeps the access contiguous).
-  constexpr int64_t kBlock = 64;
-  const int64_t nblocks = (N + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (rows * N > zrt::kParallelGrain)
-  for (int64_t blk = 0; blk < nblocks; ++blk) {
-    const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < N ? j0 + kBlock : N;
-    float acc[kBlock] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const float *row = dout + r * N;
-      for (int64_t j = j0; j < j1; ++j)
-        acc[j - j0] += row[j];
-    }
-    for (int64_t j = j0; j < j1; ++j)
-      dbias[j] = acc[j - j0];
-  }
-  return ZRT_OK;
+  return biasBackward("zrt_bias_backward", dout, dbias, rows, N);
+}
+
+int zrt_bias_backward_bf16(const zrt_bf16 *dout, zrt_bf16 *dbias, int64_t rows,
+                           int64_t N) {
+  return biasBackward("zrt_bias_backward_bf16", dout, dbias, rows, N);
 }
 
 int zrt_permute_0213(const float *in, float *out, int64_t A, int64_t B,

@@ -1,4 +1,9 @@
 //===- norm.cpp - Layer normalization and softmax --------------------------===//
+//
+// zrt_layer_norm, zrt_layer_norm_stats, zrt_layer_norm_backward (f32 and
+// bf16 tensors, one template each) and the f32 softmax.
+//
+//===----------------------------------------------------------------------===//
 
 #include "arg_checks.h"
 #include "internal.h"
@@ -10,38 +15,50 @@ namespace {
 bool parallelRows(int64_t N, int64_t C) {
   return N > 1 && N * C > zrt::kParallelGrain / 4;
 }
-} // namespace
 
-extern "C" {
+// The kernels below are templated over the element type T of their [N, C]
+// and [C] tensors: float for zrt_X, zrt_bf16 for zrt_X_bf16 (f32 arithmetic
+// on the widened values, each output rounded once; see zrt::toF32). mean
+// and rstd are f32 for both.
 
-int zrt_layer_norm(const float *x, const float *weight, const float *bias,
-                   float *out, float *mean, float *rstd, int64_t N, int64_t C,
-                   float eps) {
-  const char *fn = "zrt_layer_norm";
+// Mean and 1 / sqrt(var + eps) of the row xi [C], two-pass in f32: the
+// statistics of zrt_layer_norm and zrt_layer_norm_stats.
+template <typename T>
+inline void rowStats(const T *xi, int64_t C, float eps, float *mean,
+                     float *rstd) {
+  float sum = 0.0f;
+  for (int64_t j = 0; j < C; ++j)
+    sum += zrt::toF32(xi[j]);
+  const float m = sum / static_cast<float>(C);
+  float var = 0.0f;
+  for (int64_t j = 0; j < C; ++j) {
+    float d = zrt::toF32(xi[j]) - m;
+    var += d * d;
+  }
+  var /= static_cast<float>(C);
+  *mean = m;
+  *rstd = 1.0f / std::sqrt(var + eps);
+}
+
+template <typename T>
+int layerNorm(const char *fn, const T *x, const T *weight, const T *bias,
+              T *out, float *mean, float *rstd, int64_t N, int64_t C,
+              float eps) {
   if (int st = zrt::checkLayerNormArgs(fn, x, out, N, C, eps, zrt::fail))
     return st;
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
   for (int64_t i = 0; i < N; ++i) {
-    const float *xi = x + i * C;
-    float *oi = out + i * C;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < C; ++j)
-      sum += xi[j];
-    const float m = sum / static_cast<float>(C);
-    float var = 0.0f;
+    const T *xi = x + i * C;
+    T *oi = out + i * C;
+    float m, s;
+    rowStats(xi, C, eps, &m, &s);
     for (int64_t j = 0; j < C; ++j) {
-      float d = xi[j] - m;
-      var += d * d;
-    }
-    var /= static_cast<float>(C);
-    const float s = 1.0f / std::sqrt(var + eps);
-    for (int64_t j = 0; j < C; ++j) {
-      float v = (xi[j] - m) * s;
+      float v = (zrt::toF32(xi[j]) - m) * s;
       if (weight)
-        v *= weight[j];
+        v *= zrt::toF32(weight[j]);
       if (bias)
-        v += bias[j];
-      oi[j] = v;
+        v += zrt::toF32(bias[j]);
+      oi[j] = zrt::fromF32<T>(v);
     }
     if (mean)
       mean[i] = m;
@@ -51,32 +68,46 @@ int zrt_layer_norm(const float *x, const float *weight, const float *bias,
   return ZRT_OK;
 }
 
-int zrt_layer_norm_backward(const float *dout, const float *x,
-                            const float *weight, const float *mean,
-                            const float *rstd, float *dx, float *dweight,
-                            float *dbias, int64_t N, int64_t C) {
-  const char *fn = "zrt_layer_norm_backward";
+template <typename T>
+int layerNormStats(const char *fn, const T *x, float *mean, float *rstd,
+                   int64_t N, int64_t C, float eps) {
+  if (int st =
+          zrt::checkLayerNormStatsArgs(fn, x, mean, rstd, N, C, eps, zrt::fail))
+    return st;
+  // The same two-pass f32 arithmetic as zrt_layer_norm (rowStats).
+#pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i)
+    rowStats(x + i * C, C, eps, mean + i, rstd + i);
+  return ZRT_OK;
+}
+
+template <typename T>
+int layerNormBackward(const char *fn, const T *dout, const T *x,
+                      const T *weight, const float *mean, const float *rstd,
+                      T *dx, T *dweight, T *dbias, int64_t N, int64_t C) {
   if (int st = zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C,
                                                zrt::fail))
     return st;
   if (dx) {
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
     for (int64_t i = 0; i < N; ++i) {
-      const float *xi = x + i * C, *gi = dout + i * C;
+      const T *xi = x + i * C, *gi = dout + i * C;
       const float m = mean[i], s = rstd[i];
       float gMean = 0.0f, gxMean = 0.0f;
       for (int64_t j = 0; j < C; ++j) {
-        float g = weight ? weight[j] * gi[j] : gi[j];
+        float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
+                         : zrt::toF32(gi[j]);
         gMean += g;
-        gxMean += g * (xi[j] - m) * s;
+        gxMean += g * (zrt::toF32(xi[j]) - m) * s;
       }
       gMean /= static_cast<float>(C);
       gxMean /= static_cast<float>(C);
-      float *dxi = dx + i * C;
+      T *dxi = dx + i * C;
       for (int64_t j = 0; j < C; ++j) {
-        float g = weight ? weight[j] * gi[j] : gi[j];
-        float xhat = (xi[j] - m) * s;
-        dxi[j] = s * (g - gMean - xhat * gxMean);
+        float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
+                         : zrt::toF32(gi[j]);
+        float xhat = (zrt::toF32(xi[j]) - m) * s;
+        dxi[j] = zrt::fromF32<T>(s * (g - gMean - xhat * gxMean));
       }
     }
   }
@@ -89,22 +120,66 @@ int zrt_layer_norm_backward(const float *dout, const float *x,
       const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < C ? j0 + kBlock : C;
       float accW[kBlock] = {}, accB[kBlock] = {};
       for (int64_t i = 0; i < N; ++i) {
-        const float *xi = x + i * C, *gi = dout + i * C;
+        const T *xi = x + i * C, *gi = dout + i * C;
         const float m = mean[i], s = rstd[i];
         for (int64_t j = j0; j < j1; ++j) {
-          accW[j - j0] += gi[j] * (xi[j] - m) * s;
-          accB[j - j0] += gi[j];
+          accW[j - j0] += zrt::toF32(gi[j]) * (zrt::toF32(xi[j]) - m) * s;
+          accB[j - j0] += zrt::toF32(gi[j]);
         }
       }
       for (int64_t j = j0; j < j1; ++j) {
         if (dweight)
-          dweight[j] = accW[j - j0];
+          dweight[j] = zrt::fromF32<T>(accW[j - j0]);
         if (dbias)
-          dbias[j] = accB[j - j0];
+          dbias[j] = zrt::fromF32<T>(accB[j - j0]);
       }
     }
   }
   return ZRT_OK;
+}
+} // namespace
+
+extern "C" {
+
+int zrt_layer_norm(const float *x, const float *weight, const float *bias,
+                   float *out, float *mean, float *rstd, int64_t N, int64_t C,
+                   float eps) {
+  return layerNorm("zrt_layer_norm", x, weight, bias, out, mean, rstd, N, C,
+                   eps);
+}
+
+int zrt_layer_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight,
+                        const zrt_bf16 *bias, zrt_bf16 *out, float *mean,
+                        float *rstd, int64_t N, int64_t C, float eps) {
+  return layerNorm("zrt_layer_norm_bf16", x, weight, bias, out, mean, rstd, N,
+                   C, eps);
+}
+
+int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
+                         int64_t C, float eps) {
+  return layerNormStats("zrt_layer_norm_stats", x, mean, rstd, N, C, eps);
+}
+
+int zrt_layer_norm_stats_bf16(const zrt_bf16 *x, float *mean, float *rstd,
+                              int64_t N, int64_t C, float eps) {
+  return layerNormStats("zrt_layer_norm_stats_bf16", x, mean, rstd, N, C, eps);
+}
+
+int zrt_layer_norm_backward(const float *dout, const float *x,
+                            const float *weight, const float *mean,
+                            const float *rstd, float *dx, float *dweight,
+                            float *dbias, int64_t N, int64_t C) {
+  return layerNormBackward("zrt_layer_norm_backward", dout, x, weight, mean,
+                           rstd, dx, dweight, dbias, N, C);
+}
+
+int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                 const zrt_bf16 *weight, const float *mean,
+                                 const float *rstd, zrt_bf16 *dx,
+                                 zrt_bf16 *dweight, zrt_bf16 *dbias, int64_t N,
+                                 int64_t C) {
+  return layerNormBackward("zrt_layer_norm_backward_bf16", dout, x, weight,
+                           mean, rstd, dx, dweight, dbias, N, C);
 }
 
 int zrt_softmax(const float *x, float *out, int64_t N, int64_t C) {

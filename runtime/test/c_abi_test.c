@@ -10,6 +10,15 @@ int main(void) {
     fprintf(stderr, "zrt_add failed: %s\n", zrt_last_error());
     return 1;
   }
+  {
+    /* The native bf16 kernels: 1 + 2 and 1 + 2^-8 (a tie: rounds to 1). */
+    zrt_bf16 x[2] = {0x3f80, 0x3f80}, y[2] = {0x4000, 0x3b80}, z[2];
+    if (zrt_add_bf16(x, y, z, 2) != ZRT_OK || z[0] != 0x4040 ||
+        z[1] != 0x3f80 || zrt_attention_workspace_bf16(3, 2) != 69) {
+      fprintf(stderr, "zrt_add_bf16 failed: %s\n", zrt_last_error());
+      return 1;
+    }
+  }
   if (zrt_f32_to_bf16(1.0f) != 0x3f80) {
     fprintf(stderr, "zrt_f32_to_bf16 failed\n");
     return 1;

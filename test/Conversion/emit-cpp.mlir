@@ -97,7 +97,8 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // -----
 
 // Permutations, split / concat as strided copies, broadcast; a compute op on
-// bf16 (gelu) runs the f32 kernel on widened scratch copies.
+// bf16 with a native bf16 kernel (gelu) is one zrt_gelu_bf16 call, one
+// without (relu) runs the f32 kernel on widened scratch copies.
 // CHECK: static const int64_t zrt_perm_shape0[3] = {2, 3, 4};
 // CHECK-NEXT: static const int64_t zrt_perm0[3] = {2, 0, 1};
 // CHECK-LABEL: static int zrt_gen_forward(
@@ -106,8 +107,11 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // CHECK-NEXT: zrt_bf16* [[TR:v[0-9]+]] = (zrt_bf16*)
 // CHECK-NEXT: zrt_permute([[W]], [[TR]], 3, zrt_perm_shape0, zrt_perm0, ZRT_BF16);
 // CHECK: // train.gelu -> tensor<4x2x3xbf16>
-// CHECK: zrt_cast_bf16_to_f32([[TR]], [[X:v[0-9]+]], 24);
-// CHECK: zrt_gelu([[X]], [[Y:v[0-9]+]], 24);
+// CHECK-NOT: zrt_cast
+// CHECK: zrt_gelu_bf16([[TR]], [[GE:v[0-9]+]], 24);
+// CHECK: // train.relu -> tensor<4x2x3xbf16>
+// CHECK: zrt_cast_bf16_to_f32([[GE]], [[X:v[0-9]+]], 24);
+// CHECK: zrt_relu([[X]], [[Y:v[0-9]+]], 24);
 // CHECK: zrt_cast_f32_to_bf16([[Y]], [[G:v[0-9]+]], 24);
 // CHECK: // train.split -> tensor<4x1x3xbf16>, tensor<4x1x3xbf16>
 // CHECK: zrt_copy_2d([[G]], 6, [[P0:v[0-9]+]], 3, 4, 3, ZRT_BF16);
@@ -125,13 +129,80 @@ train.param @w : tensor<2x3x4xbf16> init(<normal, 1.000000e-01>) trainable
 func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %w = train.load @w : tensor<2x3x4xbf16>
   %tr = train.transpose %w [2, 0, 1] : tensor<2x3x4xbf16> -> tensor<4x2x3xbf16>
-  %g = train.gelu %tr : tensor<4x2x3xbf16>
+  %ge = train.gelu %tr : tensor<4x2x3xbf16>
+  %g = train.relu %ge : tensor<4x2x3xbf16>
   %parts:2 = train.split %g dim(1) : tensor<4x2x3xbf16> -> tensor<4x1x3xbf16>, tensor<4x1x3xbf16>
   %c = train.concat %parts#1, %parts#0 dim(1) : tensor<4x1x3xbf16>, tensor<4x1x3xbf16> -> tensor<4x2x3xbf16>
   %f = train.cast %c : tensor<4x2x3xbf16> -> tensor<4x2x3xf32>
   %b = train.broadcast %f : tensor<4x2x3xf32> -> tensor<5x4x2x3xf32>
   %s = train.sum_squares %b : tensor<5x4x2x3xf32>
   return %s : tensor<f32>
+}
+
+// -----
+
+// Every op whose tensors are all bf16 and that has a native bf16 kernel is
+// one zrt_X_bf16 call on the bf16 buffers: no widening casts, no f32
+// scratch copies (layer-norm statistics, log-sum-exp, the recomputed
+// attention output (bf16) and the attention workspace
+// zrt_attention_workspace_bf16(4, 4) = 2*16 + 4 + 8*16 = 164 floats stay).
+// Cross-entropy keeps its f32 loss and loss gradient.
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK-NOT: zrt_cast_
+// CHECK: // train.add -> tensor<4x8xbf16>
+// CHECK-NEXT: zrt_bf16* [[X:v[0-9]+]] = (zrt_bf16*)
+// CHECK: int {{v[0-9]+}} = zrt_add_bf16([[X]], [[X]], [[A:v[0-9]+]], 32);
+// CHECK: // train.layer_norm -> tensor<4x8xbf16>
+// CHECK: zrt_layer_norm_bf16([[A]], [[G:v[0-9]+]], [[B:v[0-9]+]], [[LN:v[0-9]+]], NULL, NULL, 4, 8, 9.999999740e-06f);
+// CHECK: // train.layer_norm_grad -> tensor<4x8xbf16>, tensor<8xbf16>, tensor<8xbf16>
+// CHECK: float* [[MEAN:v[0-9]+]] = (float*)
+// CHECK: float* [[RSTD:v[0-9]+]] = (float*)
+// CHECK: zrt_layer_norm_stats_bf16([[LN]], [[MEAN]], [[RSTD]], 4, 8, 9.999999740e-06f);
+// CHECK: zrt_layer_norm_backward_bf16([[A]], [[LN]], [[G]], [[MEAN]], [[RSTD]], [[DX:v[0-9]+]], {{v[0-9]+}}, {{v[0-9]+}}, 4, 8);
+// CHECK: // train.gelu_grad -> tensor<4x8xbf16>
+// CHECK: zrt_gelu_backward_bf16([[A]], [[DX]], [[GG:v[0-9]+]], 32);
+// CHECK: // train.reduce_sum -> tensor<8xbf16>
+// CHECK: zrt_bias_backward_bf16([[GG]], {{v[0-9]+}}, 4, 8);
+// CHECK: // train.causal_attention -> tensor<1x2x4x4xbf16>
+// CHECK: float* [[LSE:v[0-9]+]] = (float*)
+// CHECK: float* [[WORK:v[0-9]+]] = (float*)
+// CHECK: zrt_attention_forward_bf16([[H:v[0-9]+]], [[H]], [[H]], [[O:v[0-9]+]], [[LSE]], [[WORK]], 1, 2, 4, 4);
+// CHECK: // train.attention_grad -> tensor<1x2x4x4xbf16>, tensor<1x2x4x4xbf16>, tensor<1x2x4x4xbf16>
+// CHECK: zrt_bf16* [[RO:v[0-9]+]] = (zrt_bf16*)
+// CHECK: zrt_attention_forward_bf16([[H]], [[H]], [[H]], [[RO]], [[RLSE:v[0-9]+]], [[RWORK:v[0-9]+]], 1, 2, 4, 4);
+// CHECK: zrt_attention_backward_bf16([[O]], [[H]], [[H]], [[H]], [[RO]], [[RLSE]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, [[RWORK]], 1, 2, 4, 4);
+// CHECK: // train.cross_entropy -> tensor<f32>
+// CHECK: zrt_cross_entropy_padded_bf16([[LN]], {{v[0-9]+}}, [[L:v[0-9]+]], 4, 8, 7);
+// CHECK: // train.cross_entropy_grad -> tensor<4x8xbf16>
+// CHECK: zrt_cross_entropy_padded_backward_bf16([[LN]], {{v[0-9]+}}, [[L]], {{v[0-9]+}}, 4, 8, 7);
+// CHECK-NOT: zrt_cast_
+// CHECK-LABEL: static void zrt_gen_destroy() {
+train.param @w : tensor<4x8xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @g : tensor<8xbf16> init(<ones>) trainable
+train.param @b : tensor<8xbf16> init(<zeros>) trainable
+func.func @forward(%ids: tensor<1x4xi32>, %t: tensor<4xi32>) -> tensor<f32> {
+  %x = train.load @w : tensor<4x8xbf16>
+  %gm = train.load @g : tensor<8xbf16>
+  %bt = train.load @b : tensor<8xbf16>
+  %a = train.add %x, %x : tensor<4x8xbf16>
+  %ln = train.layer_norm %a, %gm, %bt eps(1.0e-05) : tensor<4x8xbf16>, tensor<8xbf16>
+  %dx, %dg, %db = train.layer_norm_grad %ln, %gm, %a eps(1.0e-05) : tensor<4x8xbf16>, tensor<8xbf16>
+  %gg = train.gelu_grad %a, %dx : tensor<4x8xbf16>
+  %rs = train.reduce_sum %gg : tensor<4x8xbf16> -> tensor<8xbf16>
+  %h = train.reshape %a : tensor<4x8xbf16> -> tensor<1x2x4x4xbf16>
+  %o = train.causal_attention %h, %h, %h : tensor<1x2x4x4xbf16>
+  %dq, %dk, %dv = train.attention_grad %h, %h, %h, %o : tensor<1x2x4x4xbf16>
+  %l = train.cross_entropy %ln, %t {num_classes = 7 : i64} : tensor<4x8xbf16>, tensor<4xi32> -> tensor<f32>
+  %dl = train.cross_entropy_grad %ln, %t, %l {num_classes = 7 : i64} : tensor<4x8xbf16>, tensor<4xi32>
+  %s1 = train.sum_squares %rs : tensor<8xbf16>
+  %s2 = train.sum_squares %dq : tensor<1x2x4x4xbf16>
+  %s3 = train.sum_squares %dl : tensor<4x8xbf16>
+  %s4 = train.sum_squares %dg : tensor<8xbf16>
+  %u = train.add %s1, %s2 : tensor<f32>
+  %v = train.add %u, %s3 : tensor<f32>
+  %w = train.add %v, %s4 : tensor<f32>
+  %r = train.add %w, %l : tensor<f32>
+  return %r : tensor<f32>
 }
 
 // -----

@@ -892,6 +892,100 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
                          int64_t member_numel, int init_kind, float std,
                          uint64_t seed);
 
+/*===----------------------------------------------------------------------===//
+// Native bf16 kernels
+//
+// zrt_X_bf16 computes exactly zrt_X on the widened (exact) values of its
+// bf16 tensors and rounds each bf16 output once (RNE, zrt_f32_to_bf16):
+// the same numbers as widening every bf16 tensor to f32 scratch, calling
+// zrt_X and rounding back, without the f32 copies (on CUDA a kernel reads
+// and writes bf16 directly: a third of the memory traffic). Tensors that are
+// f32 in zrt_X's documentation and listed as f32 below (statistics, the
+// loss, log-sum-exp) stay f32. Shapes, units (elements), OVERWRITE
+// contracts and errors are zrt_X's. This is PyTorch's autocast semantics
+// for these ops (bf16 storage, f32 math inside the kernel).
+// The compiled step calls them for every op whose tensors are all bf16.
+//===----------------------------------------------------------------------===*/
+
+/// zrt_add on bf16: out = bf16(f32(a) + f32(b)). a, b, out: [n].
+int zrt_add_bf16(const zrt_bf16 *a, const zrt_bf16 *b, zrt_bf16 *out,
+                 int64_t n);
+
+/// zrt_gelu on bf16 (tanh approximation in f32, one rounding). x, out: [n].
+int zrt_gelu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n);
+
+/// zrt_gelu_backward on bf16: x (forward input), dout, dx: [n].
+int zrt_gelu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout,
+                           zrt_bf16 *dx, int64_t n);
+
+/// zrt_bias_backward on bf16: dout [rows, N] bf16; dbias [N] bf16 (f32 sum
+/// per column, rounded once).
+int zrt_bias_backward_bf16(const zrt_bf16 *dout, zrt_bf16 *dbias,
+                           int64_t rows, int64_t N);
+
+/// zrt_layer_norm on bf16: x, out [N, C], weight, bias [C] (or NULL) bf16;
+/// mean, rstd [N] f32 (or NULL). Statistics in f32 as zrt_layer_norm.
+int zrt_layer_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight,
+                        const zrt_bf16 *bias, zrt_bf16 *out, float *mean,
+                        float *rstd, int64_t N, int64_t C, float eps);
+
+/// zrt_layer_norm_stats on bf16 x [N, C]: mean, rstd [N] f32, the same
+/// values zrt_layer_norm_bf16 computes.
+int zrt_layer_norm_stats_bf16(const zrt_bf16 *x, float *mean, float *rstd,
+                              int64_t N, int64_t C, float eps);
+
+/// zrt_layer_norm_backward on bf16: dout, x, dx [N, C] and weight, dweight,
+/// dbias [C] bf16 (any output may be NULL); mean, rstd [N] f32.
+int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                 const zrt_bf16 *weight, const float *mean,
+                                 const float *rstd, zrt_bf16 *dx,
+                                 zrt_bf16 *dweight, zrt_bf16 *dbias,
+                                 int64_t N, int64_t C);
+
+/// zrt_cross_entropy_padded on bf16 logits [N, V]; loss: one f32.
+int zrt_cross_entropy_padded_bf16(const zrt_bf16 *logits,
+                                  const int32_t *targets, float *loss,
+                                  int64_t N, int64_t V, int64_t num_classes);
+
+/// zrt_cross_entropy_padded_backward on bf16: logits, dlogits [N, V] bf16;
+/// dloss: one f32.
+int zrt_cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
+                                           const int32_t *targets,
+                                           const float *dloss,
+                                           zrt_bf16 *dlogits, int64_t N,
+                                           int64_t V, int64_t num_classes);
+
+/// Floats of `workspace` zrt_attention_forward_bf16 /
+/// zrt_attention_backward_bf16 need for sequence length T and head size D:
+/// zrt_attention_workspace(T) + 8 T D (the CPU widens one (batch, head)
+/// slice of q, k, v, out, dout, dq, dk, dv into it). -1 for T < 0, D < 0 or
+/// on overflow.
+int64_t zrt_attention_workspace_bf16(int64_t T, int64_t D);
+
+/// zrt_attention_forward on bf16 q, k, v, out [B, H, T, D]; lse [B, H, T]
+/// f32. workspace: zrt_attention_workspace_bf16(T, D) floats (NULL: the CPU
+/// allocates, counted by zrt_heap_allocations). On the CPU: the f32
+/// algorithm on the widened values, out rounded once. The CUDA backend
+/// runs the products on bf16 tensor cores with f32 accumulation and, as
+/// FlashAttention-2 and cuDNN do, rounds the probabilities to bf16 before
+/// P.v: its out agrees with the CPU's to bf16 rounding, not bit for bit.
+int zrt_attention_forward_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
+                               const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                               float *workspace, int64_t B, int64_t H,
+                               int64_t T, int64_t D);
+
+/// zrt_attention_backward on bf16: dout, q, k, v, out, dq, dk, dv
+/// [B, H, T, D] bf16; lse [B, H, T] f32; workspace as
+/// zrt_attention_forward_bf16. CUDA: bf16 tensor-core products (P and dS
+/// rounded to bf16 before their products, as FlashAttention-2), f32
+/// accumulation; the CPU: the f32 algorithm on the widened values.
+int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                const zrt_bf16 *k, const zrt_bf16 *v,
+                                const zrt_bf16 *out, const float *lse,
+                                zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                float *workspace, int64_t B, int64_t H,
+                                int64_t T, int64_t D);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -44,6 +44,14 @@ manifest["parity"].append({"program": "tiny_dead", "reference": "reference/tiny_
                            "rtol": 1e-4, "args": ""})
 json.dump(manifest, open(f"{bundle}/manifest.json", "w"))
 open(f"{runs}/tiny_dead.log", "w").write("error: cannot start the runtime: no GPU\n")
+# The same program run again under other environment variables, under its
+# own run name (its files are <run>.jsonl / <run>.log).
+manifest["parity"].append({"run": "tiny_bf16_simt", "program": "tiny_bf16",
+                           "env": "ZRT_CUDA_ATTENTION=simt",
+                           "reference": "reference/tiny_bf16.jsonl",
+                           "rtol": 2e-2, "args": ""})
+json.dump(manifest, open(f"{bundle}/manifest.json", "w"))
+write(f"{runs}/tiny_bf16_simt.jsonl", losses([2.0, 1.51, 1.0]))  # 6.7e-3
 state = [100, 100, 200, 200, 200]
 config = {"type": "config", "stage": 0, "world_size": 1, "num_params": 1000,
           "measured_state_bytes": state,
