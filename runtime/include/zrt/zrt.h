@@ -903,7 +903,10 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
 // f32 in zrt_X's documentation and listed as f32 below (statistics, the
 // loss, log-sum-exp) stay f32. Shapes, units (elements), OVERWRITE
 // contracts and errors are zrt_X's. This is PyTorch's autocast semantics
-// for these ops (bf16 storage, f32 math inside the kernel).
+// for these ops (bf16 storage, f32 math inside the kernel). The elementwise
+// ones (add, gelu, gelu_backward) accept out equal to an input. "The same
+// numbers" is bitwise except for NaN payloads when two NaNs meet (as in
+// f32, where operand order decides which payload survives).
 // The compiled step calls them for every op whose tensors are all bf16.
 //===----------------------------------------------------------------------===*/
 
@@ -968,7 +971,10 @@ int64_t zrt_attention_workspace_bf16(int64_t T, int64_t D);
 /// algorithm on the widened values, out rounded once. The CUDA backend
 /// runs the products on bf16 tensor cores with f32 accumulation and, as
 /// FlashAttention-2 and cuDNN do, rounds the probabilities to bf16 before
-/// P.v: its out agrees with the CPU's to bf16 rounding, not bit for bit.
+/// P.v: its out agrees with the CPU's to bf16 rounding, not bit for bit
+/// (for head sizes 32, 64, 128; other sizes, or ZRT_CUDA_ATTENTION=simt,
+/// run its f32 SIMT kernels on the widened values: f32 rounding plus the
+/// one bf16 rounding of each output).
 int zrt_attention_forward_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
                                const zrt_bf16 *v, zrt_bf16 *out, float *lse,
                                float *workspace, int64_t B, int64_t H,
