@@ -48,10 +48,8 @@ int attentionForwardBf16(const zrt_bf16 *q, const zrt_bf16 *k,
                          float *workspace, int64_t B, int64_t H, int64_t T,
                          int64_t D) {
   const char *fn = "zrt_attention_forward_bf16";
-  const void *ptrs[] = {q, k, v, out, lse};
-  const char *names[] = {"q", "k", "v", "out", "lse"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5,
-                                       zrt_cuda::fail))
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
+                                              D, zrt_cuda::fail))
     return st;
   if (B * H == 0)
     return ZRT_OK;
@@ -68,10 +66,8 @@ int attentionBackwardBf16(const zrt_bf16 *dout, const zrt_bf16 *q,
                           zrt_bf16 *dk, zrt_bf16 *dv, float *workspace,
                           int64_t B, int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_attention_backward_bf16";
-  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
-  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9,
-                                       zrt_cuda::fail))
+  if (int st = zrt::checkAttentionBackwardArgs(
+          fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt_cuda::fail))
     return st;
   if (B * H == 0)
     return ZRT_OK;

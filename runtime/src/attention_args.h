@@ -69,6 +69,31 @@ int checkAttentionArgs(const char *fn, int64_t B, int64_t H, int64_t T,
   return ZRT_OK;
 }
 
+/// checkAttentionArgs for zrt_attention_forward[_bf16]: q, k, v, out, lse.
+template <typename Fail>
+int checkAttentionForwardArgs(const char *fn, const void *q, const void *k,
+                              const void *v, const void *out, const void *lse,
+                              int64_t B, int64_t H, int64_t T, int64_t D,
+                              Fail fail) {
+  const void *ptrs[] = {q, k, v, out, lse};
+  const char *names[] = {"q", "k", "v", "out", "lse"};
+  return checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5, fail);
+}
+
+/// checkAttentionArgs for zrt_attention_backward[_bf16]: dout, q, k, v,
+/// out, lse, dq, dk, dv.
+template <typename Fail>
+int checkAttentionBackwardArgs(const char *fn, const void *dout,
+                               const void *q, const void *k, const void *v,
+                               const void *out, const void *lse,
+                               const void *dq, const void *dk, const void *dv,
+                               int64_t B, int64_t H, int64_t T, int64_t D,
+                               Fail fail) {
+  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
+  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
+  return checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9, fail);
+}
+
 } // namespace zrt
 
 #endif // ZRT_SRC_ATTENTION_ARGS_H

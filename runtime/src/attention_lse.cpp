@@ -118,10 +118,8 @@ int zrt_attention_forward(const float *q, const float *k, const float *v,
                           float *out, float *lse, float *workspace, int64_t B,
                           int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_attention_forward";
-  const void *ptrs[] = {q, k, v, out, lse};
-  const char *names[] = {"q", "k", "v", "out", "lse"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5,
-                                       zrt::fail))
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
+                                              D, zrt::fail))
     return st;
   const int64_t slices = B * H;
   if (slices == 0)
@@ -145,10 +143,8 @@ int zrt_attention_backward(const float *dout, const float *q, const float *k,
                            float *dq, float *dk, float *dv, float *workspace,
                            int64_t B, int64_t H, int64_t T, int64_t D) {
   const char *fn = "zrt_attention_backward";
-  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
-  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9,
-                                       zrt::fail))
+  if (int st = zrt::checkAttentionBackwardArgs(
+          fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt::fail))
     return st;
   const int64_t slices = B * H;
   if (slices == 0)
@@ -172,10 +168,8 @@ int zrt_attention_forward_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
                                float *workspace, int64_t B, int64_t H,
                                int64_t T, int64_t D) {
   const char *fn = "zrt_attention_forward_bf16";
-  const void *ptrs[] = {q, k, v, out, lse};
-  const char *names[] = {"q", "k", "v", "out", "lse"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5,
-                                       zrt::fail))
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
+                                              D, zrt::fail))
     return st;
   const int64_t slices = B * H;
   if (slices == 0)
@@ -208,10 +202,8 @@ int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
                                 float *workspace, int64_t B, int64_t H,
                                 int64_t T, int64_t D) {
   const char *fn = "zrt_attention_backward_bf16";
-  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
-  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9,
-                                       zrt::fail))
+  if (int st = zrt::checkAttentionBackwardArgs(
+          fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt::fail))
     return st;
   const int64_t slices = B * H;
   if (slices == 0)
