@@ -120,6 +120,9 @@ int check(int err, int status, const char *fn, const char *what) {
   if (err == cudaSuccess)
     return ZRT_OK;
   const auto e = static_cast<cudaError_t>(err);
+  // Clear a non-sticky error so that the next launched() does not report it
+  // again as its own (a sticky error stays and is reported by every call).
+  (void)cudaGetLastError();
   return fail(status, "%s: %s: %s (%s)", fn, what, cudaGetErrorString(e),
               cudaGetErrorName(e));
 }

@@ -86,7 +86,8 @@ cublasLtHandle_t ltHandle() {
 /// bf16 A, B, D and bias, f32 compute and scale. Any failure leaves the plan
 /// unusable (the cuBLAS path then runs; nothing is reported).
 LtPlan makeLtPlan(cublasLtHandle_t lt, int64_t M, int64_t N, int64_t K,
-                  int transA, int transB, uint32_t align) {
+                  int transA, int transB, uint32_t align,
+                  const zrt_bf16 *bias) {
   LtPlan p;
   if (!lt)
     return p;
@@ -109,6 +110,13 @@ LtPlan makeLtPlan(cublasLtHandle_t lt, int64_t M, int64_t N, int64_t K,
                                      CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                      &biasType, sizeof(biasType)) ==
           CUBLAS_STATUS_SUCCESS &&
+      // The heuristic reads the bias pointer's alignment from its value
+      // (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER): set it first. The
+      // plan is cached per alignment class, so later biases of the same
+      // class are as aligned.
+      cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                     &bias, sizeof(bias)) ==
+          CUBLAS_STATUS_SUCCESS &&
       // The Lt "A" is our B: op(B)^T is [N, K] column-major.
       cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, transB ? k : n,
                                  transB ? n : k, transB ? k : n) ==
@@ -127,6 +135,15 @@ LtPlan makeLtPlan(cublasLtHandle_t lt, int64_t M, int64_t N, int64_t K,
     ok = cublasLtMatmulPreferenceSetAttribute(
              pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWs,
              sizeof(maxWs)) == CUBLAS_STATUS_SUCCESS;
+  // Split-K partial sums reduced in f32 (or no split-K), never in the bf16
+  // output buffer (CUBLASLT_REDUCTION_SCHEME_INPLACE / OUTPUT_TYPE would
+  // round partial sums): one rounding of product + bias.
+  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE |
+                           CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  if (ok)
+    ok = cublasLtMatmulPreferenceSetAttribute(
+             pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+             sizeof(schemes)) == CUBLAS_STATUS_SUCCESS;
   for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                     CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                     CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
@@ -172,7 +189,7 @@ int matmulBiasLt(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
   if (it == plans.end())
     it = plans
              .emplace(key, makeLtPlan(lt, M, N, K, transA != 0, transB != 0,
-                                      align))
+                                      align, bias))
              .first;
   LtPlan &p = it->second;
   if (!p.usable)
@@ -189,6 +206,11 @@ int matmulBiasLt(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
   cublasStatus_t s =
       cublasLtMatmul(lt, p.desc, &alpha, B, p.a, A, p.b, &beta, C, p.d, C,
                      p.d, &p.algo, ws, p.workspaceBytes, stream());
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE) {
+    // Refused before launching: this shape takes the cuBLAS path from now on.
+    p.usable = false;
+    return -1;
+  }
   if (s != CUBLAS_STATUS_SUCCESS)
     return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: cublasLtMatmul failed: %s", fn,
                 detail::cublas_status_name(s));

@@ -81,4 +81,41 @@ TEST_F(CudaKernels, MatmulBf16MatchesCpu) {
         }
 }
 
+// Biased products with operands, bias and result at 2-byte (not 16-byte)
+// alignment, as slices of flat buffers are: the cuBLASLt bias-epilogue plan
+// is chosen for the pointers' alignment (or the cuBLAS path runs), and the
+// result is the CPU's (also a second call with the same alignment class,
+// which reuses the cached plan, and one at full alignment after it).
+TEST_F(CudaKernels, MatmulBf16BiasAtAnyAlignment) {
+  const int64_t M = 64, N = 96, K = 128;
+  const auto A = toBf16(randomVec(M * K + 1, 21));
+  const auto B = toBf16(randomVec(K * N + 1, 22));
+  const auto bias = toBf16(randomVec(N + 1, 23));
+  for (int offset : {1, 1, 0}) {
+    const zrt_bf16 *hA = A.data() + offset, *hB = B.data() + offset,
+                   *hBias = bias.data() + offset;
+    const int64_t ws = zrt_matmul_bf16_workspace(1, M, N, K, 1);
+    std::vector<float> work(static_cast<size_t>(ws));
+    std::vector<zrt_bf16> want(M * N);
+    ASSERT_EQ(zrt_matmul_bf16(hA, hB, hBias, want.data(), 1, M, N, K, 0, 1,
+                              work.data()),
+              ZRT_OK);
+    zrt_bf16 *dA = devOf(A) + offset, *dB = devOf(B) + offset,
+             *dBias = devOf(bias) + offset;
+    auto *dC = static_cast<zrt_bf16 *>(devBytes(2 * (want.size() + 1))) + offset;
+    ASSERT_EQ(zrt_cuda::matmul_bf16(dA, dB, dBias, dC, 1, M, N, K, 0, 1,
+                                    dev(ws)),
+              ZRT_OK)
+        << zrt_cuda::last_error();
+    std::vector<zrt_bf16> got(want.size());
+    ASSERT_EQ(zrt_cuda::copy_to_host(got.data(), dC, 2 * got.size()), ZRT_OK);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const float w = zrt_bf16_to_f32(want[i]), g = zrt_bf16_to_f32(got[i]);
+      ASSERT_NEAR(g, w, 1e-4f * 3 + std::ldexp(std::fabs(w), -7))
+          << "offset " << offset << " at " << i;
+    }
+    zrt_cuda::arena_reset(arena_);
+  }
+}
+
 } // namespace
