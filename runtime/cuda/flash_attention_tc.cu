@@ -109,9 +109,9 @@
 //     stores staged through shared memory.
 //
 // Verification. This file has not run on a GPU when written; its kernels
-// ran on a CPU emulator of the CUDA execution model (kept outside the
-// repository): the text of this file with only the DEVICE PRIMITIVES block
-// below replaced, one fiber per thread, real barriers (every thread of a
+// run in CI on a CPU emulator of the CUDA execution model
+// (runtime/cuda/emulator, ctest zrt.cuda.emulated.*): the text of this file
+// with only the DEVICE PRIMITIVES block below replaced, one fiber per thread, real barriers (every thread of a
 // block at the same __syncthreads, all 32 lanes in each warp collective),
 // ldmatrix and mma.m16n8k16 with the fragment layouts of the PTX ISA,
 // cp.async that lands only at the issuing thread's wait_group (its

@@ -25,8 +25,8 @@
 // a small multiple of 2^-9 (0.002) of its scale. Bounds: out 1.5e-2,
 // dq / dk / dv 3e-2 (dS carries the cancellation dP - delta), lse 1e-5
 // relative to max(1, |lse|) (lse is f32 throughout: only the order of the
-// f32 sums and exp2 differ). The CPU emulator of the kernels (see
-// flash_attention_tc.cu) measured at most 5.2e-3 (out), 6.4e-3 (dq, dk,
+// f32 sums and exp2 differ). The CPU emulator of the kernels
+// (runtime/cuda/emulator, which also runs this file in CI) measured at most 5.2e-3 (out), 6.4e-3 (dq, dk,
 // dv) and 2.4e-7 (lse) on these shapes.
 //
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,362 @@
+// The bf16 kernels of elementwise.cu, norm.cu and loss.cu (and the f32
+// kernels they are compared with) on the emulator: bit for bit against the
+// f32 kernels on the widened inputs where the arithmetic is the same,
+// within tolerances of the CPU runtime (zrt_*), with special values (NaN,
+// inf, subnormals), unaligned tensors (scalar paths), in-place calls,
+// guard elements, staged and unstaged cross-entropy rows, the row-block
+// loop (small kLossMaxRowBlocks) and the device error word for bad targets.
+#include "test_util.h"
+#include "zrt_cuda.h"
+
+#include <algorithm>
+
+using emu_test::Args;
+using emu_test::rnd;
+using emu_test::toB;
+using emu_test::wid;
+using Vec = std::vector<float>;
+using VecB = std::vector<zrt_bf16>;
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "FAIL: " __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                                   \
+      allok = false;                                                           \
+    }                                                                          \
+  } while (0)
+
+static bool allok = true;
+
+static VecB rndB(int64_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  return toB(rnd(n, seed, lo, hi));
+}
+/// bf16 buffer at `off` elements past an aligned boundary, guard elements
+/// (a NaN pattern) on both sides.
+struct BufB : emu_test::Guarded<zrt_bf16> {
+  BufB(size_t n, int off, const VecB *init = nullptr)
+      : Guarded(n, off, emu_test::kNaNB) {
+    if (init)
+      set(*init);
+  }
+};
+static bool isNaNB(zrt_bf16 h) { return (h & 0x7fffu) > 0x7f80u; }
+static bool sameB(const VecB &a, const VecB &b, const std::string &what) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i] && !(isNaNB(a[i]) && isNaNB(b[i]))) {
+      fprintf(stderr, "FAIL %s at %zu: 0x%04x vs 0x%04x\n", what.c_str(), i,
+              a[i], b[i]);
+      allok = false;
+      return false;
+    }
+  return true;
+}
+static double ulpB(double x) {
+  x = std::fabs(x);
+  if (!(x >= std::ldexp(1.0, -126)))
+    return std::ldexp(1.0, -133);
+  int e;
+  std::frexp(x, &e);
+  return std::ldexp(1.0, e - 8);
+}
+static bool nearB(const VecB &ref, const VecB &got, double atol, double rtol,
+                  double ulps, const std::string &what) {
+  Vec r = wid(ref), g = wid(got);
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (!std::isfinite(r[i]) || !std::isfinite(g[i])) {
+      if ((std::isnan(r[i]) && std::isnan(g[i])) || r[i] == g[i])
+        continue;
+      fprintf(stderr, "FAIL %s at %zu: %g vs %g\n", what.c_str(), i, r[i],
+              g[i]);
+      allok = false;
+      return false;
+    }
+    double err = std::fabs((double)r[i] - g[i]),
+           tol = atol + rtol * std::fabs(r[i]) +
+                 ulps * ulpB(std::max(std::fabs(r[i]), std::fabs(g[i])));
+    if (!(err <= tol)) {
+      fprintf(stderr, "FAIL %s at %zu: %.9g vs %.9g tol %g\n", what.c_str(), i,
+              r[i], g[i], tol);
+      allok = false;
+      return false;
+    }
+  }
+  return true;
+}
+static VecB specials(int64_t n, uint32_t seed, float lo, float hi) {
+  VecB v = rndB(n, seed, lo, hi);
+  const zrt_bf16 sp[] = {0x7fc0, 0x7f80, 0xff80, 0x0000, 0x8000,
+                         0x0001, 0x807f, 0x7f7f, 0xff7f, 0x3f80};
+  for (size_t i = 0; i < std::min<size_t>(v.size(), 10); ++i)
+    v[i] = sp[(i + seed) % 10];
+  return v;
+}
+
+static void testElementwise() {
+  struct Off {
+    int a, b, o;
+  };
+  const Off offs[] = {{0, 0, 0}, {3, 3, 3}, {1, 0, 5}, {0, 0, 2}, {7, 7, 7}};
+  for (int64_t n : {0, 1, 7, 8, 9, 17, 1000, 4099})
+    for (const Off &o : offs) {
+      const std::string cs = "n=" + std::to_string(n) + " off " +
+                             std::to_string(o.a) + std::to_string(o.b) +
+                             std::to_string(o.o);
+      const VecB a = specials(n, 1, -4, 4), b = specials(n, 2, -4, 4);
+      Vec wa = wid(a), wb = wid(b), s(n), gy(n), gg(n);
+      zrt_add(wa.data(), wb.data(), s.data(), n);
+      zrt_gelu(wa.data(), gy.data(), n);
+      zrt_gelu_backward(wa.data(), wb.data(), gg.data(), n);
+      BufB A(n, o.a, &a), B(n, o.b, &b), O(n, o.o), Y(n, o.o), G(n, o.o);
+      CHECK(zrt_cuda::add_bf16(A.p, B.p, O.p, n) == 0, "add");
+      CHECK(zrt_cuda::gelu_bf16(A.p, Y.p, n) == 0, "gelu");
+      CHECK(zrt_cuda::gelu_backward_bf16(A.p, B.p, G.p, n) == 0, "gelu bwd");
+      sameB(toB(s), O.get(), "add " + cs);
+      nearB(toB(gy), Y.get(), 1e-6, 1e-5, 1, "gelu vs cpu " + cs);
+      nearB(toB(gg), G.get(), 1e-6, 1e-5, 1, "gelu_backward vs cpu " + cs);
+      Vec fy(n), fg(n);
+      zrt_cuda::gelu(wa.data(), fy.data(), n);
+      zrt_cuda::gelu_backward(wa.data(), wb.data(), fg.data(), n);
+      sameB(toB(fy), Y.get(), "gelu vs f32 kernel " + cs);
+      sameB(toB(fg), G.get(), "gelu_backward vs f32 kernel " + cs);
+      CHECK(O.guardsOk() && Y.guardsOk() && G.guardsOk(), "guards %s",
+            cs.c_str());
+      // in place
+      CHECK(zrt_cuda::add_bf16(A.p, B.p, A.p, n) == 0, "add ip");
+      sameB(toB(s), A.get(), "add in place " + cs);
+      CHECK(zrt_cuda::gelu_backward_bf16(Y.p, B.p, B.p, n) == 0, "gb ip");
+      Vec wy = wid(Y.get()), g2(n);
+      zrt_cuda::gelu_backward(wy.data(), wb.data(), g2.data(), n);
+      sameB(toB(g2), B.get(), "gelu_backward in place " + cs);
+      CHECK(A.guardsOk() && B.guardsOk(), "guards ip %s", cs.c_str());
+    }
+  printf("elementwise done\n");
+}
+
+static void testBias() {
+  struct C {
+    int64_t rows, N;
+    int off;
+  };
+  for (C c : {C{0, 5, 0}, C{1, 1, 0}, C{7, 33, 1}, C{300, 1, 3}, C{65, 769, 5},
+              C{5, 0, 0}}) {
+    const std::string cs =
+        "rows=" + std::to_string(c.rows) + " N=" + std::to_string(c.N);
+    const VecB d = rndB(c.rows * c.N, 33);
+    Vec wd = wid(d), ref(c.N, NAN), f32(c.N, NAN);
+    zrt_bias_backward(wd.data(), ref.data(), c.rows, c.N);
+    CHECK(zrt_cuda::bias_backward(wd.data(), f32.data(), c.rows, c.N) == 0,
+          "bias f32");
+    BufB D(c.rows * c.N, c.off, &d), O(c.N, c.off);
+    CHECK(zrt_cuda::bias_backward_bf16(D.p, O.p, c.rows, c.N) == 0,
+          "bias bf16");
+    sameB(toB(f32), O.get(), "bias vs f32 kernel " + cs);
+    nearB(toB(ref), O.get(), 1e-6 * (c.rows + 1), 1e-5, 1, "bias vs cpu " + cs);
+    CHECK(O.guardsOk(), "bias guards");
+  }
+  printf("bias done\n");
+}
+
+static void testLayerNorm() {
+  struct S {
+    int64_t N, C;
+    int off;
+  };
+  for (S s : {S{0, 5, 0}, S{1, 1, 0}, S{3, 1, 1}, S{7, 33, 3}, S{5, 32, 0},
+              S{9, 768, 1}})
+    for (int affine = 0; affine < 2; ++affine) {
+      const std::string cs = "N=" + std::to_string(s.N) +
+                             " C=" + std::to_string(s.C) +
+                             " affine=" + std::to_string(affine);
+      const int64_t N = s.N, C = s.C;
+      const VecB x = rndB(N * C, 50, 2, 4), w = rndB(C, 51, 0.5, 1.5),
+                 b = rndB(C, 52), g = rndB(N * C, 54);
+      Vec wx = wid(x), ww = wid(w), wb = wid(b), wg = wid(g);
+      Vec fo(N * C), fm(N), fr(N), cm(N), cr(N), co(N * C);
+      zrt_cuda::layer_norm(wx.data(), affine ? ww.data() : nullptr,
+                           affine ? wb.data() : nullptr, fo.data(), fm.data(),
+                           fr.data(), N, C, 1e-5f);
+      zrt_layer_norm(wx.data(), affine ? ww.data() : nullptr,
+                     affine ? wb.data() : nullptr, co.data(), cm.data(),
+                     cr.data(), N, C, 1e-5f);
+      BufB X(N * C, s.off, &x), W(C, s.off, &w), Bb(C, s.off, &b),
+          O(N * C, s.off), G(N * C, s.off, &g);
+      Vec m(N, NAN), r(N, NAN);
+      CHECK(zrt_cuda::layer_norm_bf16(X.p, affine ? W.p : nullptr,
+                                      affine ? Bb.p : nullptr, O.p, m.data(),
+                                      r.data(), N, C, 1e-5f) == 0,
+            "ln");
+      sameB(toB(fo), O.get(), "ln vs f32 " + cs);
+      CHECK(!memcmp(fm.data(), m.data(), N * 4) &&
+                !memcmp(fr.data(), r.data(), N * 4),
+            "ln stats %s", cs.c_str());
+      nearB(toB(co), O.get(), 1e-5 * (1 + C / 1024.0), 1e-5, 1,
+            "ln vs cpu " + cs);
+      Vec m2(N), r2(N);
+      CHECK(zrt_cuda::layer_norm_stats_bf16(X.p, m2.data(), r2.data(), N, C,
+                                            1e-5f) == 0,
+            "stats");
+      CHECK(!memcmp(m2.data(), m.data(), N * 4) &&
+                !memcmp(r2.data(), r.data(), N * 4),
+            "stats %s", cs.c_str());
+      // backward, all outputs
+      Vec fdx(N * C), fdw(C), fdb(C), cdx(N * C), cdw(C), cdb(C);
+      zrt_cuda::layer_norm_backward(
+          wg.data(), wx.data(), affine ? ww.data() : nullptr, m.data(),
+          r.data(), fdx.data(), fdw.data(), fdb.data(), N, C);
+      zrt_layer_norm_backward(wg.data(), wx.data(),
+                              affine ? ww.data() : nullptr, m.data(), r.data(),
+                              cdx.data(), cdw.data(), cdb.data(), N, C);
+      BufB DX(N * C, s.off), DW(C, s.off), DB(C, s.off);
+      CHECK(zrt_cuda::layer_norm_backward_bf16(G.p, X.p, affine ? W.p : nullptr,
+                                               m.data(), r.data(), DX.p, DW.p,
+                                               DB.p, N, C) == 0,
+            "lnb");
+      sameB(toB(fdx), DX.get(), "ln dx vs f32 " + cs);
+      sameB(toB(fdw), DW.get(), "ln dw vs f32 " + cs);
+      sameB(toB(fdb), DB.get(), "ln db vs f32 " + cs);
+      nearB(toB(cdx), DX.get(), 1e-5, 1e-5, 1, "ln dx vs cpu " + cs);
+      nearB(toB(cdw), DW.get(), 1e-6 * (N + 1), 1e-5, 1, "ln dw vs cpu " + cs);
+      nearB(toB(cdb), DB.get(), 1e-6 * (N + 1), 1e-5, 1, "ln db vs cpu " + cs);
+      CHECK(O.guardsOk() && DX.guardsOk() && DW.guardsOk() && DB.guardsOk(),
+            "ln guards %s", cs.c_str());
+      // in place
+      CHECK(zrt_cuda::layer_norm_bf16(X.p, affine ? W.p : nullptr,
+                                      affine ? Bb.p : nullptr, X.p, nullptr,
+                                      nullptr, N, C, 1e-5f) == 0,
+            "ln ip");
+      sameB(O.get(), X.get(), "ln in place " + cs);
+    }
+  printf("layer norm done\n");
+}
+
+static void testCrossEntropy() {
+  struct C {
+    int64_t N, V, K;
+    int offL, offD;
+    float spread;
+    int64_t rowcap;
+    int optin;
+  };
+  const C cases[] = {
+      {1, 1, 1, 0, 0, 1, 65536, 232448},
+      {37, 300, 257, 0, 0, 5, 65536, 232448},
+      {37, 300, 300, 1, 1, 5, 65536, 232448},
+      {37, 301, 300, 0, 3, 5, 65536, 232448},
+      {16, 64, 1, 0, 0, 5, 65536, 232448},
+      {0, 8, 5, 0, 0, 1, 65536, 232448},
+      {3, 50304, 50257, 0, 0, 8, 65536, 232448},
+      {4, 50304, 50257, 5, 2, 8, 65536, 232448},
+      {4, 50304, 50257, 7, 7, 8, 65536, 232448},
+      {10, 37, 33, 3, 6, 3, 3, 232448}, // rows looped over 3 blocks
+      {11, 1000, 999, 2, 1, 4, 4, 232448},
+      {2, 140000, 139999, 1, 0, 5, 65536, 232448}, // unstaged (too long)
+      {5, 3000, 2999, 1, 0, 5, 65536, 4096},       // unstaged (small optin)
+  };
+  const float dloss = 0.6f;
+  for (const C &c : cases) {
+    emu::lossMaxRowBlocks = c.rowcap;
+    emu::optin = c.optin;
+    *zrt_cuda::device_error_word() = 0;
+    const std::string cs =
+        "N=" + std::to_string(c.N) + " V=" + std::to_string(c.V) +
+        " K=" + std::to_string(c.K) + " off " + std::to_string(c.offL) + "," +
+        std::to_string(c.offD);
+    Vec raw = rnd(c.N * c.V, 42, -c.spread, c.spread);
+    for (int64_t i = 0; i < c.N; ++i)
+      for (int64_t j = c.K; j < c.V; ++j)
+        raw[i * c.V + j] = 1e30f;
+    const VecB L = toB(raw);
+    const Vec wl = wid(L);
+    std::vector<int32_t> t(c.N);
+    std::mt19937 gen(43);
+    for (auto &x : t)
+      x = std::uniform_int_distribution<int32_t>(0, c.K - 1)(gen);
+    float refLoss = 0, f32Loss = 0, loss = NAN;
+    Vec refD(c.N * c.V), f32D(c.N * c.V);
+    zrt_cross_entropy_padded(wl.data(), t.data(), &refLoss, c.N, c.V, c.K);
+    zrt_cross_entropy_padded_backward(wl.data(), t.data(), &dloss, refD.data(),
+                                      c.N, c.V, c.K);
+    CHECK(zrt_cuda::cross_entropy_padded(wl.data(), t.data(), &f32Loss, c.N,
+                                         c.V, c.K) == 0,
+          "ce f32");
+    CHECK(zrt_cuda::cross_entropy_padded_backward(
+              wl.data(), t.data(), &dloss, f32D.data(), c.N, c.V, c.K) == 0,
+          "ce f32 b");
+    BufB LB(c.N * c.V, c.offL, &L), DB(c.N * c.V, c.offD);
+    emu::maxDynSmem = 0;
+    CHECK(zrt_cuda::cross_entropy_padded_bf16(LB.p, t.data(), &loss, c.N, c.V,
+                                              c.K) == 0,
+          "ce bf16");
+    CHECK(zrt_cuda::cross_entropy_padded_backward_bf16(
+              LB.p, t.data(), &dloss, DB.p, c.N, c.V, c.K) == 0,
+          "ce bf16 b");
+    const bool staged = emu::maxDynSmem > 0;
+    if (c.N == 0)
+      CHECK(std::isnan(loss) && std::isnan(refLoss), "nan loss");
+    else {
+      CHECK(std::fabs(loss - refLoss) <= 1e-5f * std::fabs(refLoss) + 1e-7f,
+            "loss %s: %.9g vs cpu %.9g", cs.c_str(), loss, refLoss);
+      CHECK(std::fabs(loss - f32Loss) <= 1e-6f * std::fabs(refLoss) + 1e-7f,
+            "loss %s: %.9g vs f32 kernel %.9g", cs.c_str(), loss, f32Loss);
+    }
+    const float g = c.N > 0 ? dloss / c.N : 0.0f;
+    nearB(toB(refD), DB.get(), 1e-6 * g + 1e-30, 1e-5, 1,
+          "dlogits vs cpu " + cs);
+    nearB(toB(f32D), DB.get(), 0, 0, 1, "dlogits vs f32 kernel " + cs);
+    const VecB got = DB.get();
+    for (int64_t i = 0; i < c.N; ++i)
+      for (int64_t j = c.K; j < c.V; ++j)
+        if (got[i * c.V + j] != 0) {
+          CHECK(false, "padding %s", cs.c_str());
+          i = c.N;
+          break;
+        }
+    CHECK(DB.guardsOk(), "ce guards %s", cs.c_str());
+    CHECK(*zrt_cuda::device_error_word() == 0, "error word %s", cs.c_str());
+    int diff = 0;
+    VecB f32R = toB(f32D);
+    for (size_t i = 0; i < got.size(); ++i)
+      diff += got[i] != f32R[i];
+    printf("  CE %s: staged=%d loss %.9g (cpu %.9g, f32 kernel %.9g), %d/%zu "
+           "dlogits differ from the f32 kernel's rounded\n",
+           cs.c_str(), staged, loss, refLoss, f32Loss, diff, got.size());
+  }
+  // bad targets
+  emu::lossMaxRowBlocks = 65536;
+  emu::optin = 232448;
+  for (int32_t bad : {12, -1, 2147483647}) {
+    const VecB L = rndB(4 * 16, 44);
+    BufB LB(64, 0, &L), DB(64, 0);
+    std::vector<int32_t> t = {1, 2, bad, 0};
+    float loss, dl = 1;
+    *zrt_cuda::device_error_word() = 0;
+    zrt_cuda::cross_entropy_padded_bf16(LB.p, t.data(), &loss, 4, 16, 12);
+    CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorTarget,
+          "bad target fwd %d", bad);
+    *zrt_cuda::device_error_word() = 0;
+    zrt_cuda::cross_entropy_padded_backward_bf16(LB.p, t.data(), &dl, DB.p, 4,
+                                                 16, 12);
+    CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorTarget,
+          "bad target bwd %d", bad);
+    CHECK(DB.guardsOk(), "bad target guards");
+  }
+  printf("cross-entropy done\n");
+}
+
+int main(int argc, char **argv) {
+  const Args args(argc, argv);
+  for (int order : args.orders) {
+    emu::order = order;
+    printf("scheduling order %d\n", order);
+    if (args.set == "ci" || args.set == "full" || args.set == "ew")
+      testElementwise();
+    if (args.set == "ci" || args.set == "full" || args.set == "bias")
+      testBias();
+    if (args.set == "ci" || args.set == "full" || args.set == "ln")
+      testLayerNorm();
+    if (args.set == "ci" || args.set == "full" || args.set == "ce")
+      testCrossEntropy();
+  }
+  printf(allok ? "ALL OK\n" : "FAILURES\n");
+  return allok ? 0 : 1;
+}

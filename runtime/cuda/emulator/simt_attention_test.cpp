@@ -1,0 +1,295 @@
+// flash_attention.cu (SIMT flash attention, f32 and bf16 instantiations)
+// on the emulator: the f32 kernels against a double-precision reference
+// (tolerances), bitwise identical under every scheduling order; the bf16
+// kernels bit for bit against the f32 kernels on the widened inputs,
+// rounded (the same f32 arithmetic), with aligned (vector) and unaligned
+// (scalar) tensors and guard elements; smaller shared-memory opt-ins and a
+// small gridDim.y cap reach the fallbacks and the slice loop.
+#include "test_util.h"
+#include "zrt_cuda.h"
+
+#include <algorithm>
+
+using namespace emu_test;
+
+static Vec rndSym(int64_t n, uint32_t seed, float a = 1) {
+  return emu_test::rnd(n, seed, -a, a);
+}
+struct RefOut {
+  std::vector<double> out, lse, dq, dk, dv;
+};
+static void refForward(const Vec &q, const Vec &k, const Vec &v, int64_t BH,
+                       int64_t T, int64_t D, RefOut &r) {
+  const double s = 1.0f / std::sqrt((float)D);
+  r.out.assign(BH * T * D, 0);
+  r.lse.assign(BH * T, 0);
+  std::vector<double> S(T);
+  for (int64_t bh = 0; bh < BH; ++bh) {
+    const int64_t b = bh * T * D;
+    for (int64_t i = 0; i < T; ++i) {
+      double m = -INFINITY;
+      for (int64_t j = 0; j <= i; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < D; ++d)
+          acc += (double)q[b + i * D + d] * k[b + j * D + d];
+        S[j] = s * acc;
+        m = std::max(m, S[j]);
+      }
+      double l = 0;
+      for (int64_t j = 0; j <= i; ++j)
+        l += std::exp(S[j] - m);
+      const double L = m + std::log(l);
+      r.lse[bh * T + i] = L;
+      for (int64_t j = 0; j <= i; ++j) {
+        const double p = std::exp(S[j] - L);
+        for (int64_t d = 0; d < D; ++d)
+          r.out[b + i * D + d] += p * v[b + j * D + d];
+      }
+    }
+  }
+}
+static void refBackward(const Vec &dout, const Vec &q, const Vec &k,
+                        const Vec &v, const Vec &o, const Vec &lse, int64_t BH,
+                        int64_t T, int64_t D, RefOut &r) {
+  const double s = 1.0f / std::sqrt((float)D);
+  r.dq.assign(BH * T * D, 0);
+  r.dk.assign(BH * T * D, 0);
+  r.dv.assign(BH * T * D, 0);
+  for (int64_t bh = 0; bh < BH; ++bh) {
+    const int64_t b = bh * T * D;
+    for (int64_t i = 0; i < T; ++i) {
+      double delta = 0;
+      for (int64_t d = 0; d < D; ++d)
+        delta += (double)dout[b + i * D + d] * o[b + i * D + d];
+      for (int64_t j = 0; j <= i; ++j) {
+        double acc = 0, dp = 0;
+        for (int64_t d = 0; d < D; ++d) {
+          acc += (double)q[b + i * D + d] * k[b + j * D + d];
+          dp += (double)dout[b + i * D + d] * v[b + j * D + d];
+        }
+        const double p = std::exp(s * acc - lse[bh * T + i]);
+        const double ds = p * (dp - delta);
+        for (int64_t d = 0; d < D; ++d) {
+          r.dv[b + j * D + d] += p * dout[b + i * D + d];
+          r.dq[b + i * D + d] += s * ds * k[b + j * D + d];
+          r.dk[b + j * D + d] += s * ds * q[b + i * D + d];
+        }
+      }
+    }
+  }
+}
+static bool close(const std::vector<double> &ref, const Vec &got, double atol,
+                  double rtol, const char *what, const std::string &cs) {
+  double worst = 0;
+  size_t at = 0;
+  bool ok = true;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double err = std::fabs(ref[i] - got[i]);
+    const double tol = atol + rtol * std::fabs(ref[i]);
+    if (!(err <= tol)) {
+      if (ok)
+        fprintf(stderr, "FAIL %s %s at %zu: ref %.9g got %.9g\n", cs.c_str(),
+                what, i, ref[i], got[i]);
+      ok = false;
+    }
+    if (err / tol > worst || std::isnan(err)) {
+      worst = err / tol;
+      at = i;
+    }
+  }
+  printf("  %-4s worst err/tol %.3f (at %zu)\n", what, worst, at);
+  return ok;
+}
+
+/// bf16 buffer of n elements at element offset `off` from a 16-byte-aligned
+/// base.
+static bool sameB(const VecB &ref, const zrt_bf16 *got, const char *what,
+                  const std::string &cs) {
+  for (size_t i = 0; i < ref.size(); ++i)
+    if (ref[i] != got[i]) {
+      fprintf(stderr, "FAIL bf16 %s %s at %zu: ref 0x%04x got 0x%04x\n",
+              cs.c_str(), what, i, ref[i], got[i]);
+      return false;
+    }
+  return true;
+}
+static bool sameF(const Vec &ref, const Vec &got, const char *what,
+                  const std::string &cs) {
+  if (memcmp(ref.data(), got.data(), ref.size() * 4)) {
+    fprintf(stderr, "FAIL bf16 %s %s differs from f32 on widened values\n",
+            cs.c_str(), what);
+    return false;
+  }
+  return true;
+}
+/// bf16 instantiations against the f32 ones on the widened values, rounded:
+/// bit for bit (the same f32 arithmetic). `off`: element offset of every
+/// bf16 buffer from a 16-byte boundary (0: vector tile loads, else scalar).
+static bool checkBf16(const Vec &q0, const Vec &k0, const Vec &v0,
+                      const Vec &dout0, int64_t B, int64_t H, int64_t T,
+                      int64_t D, int off, const std::string &cs) {
+  const size_t n = q0.size(), nl = B * H * T;
+  const VecB qb = toB(q0), kb = toB(k0), vb = toB(v0), db = toB(dout0);
+  const Vec qw = wid(qb), kw = wid(kb), vw = wid(vb), dw = wid(db);
+  Vec outW(n, NAN), lseW(nl, NAN);
+  if (zrt_cuda::attention_forward(qw.data(), kw.data(), vw.data(), outW.data(),
+                                  lseW.data(), nullptr, B, H, T, D))
+    return false;
+  BufB Q(n, off, 0x7fc0), K(n, off, 0x7fc0), V(n, off, 0x7fc0),
+      DO(n, off, 0x7fc0), O(n, off, 0x7fc0), DQ(n, off, 0x7fc0),
+      DK(n, off, 0x7fc0), DV(n, off, 0x7fc0);
+  std::copy(qb.begin(), qb.end(), Q.p);
+  std::copy(kb.begin(), kb.end(), K.p);
+  std::copy(vb.begin(), vb.end(), V.p);
+  std::copy(db.begin(), db.end(), DO.p);
+  Vec lseB(nl, NAN);
+  if (zrt_cuda::attention_forward_bf16_simt(Q.p, K.p, V.p, O.p, lseB.data(),
+                                            nullptr, B, H, T, D)) {
+    printf("bf16 forward failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  bool ok = sameB(toB(outW), O.p, "out", cs) && sameF(lseW, lseB, "lse", cs);
+  // Backward from the bf16 forward's out and lse.
+  const VecB ob(O.p, O.p + n);
+  const Vec ow = wid(ob);
+  Vec dqW(n, NAN), dkW(n, NAN), dvW(n, NAN);
+  if (zrt_cuda::attention_backward(dw.data(), qw.data(), kw.data(), vw.data(),
+                                   ow.data(), lseB.data(), dqW.data(),
+                                   dkW.data(), dvW.data(), nullptr, B, H, T, D))
+    return false;
+  if (zrt_cuda::attention_backward_bf16_simt(DO.p, Q.p, K.p, V.p, O.p,
+                                             lseB.data(), DQ.p, DK.p, DV.p,
+                                             nullptr, B, H, T, D)) {
+    printf("bf16 backward failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  ok = sameB(toB(dqW), DQ.p, "dq", cs) && ok;
+  ok = sameB(toB(dkW), DK.p, "dk", cs) && ok;
+  ok = sameB(toB(dvW), DV.p, "dv", cs) && ok;
+  // Nothing written outside the tensors (the fill is a NaN pattern).
+  for (BufB *b : {&O, &DQ, &DK, &DV}) {
+    for (zrt_bf16 *p = b->store.data(); p < b->p; ++p)
+      if (*p != 0x7fc0) {
+        fprintf(stderr, "FAIL bf16 %s write before buffer\n", cs.c_str());
+        ok = false;
+        break;
+      }
+    for (zrt_bf16 *p = b->p + n; p < b->store.data() + b->store.size(); ++p)
+      if (*p != 0x7fc0) {
+        fprintf(stderr, "FAIL bf16 %s write after buffer\n", cs.c_str());
+        ok = false;
+        break;
+      }
+  }
+  printf("  bf16 (offset %d): %s\n", off,
+         ok ? "bit-identical to f32 on widened values, rounded" : "MISMATCH");
+  return ok;
+}
+int main(int argc, char **argv) {
+  const Args args(argc, argv);
+  struct Case {
+    int64_t B, H, T, D;
+    int optin;
+    int64_t ycap = 65535;
+    float amp = 1;
+  };
+  const std::vector<Case> ci = {{1, 1, 1, 1, 232448},
+                                {2, 3, 65, 16, 232448},
+                                {1, 2, 130, 64, 232448},
+                                {1, 1, 100, 128, 232448},
+                                {1, 2, 70, 24, 232448},
+                                {1, 1, 33, 3, 232448},
+                                {1, 1, 40, 160, 232448},
+                                {1, 1, 70, 64, 64 * 1024},
+                                {1, 1, 70, 128, 100 * 1024},
+                                {1, 3, 40, 24, 65536, 2},
+                                {1, 2, 100, 64, 232448, 65535, 4.0f}};
+  const std::vector<Case> full = {{1, 1, 1, 1, 232448},
+                                  {2, 3, 65, 16, 232448},
+                                  {1, 2, 130, 64, 232448},
+                                  {1, 1, 100, 128, 232448},
+                                  {1, 2, 70, 24, 232448},
+                                  {2, 1, 17, 64, 232448},
+                                  {1, 1, 33, 3, 232448},
+                                  {1, 1, 40, 160, 232448},
+                                  {1, 2, 130, 64, 64 * 1024},
+                                  {1, 1, 70, 128, 100 * 1024},
+                                  {1, 1, 129, 32, 232448},
+                                  {2, 3, 130, 64, 232448, 4},
+                                  {2, 3, 70, 160, 232448, 4},
+                                  {2, 3, 70, 24, 65536, 4},
+                                  {1, 2, 200, 64, 232448, 65535, 4.0f},
+                                  {1, 1, 150, 128, 232448, 65535, 3.0f}};
+  const std::vector<Case> &cases = args.set == "ci" ? ci : full;
+  bool allok = true;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    if (!args.selected((int)ci))
+      continue;
+    const Case c = cases[ci];
+    emu::optin = c.optin;
+    emu::ySlicesCap = c.ycap;
+    const int64_t BH = c.B * c.H, n = BH * c.T * c.D, nl = BH * c.T;
+    std::string cs = "B=" + std::to_string(c.B) + " H=" + std::to_string(c.H) +
+                     " T=" + std::to_string(c.T) + " D=" + std::to_string(c.D) +
+                     " optin=" + std::to_string(c.optin) +
+                     " ycap=" + std::to_string(c.ycap);
+    printf("case %zu: %s\n", ci, cs.c_str());
+    Vec q = rndSym(n, 1 + ci, c.amp), k = rndSym(n, 100 + ci, c.amp),
+        v = rndSym(n, 200 + ci), dout = rndSym(n, 300 + ci);
+    RefOut r;
+    refForward(q, k, v, BH, c.T, c.D, r);
+    Vec oRef(n), lseRef(nl);
+    for (int64_t i = 0; i < n; ++i)
+      oRef[i] = (float)r.out[i];
+    for (int64_t i = 0; i < nl; ++i)
+      lseRef[i] = (float)r.lse[i];
+    refBackward(dout, q, k, v, oRef, lseRef, BH, c.T, c.D, r);
+    const double atol = 1e-6 * std::sqrt((double)c.T), rtol = 1e-5;
+    Vec first[5];
+    for (size_t oi = 0; oi < args.orders.size(); ++oi) {
+      emu::order = args.orders[oi];
+      Vec out(n, NAN), lse(nl, NAN), dq(n, NAN), dk(n, NAN), dv(n, NAN);
+      int st =
+          zrt_cuda::attention_forward(q.data(), k.data(), v.data(), out.data(),
+                                      lse.data(), nullptr, c.B, c.H, c.T, c.D);
+      if (st) {
+        printf("forward status %d %s\n", st, zrt_cuda::last_error());
+        return 1;
+      }
+      st = zrt_cuda::attention_backward(
+          dout.data(), q.data(), k.data(), v.data(), oRef.data(), lseRef.data(),
+          dq.data(), dk.data(), dv.data(), nullptr, c.B, c.H, c.T, c.D);
+      if (st) {
+        printf("backward status %d %s\n", st, zrt_cuda::last_error());
+        return 1;
+      }
+      if (oi == 0) {
+        allok &= close(r.out, out, atol, rtol, "out", cs);
+        allok &= close(r.lse, lse, atol, rtol, "lse", cs);
+        allok &= close(r.dq, dq, atol, rtol, "dq", cs);
+        allok &= close(r.dk, dk, atol, rtol, "dk", cs);
+        allok &= close(r.dv, dv, atol, rtol, "dv", cs);
+        first[0] = out;
+        first[1] = lse;
+        first[2] = dq;
+        first[3] = dk;
+        first[4] = dv;
+      } else {
+        Vec *g[5] = {&out, &lse, &dq, &dk, &dv};
+        for (int t = 0; t < 5; ++t)
+          if (memcmp(first[t].data(), g[t]->data(), first[t].size() * 4)) {
+            printf("  FAIL: output %d differs under scheduling order %d\n", t,
+                   emu::order);
+            allok = false;
+          }
+      }
+    }
+    // bf16 instantiations (one scheduling order per case, rotating).
+    emu::order = args.orders[ci % args.orders.size()];
+    allok &= checkBf16(q, k, v, dout, c.B, c.H, c.T, c.D, 0, cs);
+    allok &=
+        checkBf16(q, k, v, dout, c.B, c.H, c.T, c.D, (int)(1 + ci % 7), cs);
+  }
+  printf(allok ? "ALL OK\n" : "FAILURES\n");
+  return allok ? 0 : 1;
+}
