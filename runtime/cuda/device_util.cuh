@@ -304,6 +304,29 @@ int columnSums(const Term &term, int64_t rows, int64_t cols, Out *out0,
   return launched(fn);
 }
 
+/// The current device's per-block opt-in limit of dynamic shared memory
+/// (cudaDevAttrMaxSharedMemoryPerBlockOptin), in bytes, into *bytes.
+/// Errors: as check() (the failing CUDA call named, `fn` first).
+inline int sharedMemoryOptin(int *bytes, const char *fn) {
+  int dev = 0;
+  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
+                     "cudaGetDevice"))
+    return st;
+  return check(cudaDeviceGetAttribute(
+                   bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute");
+}
+
+/// Allows `kernel` `bytes` of dynamic shared memory (required above 48 KB;
+/// cudaFuncAttributeMaxDynamicSharedMemorySize). Errors: as check().
+template <typename Kernel>
+int allowDynamicSharedMemory(Kernel kernel, int64_t bytes, const char *fn) {
+  return check(cudaFuncSetAttribute(kernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)),
+               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
+}
+
 } // namespace zrt_cuda
 
 #endif // ZRT_CUDA_DEVICE_UTIL_CUH

@@ -791,21 +791,7 @@ int prepare(Launch &L, const char *fn, int64_t B, int64_t H, int64_t T,
   L.T = static_cast<int>(T);
   L.D = static_cast<int>(D);
   L.scale = 1.0f / std::sqrt(static_cast<float>(D)); // as the CPU
-  int dev = 0;
-  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
-                     "cudaGetDevice"))
-    return st;
-  return check(cudaDeviceGetAttribute(
-                   &L.smemOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute");
-}
-
-/// Allows `kernel` `bytes` of dynamic shared memory.
-template <typename Kernel>
-int allowSmem(Kernel kernel, int bytes, const char *fn) {
-  return check(cudaFuncSetAttribute(
-                   kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
+  return sharedMemoryOptin(&L.smemOptin, fn);
 }
 
 template <int DP, typename E>
@@ -817,7 +803,7 @@ int forwardFast(const Launch &L, const E *q, const E *k, const E *v, E *out,
         q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
     return launched(L.fn);
   }
-  if (int st = allowSmem(flashForwardKernel<DP, E>, G::FORWARD_SMEM, L.fn))
+  if (int st = allowDynamicSharedMemory(flashForwardKernel<DP, E>, G::FORWARD_SMEM, L.fn))
     return st;
   flashForwardKernel<DP, E>
       <<<L.grid(), kFlashThreads, G::FORWARD_SMEM, stream()>>>(
@@ -835,7 +821,7 @@ int backwardFast(const Launch &L, const E *dout, const E *q, const E *k,
         dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
   } else {
     if (int st =
-            allowSmem(flashBackwardKVKernel<DP, E>, G::BACKWARD_KV_SMEM, L.fn))
+            allowDynamicSharedMemory(flashBackwardKVKernel<DP, E>, G::BACKWARD_KV_SMEM, L.fn))
       return st;
     flashBackwardKVKernel<DP, E>
         <<<L.grid(), kFlashThreads, G::BACKWARD_KV_SMEM, stream()>>>(
@@ -848,7 +834,7 @@ int backwardFast(const Launch &L, const E *dout, const E *q, const E *k,
         dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
   } else {
     if (int st =
-            allowSmem(flashBackwardQKernel<DP, E>, G::BACKWARD_Q_SMEM, L.fn))
+            allowDynamicSharedMemory(flashBackwardQKernel<DP, E>, G::BACKWARD_Q_SMEM, L.fn))
       return st;
     flashBackwardQKernel<DP, E>
         <<<L.grid(), kFlashThreads, G::BACKWARD_Q_SMEM, stream()>>>(

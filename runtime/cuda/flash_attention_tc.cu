@@ -1032,13 +1032,8 @@ int prepareTc(TcLaunch &L, const char *fn, int64_t B, int64_t H, int64_t T,
   const int64_t tiles = (T + rows - 1) / rows;
   L.items = tiles * L.BH;
   L.grid = static_cast<unsigned>(L.items < kTcMaxGrid ? L.items : kTcMaxGrid);
-  int dev = 0, optin = 0;
-  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
-                     "cudaGetDevice"))
-    return st;
-  if (int st = check(cudaDeviceGetAttribute(
-                         &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-                     ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute"))
+  int optin = 0;
+  if (int st = sharedMemoryOptin(&optin, fn))
     return st;
   if (smemBytes > optin)
     return fail(ZRT_ERR_INVALID_ARGUMENT,
@@ -1046,14 +1041,6 @@ int prepareTc(TcLaunch &L, const char *fn, int64_t B, int64_t H, int64_t T,
                 "per block, the device allows %d",
                 fn, smemBytes, optin);
   return ZRT_OK;
-}
-
-/// Allows `kernel` `bytes` of dynamic shared memory.
-template <typename Kernel>
-int allowSmemTc(Kernel kernel, int bytes, const char *fn) {
-  return check(cudaFuncSetAttribute(
-                   kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
 }
 
 template <int D>
@@ -1066,7 +1053,7 @@ int forwardTc(const uint16_t *q, const uint16_t *k, const uint16_t *v,
     return st;
   const bool vec =
       aligned16(q) && aligned16(k) && aligned16(v) && aligned16(out);
-  if (int st = allowSmemTc(tcForwardKernel<D>, smem, fn))
+  if (int st = allowDynamicSharedMemory(tcForwardKernel<D>, smem, fn))
     return st;
   tcForwardKernel<D><<<L.grid, kTcThreads, smem, stream()>>>(
       q, k, v, out, lse, L.BH, L.T, L.items, L.scale, L.scaleLog2, vec);
@@ -1089,14 +1076,14 @@ int backwardTc(const uint16_t *dout, const uint16_t *q, const uint16_t *k,
   const bool vec = aligned16(dout) && aligned16(q) && aligned16(k) &&
                    aligned16(v) && aligned16(o) && aligned16(dq) &&
                    aligned16(dk) && aligned16(dv);
-  if (int st = allowSmemTc(tcBackwardKVKernel<D>, smemKV, fn))
+  if (int st = allowDynamicSharedMemory(tcBackwardKVKernel<D>, smemKV, fn))
     return st;
   tcBackwardKVKernel<D><<<L.grid, kTcThreads, smemKV, stream()>>>(
       dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.items, L.scale, L.scaleLog2,
       vec);
   if (int st = launched(fn))
     return st;
-  if (int st = allowSmemTc(tcBackwardQKernel<D>, smemQ, fn))
+  if (int st = allowDynamicSharedMemory(tcBackwardQKernel<D>, smemQ, fn))
     return st;
   tcBackwardQKernel<D><<<LQ.grid, kTcThreads, smemQ, stream()>>>(
       dout, q, k, v, o, lse, dq, LQ.BH, LQ.T, LQ.items, LQ.scale,

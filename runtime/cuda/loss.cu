@@ -89,28 +89,14 @@ int64_t stagedBytes(int64_t cols) { return ((cols + 7) * 2 + 15) / 16 * 16; }
 constexpr int64_t kStagedStaticBytes = 1024;
 
 /// Whether rows of `cols` bf16 logits fit in the shared memory of one block
-/// (cudaDevAttrMaxSharedMemoryPerBlockOptin; *fits false when the query
-/// fails is not an error: the unstaged kernels run).
+/// (cudaDevAttrMaxSharedMemoryPerBlockOptin); when they do not, the
+/// unstaged kernels run. A failing device query is reported.
 int stagedFits(int64_t cols, bool *fits, const char *fn) {
-  int dev = 0, optin = 0;
-  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
-                     "cudaGetDevice"))
-    return st;
-  if (int st = check(cudaDeviceGetAttribute(
-                         &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
-                     ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute"))
+  int optin = 0;
+  if (int st = sharedMemoryOptin(&optin, fn))
     return st;
   *fits = stagedBytes(cols) + kStagedStaticBytes <= optin;
   return ZRT_OK;
-}
-
-/// Allows `kernel` `bytes` of dynamic shared memory.
-template <typename Kernel>
-int allowSmem(Kernel kernel, int64_t bytes, const char *fn) {
-  return check(cudaFuncSetAttribute(kernel,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(bytes)),
-               ZRT_ERR_INVALID_ARGUMENT, fn, "cudaFuncSetAttribute");
 }
 
 /// Rounds a byte offset up to 256 (cudaMalloc alignment) for carving the
@@ -485,7 +471,7 @@ int crossEntropyForward(const char *fn, const T *logits, const int32_t *targets,
         return st;
       if (staged) {
         const int64_t smem = stagedBytes(cols);
-        if (int st = allowSmem(crossEntropyRowsStagedKernel, smem, fn))
+        if (int st = allowDynamicSharedMemory(crossEntropyRowsStagedKernel, smem, fn))
           return st;
         crossEntropyRowsStagedKernel<<<lossRowBlocks(N), stagedRowThreads(cols),
                                        smem, stream()>>>(
@@ -754,7 +740,7 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
     return st;
   if (staged) {
     const int64_t smem = stagedBytes(num_classes);
-    if (int st = allowSmem(crossEntropyBackwardStagedKernel, smem, fn))
+    if (int st = allowDynamicSharedMemory(crossEntropyBackwardStagedKernel, smem, fn))
       return st;
     crossEntropyBackwardStagedKernel<<<
         lossRowBlocks(N), stagedRowThreads(num_classes), smem, stream()>>>(
