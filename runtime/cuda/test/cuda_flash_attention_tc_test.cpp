@@ -350,28 +350,6 @@ TEST(CudaFlashAttentionTcArgs, UnsupportedHeadSizeIsAnError) {
       << zrt_cuda::last_error();
 }
 
-/// Milliseconds per call of `fn` on the compute stream (2 warm-up calls,
-/// then `reps` timed); -1 when a call fails.
-template <typename Fn> float timeOnStream(int reps, Fn fn) {
-  for (int i = 0; i < 2; ++i)
-    if (fn() != ZRT_OK)
-      return -1.0f;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaEventRecord(start, zrt_cuda::stream());
-  for (int i = 0; i < reps; ++i)
-    if (fn() != ZRT_OK)
-      return -1.0f;
-  cudaEventRecord(stop, zrt_cuda::stream());
-  cudaEventSynchronize(stop);
-  float ms = 0.0f;
-  cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / reps;
-}
-
 // Timing at GPT-2 124M's shape (B = 16, H = 12, T = 1024, D = 64), next to
 // the f32 SIMT kernels of flash_attention.cu. Causal FLOPs: forward
 // 4 B H T^2 D / 2, backward 2.5x that (FlashAttention's convention). Not a

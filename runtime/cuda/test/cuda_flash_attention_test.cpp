@@ -299,28 +299,6 @@ TEST_F(CudaFlashAttention, MatchesCpuRuntime) {
   }
 }
 
-/// Milliseconds per call of `fn` on the compute stream (2 warm-up calls,
-/// then `reps` timed); -1 when a call fails.
-template <typename Fn> float timeOnStream(int reps, Fn fn) {
-  for (int i = 0; i < 2; ++i)
-    if (fn() != ZRT_OK)
-      return -1.0f;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaEventRecord(start, zrt_cuda::stream());
-  for (int i = 0; i < reps; ++i)
-    if (fn() != ZRT_OK)
-      return -1.0f;
-  cudaEventRecord(stop, zrt_cuda::stream());
-  cudaEventSynchronize(stop);
-  float ms = 0.0f;
-  cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / reps;
-}
-
 // Timing at GPT-2 124M's shape (B = 16, H = 12, T = 1024, D = 64), against
 // zrt_causal_attention (cuBLAS + the [B, H, T, T] probabilities). Not a
 // correctness test: run with --gtest_also_run_disabled_tests.

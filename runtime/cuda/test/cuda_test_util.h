@@ -130,6 +130,28 @@ inline float bitsToFloat(uint32_t u) {
   return f;
 }
 
+/// Milliseconds per call of `fn` on the compute stream (2 warm-up calls,
+/// then `reps` timed); -1 when a call fails.
+template <typename Fn> float timeOnStream(int reps, Fn fn) {
+  for (int i = 0; i < 2; ++i)
+    if (fn() != ZRT_OK)
+      return -1.0f;
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start, zrt_cuda::stream());
+  for (int i = 0; i < reps; ++i)
+    if (fn() != ZRT_OK)
+      return -1.0f;
+  cudaEventRecord(stop, zrt_cuda::stream());
+  cudaEventSynchronize(stop);
+  float ms = 0.0f;
+  cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / reps;
+}
+
 } // namespace zrt_cuda_test
 
 /// Runs a zrt_cuda call and the CPU runtime's same call, which must both
