@@ -155,13 +155,18 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGra
 LogicalResult CausalAttentionOp::buildGradient(
     OpBuilder &b, ArrayRef<Value> resultGrads, ArrayRef<bool> needGrad,
     SmallVectorImpl<Value> &operandGrads) {
-  Type t = getType();
+  Type t = getQuery().getType();
   auto grad = AttentionGradOp::create(b, getLoc(), t, t, t, getQuery(),
-                                      getKey(), getValue(), resultGrads[0]);
+                                      getKey(), getValue(), getResult(),
+                                      getLse(), resultGrads[0]);
   for (unsigned i = 0; i < 3; ++i)
     if (needGrad[i])
       operandGrads[i] = grad->getResult(i);
   return success();
+}
+
+bool CausalAttentionOp::isDifferentiableResult(unsigned index) {
+  return index == 0; // the log-sum-exp is a statistic, not a value
 }
 
 LogicalResult BroadcastOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,

@@ -17,8 +17,10 @@ def Train_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   let methods = [
     InterfaceMethod<[{
         Emits, at the builder's insertion point, the gradients of the
-        operands. `resultGrads[i]` is the gradient of result i (never null:
-        the pass materializes zeros for results without uses on the path).
+        operands. `resultGrads[i]` is the gradient of result i: never null for
+        a differentiable result (the pass materializes zeros for results
+        without uses on the path), always null for one that
+        `isDifferentiableResult` excludes.
         `needGrad[j]` says whether operand j's gradient is wanted; the op
         emits no work that only unwanted gradients need and sets
         `operandGrads[j]` (pre-sized to the operand count, all null) for the
@@ -37,6 +39,14 @@ def Train_GradientOpInterface : OpInterface<"GradientOpInterface"> {
       /*methodBody=*/[{}], /*defaultImplementation=*/[{
         return ::llvm::isa<::mlir::FloatType>(
             ::mlir::getElementTypeOrSelf($_op->getOperand(index).getType()));
+      }]>,
+    InterfaceMethod<[{
+        Whether result `index` carries a gradient. A statistic an op returns
+        for its own backward (attention's log-sum-exp) does not: the pass
+        gives it a null result gradient and materializes no zeros for it.
+      }], "bool", "isDifferentiableResult", (ins "unsigned":$index),
+      /*methodBody=*/[{}], /*defaultImplementation=*/[{
+        return true;
       }]>
   ];
 }

@@ -178,9 +178,9 @@ LogicalResult LayerNormOp::verify() {
 }
 
 LogicalResult CausalAttentionOp::verify() {
-  if (getType().getRank() != 4)
+  if (getQuery().getType().getRank() != 4)
     return emitOpError("query, key and value must be [B, H, T, D], got ")
-           << getType();
+           << getQuery().getType();
   return success();
 }
 

@@ -13,6 +13,8 @@ include "Train/TrainInterfaces.td"
 /// A statically shaped tensor of floating-point elements the dialect computes
 /// on (f32, bf16 or f16).
 def Train_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
+/// f32 statistics (attention's log-sum-exp).
+def Train_F32Tensor : StaticShapeTensorOf<[F32]>;
 /// Token ids and class targets.
 def Train_IdTensor : StaticShapeTensorOf<[I32]>;
 /// A scalar f32 tensor (loss, learning rate, norms).
@@ -349,8 +351,17 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
   let hasVerifier = 1;
 }
 
-def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure, Differentiable,
-    AllTypesMatch<["query", "key", "value", "result"]>]> {
+/// The [B, H, T] f32 type of the log-sum-exp of attention over [B, H, T, D].
+defvar Train_AttentionLseType = [{::mlir::RankedTensorType::get(
+    ::llvm::cast<::mlir::RankedTensorType>($_self).getShape().drop_back(),
+    ::mlir::Float32Type::get($_self.getContext()))}];
+
+def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,
+    DeclareOpInterfaceMethods<Train_GradientOpInterface,
+                              ["buildGradient", "isDifferentiableResult"]>,
+    AllTypesMatch<["query", "key", "value", "result"]>,
+    TypesMatchWith<"lse is the [B, H, T] f32 row statistics of result",
+                   "result", "lse", Train_AttentionLseType>]> {
   let summary = "Scaled dot-product attention with a causal mask";
   let description = [{
     `query`, `key`, `value` and the result are [B, H, T, D]:
@@ -358,14 +369,20 @@ def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure, Differentiable
     `scaled_dot_product_attention(q, k, v, is_causal=True)`). Softmax
     statistics are computed in f32.
 
+    `lse` [B, H, T] f32 is the log-sum-exp of each row of the scaled, masked
+    scores, the softmax statistics flash-attention's forward keeps for its
+    backward (L in Dao, FlashAttention-2, arXiv 2307.08691, Algorithm 1):
+    `train.attention_grad` reads it with the result instead of recomputing
+    the forward. It carries no gradient.
+
     Example:
     ```mlir
-    %o = train.causal_attention %q, %k, %v : tensor<4x4x32x16xf32>
+    %o, %lse = train.causal_attention %q, %k, %v : tensor<4x4x32x16xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
                        Train_FloatTensor:$value);
-  let results = (outs Train_FloatTensor:$result);
+  let results = (outs Train_FloatTensor:$result, Train_F32Tensor:$lse);
   let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -628,24 +645,29 @@ def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
 }
 
 def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
-    AllTypesMatch<["query", "key", "value", "grad",
-                   "query_grad", "key_grad", "value_grad"]>]> {
+    AllTypesMatch<["query", "key", "value", "output", "grad",
+                   "query_grad", "key_grad", "value_grad"]>,
+    TypesMatchWith<"lse is the [B, H, T] f32 row statistics of grad",
+                   "grad", "lse", Train_AttentionLseType>]> {
   let summary = "Gradients of causal attention";
   let description = [{
-    From Q, K, V [B, H, T, D] and the output gradient: dQ, dK, dV of
-    `train.causal_attention` (the probabilities are recomputed, as
-    flash-attention's backward does).
+    From Q, K, V [B, H, T, D], the forward's `output` and `lse` (the results
+    of `train.causal_attention` on Q, K, V) and the output gradient: dQ, dK,
+    dV. The probabilities are recomputed tile by tile from Q, K and `lse`,
+    as flash-attention's backward does (FlashAttention-2, Algorithm 2);
+    `output` gives the row terms rowsum(dO ∘ O).
 
     Example:
     ```mlir
-    %dq, %dk, %dv = train.attention_grad %q, %k, %v, %do : tensor<4x4x32x16xf32>
+    %dq, %dk, %dv = train.attention_grad %q, %k, %v, %o, %lse, %do : tensor<4x4x32x16xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
-                       Train_FloatTensor:$value, Train_FloatTensor:$grad);
+                       Train_FloatTensor:$value, Train_FloatTensor:$output,
+                       Train_F32Tensor:$lse, Train_FloatTensor:$grad);
   let results = (outs Train_FloatTensor:$query_grad, Train_FloatTensor:$key_grad,
                       Train_FloatTensor:$value_grad);
-  let assemblyFormat = "$query `,` $key `,` $value `,` $grad attr-dict `:` type($grad)";
+  let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $lse `,` $grad attr-dict `:` type($grad)";
   let hasVerifier = 1;
 }
 

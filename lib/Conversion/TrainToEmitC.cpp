@@ -249,8 +249,6 @@ private:
   Value ptr(Value tensor);
   Value offsetPtr(Value p, int64_t elems);
   Value scratch(int64_t elems);
-  /// `elems` bf16 elements of scratch (aligned as scratch()).
-  Value scratchBf16(int64_t elems);
   /// The runtime function for an f32 kernel name: its zrt_X_bf16 variant
   /// while the op being emitted runs natively in bf16.
   std::string kernel(StringRef f32Name) const {
@@ -1058,11 +1056,13 @@ static bool hasNativeBf16Kernel(Operation *op) {
   };
   return TypeSwitch<Operation *, bool>(op)
       .Case<train::AddOp, train::GeluOp, train::GeluGradOp,
-            train::LayerNormOp, train::LayerNormGradOp, train::ReduceSumOp,
-            train::CausalAttentionOp, train::AttentionGradOp>(
+            train::LayerNormOp, train::LayerNormGradOp, train::ReduceSumOp>(
           [&](Operation *o) {
             return bf16(o->getOperands()) && bf16(o->getResults());
           })
+      // Q, K, V, O and their gradients share one type; lse is f32.
+      .Case<train::CausalAttentionOp, train::AttentionGradOp>(
+          [&](Operation *o) { return bf16(o->getOperand(0)); })
       .Case([&](train::CrossEntropyOp o) {
         return bf16(o.getLogits()) && f32(o.getResult());
       })
@@ -1110,24 +1110,11 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
         numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
     bytes += 2 * alignUp(rows * 4);
   }
-  if (auto g = dyn_cast<train::AttentionGradOp>(op)) {
-    // The recomputed output (bf16 on the native path) and log-sum-exp, and
-    // the attention workspace.
-    ArrayRef<int64_t> s = tensorType(g.getQuery()).getShape();
-    int64_t outFloats =
-        native ? (numel(g.getQuery()) + 1) / 2 : numel(g.getQuery());
-    bytes += alignUp(std::max<int64_t>(outFloats, 1) * 4) +
-             alignUp(s[0] * s[1] * s[2] * 4) +
-             alignUp((native ? attentionWorkspaceBf16(s[2], s[3])
-                             : attentionWorkspace(s[2])) *
-                     4);
-  }
-  if (auto a = dyn_cast<train::CausalAttentionOp>(op)) {
-    // The log-sum-exp (not kept: the backward recomputes it) and the
-    // attention workspace.
-    ArrayRef<int64_t> s = a.getType().getShape();
-    bytes += alignUp(s[0] * s[1] * s[2] * 4) +
-             alignUp((native ? attentionWorkspaceBf16(s[2], s[3])
+  if (isa<train::CausalAttentionOp, train::AttentionGradOp>(op)) {
+    // The attention workspace (the forward's output and log-sum-exp are
+    // tensors of the IR, kept for the backward).
+    ArrayRef<int64_t> s = tensorType(op->getOperand(0)).getShape();
+    bytes += alignUp((native ? attentionWorkspaceBf16(s[2], s[3])
                              : attentionWorkspace(s[2])) *
                      4);
   }
@@ -1416,15 +1403,6 @@ Value FunctionLowering::scratch(int64_t elems) {
   return pointerAt(p, b.getF32Type());
 }
 
-Value FunctionLowering::scratchBf16(int64_t elems) {
-  Placement p{kMemTemps, scratchBase + scratchCursor};
-  scratchCursor += alignUp(std::max<int64_t>((elems + 1) / 2, 1) * 4);
-  if (scratchCursor > scratchSize || scratchBase < 0)
-    llvm::report_fatal_error(
-        "convert-train-to-emitc: scratch plan out of sync");
-  return pointerAt(p, BFloat16Type::get(b.getContext()));
-}
-
 Value FunctionLowering::scalar(Value tensor) {
   // The optimizer step's scalar arguments are host values already.
   for (auto [which, irArg] : scalarArgs)
@@ -1682,34 +1660,27 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         return success();
       })
       .Case([&](train::CausalAttentionOp o) {
-        ArrayRef<int64_t> s = o.getType().getShape();
-        Value lse = scratch(s[0] * s[1] * s[2]);
+        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
         Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(s[2], s[3])
                                         : attentionWorkspace(s[2]));
         call(kernel("zrt_attention_forward"),
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
-              ptr(o.getResult()), lse, work, i64(s[0]), i64(s[1]), i64(s[2]),
-              i64(s[3])});
+              ptr(o.getResult()), ptr(o.getLse()), work, i64(s[0]), i64(s[1]),
+              i64(s[2]), i64(s[3])});
         return success();
       })
       .Case([&](train::AttentionGradOp o) {
+        // The probabilities are recomputed tile by tile from the forward's
+        // log-sum-exp.
         ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        // The forward keeps nothing: its output and log-sum-exp are
-        // recomputed (one fused pass on CUDA), then the backward recomputes
-        // the probabilities from them tile by tile.
-        Value out = nativeBf16 ? scratchBf16(numel(o.getQuery()))
-                               : scratch(numel(o.getQuery()));
-        Value lse = scratch(s[0] * s[1] * s[2]);
         Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(s[2], s[3])
                                         : attentionWorkspace(s[2]));
-        call(kernel("zrt_attention_forward"),
-             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()), out, lse,
-              work, i64(s[0]), i64(s[1]), i64(s[2]), i64(s[3])});
         call(kernel("zrt_attention_backward"),
              {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
-              ptr(o.getValue()), out, lse, ptr(o.getQueryGrad()),
-              ptr(o.getKeyGrad()), ptr(o.getValueGrad()), work, i64(s[0]),
-              i64(s[1]), i64(s[2]), i64(s[3])});
+              ptr(o.getValue()), ptr(o.getOutput()), ptr(o.getLse()),
+              ptr(o.getQueryGrad()), ptr(o.getKeyGrad()),
+              ptr(o.getValueGrad()), work, i64(s[0]), i64(s[1]), i64(s[2]),
+              i64(s[3])});
         return success();
       })
       .Case([&](train::MatmulOp o) {

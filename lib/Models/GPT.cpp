@@ -244,7 +244,12 @@ private:
     Value q = splitHeads(split.getResult(0));
     Value k = splitHeads(split.getResult(1));
     Value v = splitHeads(split.getResult(2));
-    Value y = train::CausalAttentionOp::create(mb.b, mb.loc, q.getType(), q, k, v);
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto lseType = RankedTensorType::get(qType.getShape().drop_back(),
+                                         mb.b.getF32Type());
+    Value y = train::CausalAttentionOp::create(mb.b, mb.loc, qType, lseType,
+                                               q, k, v)
+                  .getResult();
     y = mb.linear(mergeHeads(y), h + ".attn.c_proj");
     x = train::AddOp::create(mb.b, mb.loc, act(C), x, y);
 

@@ -217,7 +217,11 @@ LogicalResult TrainAutodiffPass::differentiate(ModuleOp module,
                             "loss but has no gradient rule");
 
     SmallVector<Value> resultGrads;
-    for (Value r : op.getResults()) {
+    for (OpResult r : op.getResults()) {
+      if (!gradOp.isDifferentiableResult(r.getResultNumber())) {
+        resultGrads.push_back(Value());
+        continue;
+      }
       Value g = grads.lookup(r);
       if (!g) {
         if (!isFloatTensor(r.getType()))

@@ -126,7 +126,7 @@ func.func @layer_norm_grad_eps(%x: tensor<4x64xf32>, %w: tensor<64xf32>) {
 
 func.func @attention_rank(%q: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
   // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<4x32x16xf32>'}}
-  %o = train.causal_attention %q, %q, %q : tensor<4x32x16xf32>
+  %o, %lse = train.causal_attention %q, %q, %q : tensor<4x32x16xf32>
   return %o : tensor<4x32x16xf32>
 }
 
@@ -134,7 +134,7 @@ func.func @attention_rank(%q: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
 
 func.func @attention_rank5(%q: tensor<1x4x4x32x16xf32>) -> tensor<1x4x4x32x16xf32> {
   // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<1x4x4x32x16xf32>'}}
-  %o = train.causal_attention %q, %q, %q : tensor<1x4x4x32x16xf32>
+  %o, %lse = train.causal_attention %q, %q, %q : tensor<1x4x4x32x16xf32>
   return %o : tensor<1x4x4x32x16xf32>
 }
 
@@ -142,7 +142,7 @@ func.func @attention_rank5(%q: tensor<1x4x4x32x16xf32>) -> tensor<1x4x4x32x16xf3
 
 func.func @attention_key(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x16x16xf32>) -> tensor<4x4x32x16xf32> {
   // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {query, key, value, result} have same type}}
-  %o = "train.causal_attention"(%q, %k, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x16x16xf32>, tensor<4x4x32x16xf32>) -> tensor<4x4x32x16xf32>
+  %o, %lse = "train.causal_attention"(%q, %k, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x16x16xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32xf32>)
   return %o : tensor<4x4x32x16xf32>
 }
 
@@ -150,23 +150,39 @@ func.func @attention_key(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x16x16xf32>) -
 
 func.func @attention_value_type(%q: tensor<4x4x32x16xf32>, %v: tensor<4x4x32x16xbf16>) -> tensor<4x4x32x16xf32> {
   // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {query, key, value, result} have same type}}
-  %o = "train.causal_attention"(%q, %q, %v) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xbf16>) -> tensor<4x4x32x16xf32>
+  %o, %lse = "train.causal_attention"(%q, %q, %v) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xbf16>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32xf32>)
   return %o : tensor<4x4x32x16xf32>
 }
 
 // -----
 
-func.func @attention_grad_mismatch(%q: tensor<4x4x32x16xf32>, %do: tensor<4x4x32x16xbf16>) {
-  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, key, value, grad, query_grad, key_grad, value_grad} have same type}}
-  %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %do) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xbf16>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>)
+func.func @attention_lse_type(%q: tensor<4x4x32x16xf32>) -> tensor<4x4x32x16xf32> {
+  // expected-error @+1 {{'train.causal_attention' op failed to verify that lse is the [B, H, T] f32 row statistics of result}}
+  %o, %lse = "train.causal_attention"(%q, %q, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x16xf32>)
+  return %o : tensor<4x4x32x16xf32>
+}
+
+// -----
+
+func.func @attention_grad_lse_shape(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x16xf32>) {
+  // expected-error @+1 {{'train.attention_grad' op failed to verify that lse is the [B, H, T] f32 row statistics of grad}}
+  %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %lse, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x16xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>)
   return
 }
 
 // -----
 
-func.func @attention_grad_result(%q: tensor<4x4x32x16xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, key, value, grad, query_grad, key_grad, value_grad} have same type}}
-  %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x16x32xf32>, tensor<4x4x32x16xf32>)
+func.func @attention_grad_mismatch(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x32xf32>, %do: tensor<4x4x32x16xbf16>) {
+  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, key, value, output, grad, query_grad, key_grad, value_grad} have same type}}
+  %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %lse, %do) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xbf16>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_result(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x32xf32>) {
+  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, key, value, output, grad, query_grad, key_grad, value_grad} have same type}}
+  %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %lse, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x16x32xf32>, tensor<4x4x32x16xf32>)
   return
 }
 
@@ -360,9 +376,9 @@ func.func @layer_norm_mixed(%x: tensor<2x4xbf16>, %w: tensor<4xf32>, %b: tensor<
 
 // -----
 
-func.func @attention_grad_rank(%q: tensor<2x8x4xf32>) {
+func.func @attention_grad_rank(%q: tensor<2x8x4xf32>, %lse: tensor<2x8xf32>) {
   // expected-error @+1 {{'train.attention_grad' op query, key, value and grad must be [B, H, T, D], got 'tensor<2x8x4xf32>'}}
-  %dq, %dk, %dv = train.attention_grad %q, %q, %q, %q : tensor<2x8x4xf32>
+  %dq, %dk, %dv = train.attention_grad %q, %q, %q, %q, %lse, %q : tensor<2x8x4xf32>
   return
 }
 

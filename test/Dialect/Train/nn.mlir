@@ -44,19 +44,22 @@ func.func @layer_norm_grad(%x: tensor<4x32x64xf32>, %w: tensor<64xf32>, %dy: ten
 func.func @attention(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x32x16xf32>,
                      %v: tensor<4x4x32x16xf32>, %do: tensor<4x4x32x16xf32>,
                      %h: tensor<1x2x8x4xbf16>)
-    -> (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>,
-        tensor<4x4x32x16xf32>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) {
-  // CHECK: %[[O:.*]] = train.causal_attention %[[Q]], %[[K]], %[[V]] : tensor<4x4x32x16xf32>
-  %o = train.causal_attention %q, %k, %v : tensor<4x4x32x16xf32>
-  // CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = train.attention_grad %[[Q]], %[[K]], %[[V]], %[[DO]] : tensor<4x4x32x16xf32>
-  %dq, %dk, %dv = train.attention_grad %q, %k, %v, %do : tensor<4x4x32x16xf32>
-  // CHECK: %[[OH:.*]] = train.causal_attention %[[H]], %[[H]], %[[H]] : tensor<1x2x8x4xbf16>
-  %oh = train.causal_attention %h, %h, %h : tensor<1x2x8x4xbf16>
-  // CHECK: %{{.*}}, %{{.*}}, %[[DVH:.*]] = train.attention_grad %[[H]], %[[H]], %[[H]], %[[OH]] : tensor<1x2x8x4xbf16>
-  %gh:3 = train.attention_grad %h, %h, %h, %oh : tensor<1x2x8x4xbf16>
-  // CHECK: return %[[O]], %[[DQ]], %[[DK]], %[[DV]], %[[OH]], %[[DVH]]
-  return %o, %dq, %dk, %dv, %oh, %gh#2 : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>,
-                                         tensor<4x4x32x16xf32>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>
+    -> (tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>,
+        tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<1x2x8x4xbf16>,
+        tensor<1x2x8xf32>, tensor<1x2x8x4xbf16>) {
+  // CHECK: %[[O:.*]], %[[L:.*]] = train.causal_attention %[[Q]], %[[K]], %[[V]] : tensor<4x4x32x16xf32>
+  %o, %lse = train.causal_attention %q, %k, %v : tensor<4x4x32x16xf32>
+  // CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = train.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[DO]] : tensor<4x4x32x16xf32>
+  %dq, %dk, %dv = train.attention_grad %q, %k, %v, %o, %lse, %do : tensor<4x4x32x16xf32>
+  // CHECK: %[[OH:.*]], %[[LH:.*]] = train.causal_attention %[[H]], %[[H]], %[[H]] : tensor<1x2x8x4xbf16>
+  %oh:2 = train.causal_attention %h, %h, %h : tensor<1x2x8x4xbf16>
+  // CHECK: %{{.*}}, %{{.*}}, %[[DVH:.*]] = train.attention_grad %[[H]], %[[H]], %[[H]], %[[OH]], %[[LH]], %[[OH]] : tensor<1x2x8x4xbf16>
+  %gh:3 = train.attention_grad %h, %h, %h, %oh#0, %oh#1, %oh#0 : tensor<1x2x8x4xbf16>
+  // CHECK: return %[[O]], %[[L]], %[[DQ]], %[[DK]], %[[DV]], %[[OH]], %[[LH]], %[[DVH]]
+  return %o, %lse, %dq, %dk, %dv, %oh#0, %oh#1, %gh#2
+      : tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>,
+        tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<1x2x8x4xbf16>,
+        tensor<1x2x8xf32>, tensor<1x2x8x4xbf16>
 }
 
 // -----

@@ -99,3 +99,25 @@ func.func @forward(%a: tensor<3xf32> {train.requires_grad}, %b: tensor<3xf32>) -
   %l = train.mse %a, %b : tensor<3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Attention: the gradient reads the forward's output and log-sum-exp (no
+// recomputed forward); the log-sum-exp carries no gradient, so no zeros are
+// materialized for it.
+train.param @w : tensor<1x2x4x8xf32> init(<normal, 2.000000e-02>) trainable
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[W:.*]] = train.load @w
+// CHECK: %[[O:.*]], %[[LSE:.*]] = train.causal_attention %[[W]], %[[W]], %[[W]] : tensor<1x2x4x8xf32>
+// CHECK: %[[DO:.*]] = train.mse_grad %[[O]]
+// CHECK-NOT: train.fill
+// CHECK-NEXT: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = train.attention_grad %[[W]], %[[W]], %[[W]], %[[O]], %[[LSE]], %[[DO]] : tensor<1x2x4x8xf32>
+// CHECK-NEXT: %[[S1:.*]] = train.add %[[DQ]], %[[DK]]
+// CHECK-NEXT: %[[S2:.*]] = train.add %[[S1]], %[[DV]]
+// CHECK-NEXT: train.accumulate %[[S2]], @w.grad
+func.func @forward(%in: tensor<1x2x4x8xf32>, %t: tensor<1x2x4x8xf32>) -> tensor<f32> {
+  %w = train.load @w : tensor<1x2x4x8xf32>
+  %o, %lse = train.causal_attention %w, %w, %w : tensor<1x2x4x8xf32>
+  %l = train.mse %o, %t : tensor<1x2x4x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
