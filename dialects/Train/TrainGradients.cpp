@@ -169,6 +169,20 @@ bool CausalAttentionOp::isDifferentiableResult(unsigned index) {
   return index == 0; // the log-sum-exp is a statistic, not a value
 }
 
+LogicalResult CausalAttentionPackedOp::buildGradient(
+    OpBuilder &b, ArrayRef<Value> resultGrads, ArrayRef<bool> needGrad,
+    SmallVectorImpl<Value> &operandGrads) {
+  if (needGrad[0])
+    operandGrads[0] = AttentionPackedGradOp::create(
+        b, getLoc(), getQkv().getType(), getQkv(), getResult(), getLse(),
+        resultGrads[0], getHeadsAttr());
+  return success();
+}
+
+bool CausalAttentionPackedOp::isDifferentiableResult(unsigned index) {
+  return index == 0; // the log-sum-exp is a statistic, not a value
+}
+
 LogicalResult BroadcastOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                          ArrayRef<bool> needGrad,
                                          SmallVectorImpl<Value> &operandGrads) {

@@ -184,6 +184,45 @@ LogicalResult CausalAttentionOp::verify() {
   return success();
 }
 
+/// The shape rules of causal_attention_packed and attention_packed_grad:
+/// qkv [B, T, 3 C] with C divisible by heads, out (named `outName`)
+/// [B, T, C], lse [B, heads, T].
+static LogicalResult verifyPackedAttention(Operation *op, RankedTensorType qkv,
+                                           StringRef outName,
+                                           RankedTensorType out,
+                                           RankedTensorType lse,
+                                           int64_t heads) {
+  if (qkv.getRank() != 3 || qkv.getDimSize(2) % 3 != 0)
+    return op->emitOpError("qkv must be [B, T, 3 C], got ") << qkv;
+  int64_t B = qkv.getDimSize(0), T = qkv.getDimSize(1),
+          C = qkv.getDimSize(2) / 3;
+  if (C % heads != 0)
+    return op->emitOpError("C = ")
+           << C << " (a third of qkv's last dimension) is not divisible by "
+           << heads << " heads";
+  if (out.getShape() != ArrayRef<int64_t>{B, T, C})
+    return op->emitOpError() << outName << " must be ["
+           << B << ", " << T << ", " << C << "] for qkv " << qkv << ", got "
+           << out;
+  if (lse.getShape() != ArrayRef<int64_t>{B, heads, T})
+    return op->emitOpError("lse must be [")
+           << B << ", " << heads << ", " << T << "] (batch, heads, tokens), got "
+           << lse;
+  return success();
+}
+
+LogicalResult CausalAttentionPackedOp::verify() {
+  return verifyPackedAttention(*this, getQkv().getType(), "result",
+                               getResult().getType(), getLse().getType(),
+                               static_cast<int64_t>(getHeads()));
+}
+
+LogicalResult AttentionPackedGradOp::verify() {
+  return verifyPackedAttention(*this, getQkv().getType(), "output",
+                               getOutput().getType(), getLse().getType(),
+                               static_cast<int64_t>(getHeads()));
+}
+
 LogicalResult BroadcastOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
   if (in.getRank() > out.getRank() ||

@@ -387,6 +387,41 @@ def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,
   let hasVerifier = 1;
 }
 
+def Train_CausalAttentionPackedOp : Train_Op<"causal_attention_packed", [Pure,
+    DeclareOpInterfaceMethods<Train_GradientOpInterface,
+                              ["buildGradient", "isDifferentiableResult"]>,
+    AllElementTypesMatch<["qkv", "result"]>]> {
+  let summary = "Causal attention on the packed q/k/v projection";
+  let description = [{
+    `qkv` [B, T, 3 C] holds, per token, q, then k, then v, each the `heads`
+    heads of D = C / heads side by side (the output of a transformer
+    block's fused q/k/v projection); the result [B, T, C] holds the heads'
+    outputs side by side, ready for the output projection. It computes
+    `train.causal_attention` on the heads without copying them out:
+
+    ```
+    q, k, v = split(qkv, dim 2)                  // [B, T, C] each
+    x → transpose(reshape(x, [B, T, H, D]), [0, 2, 1, 3])   // [B, H, T, D]
+    o, lse = causal_attention(q, k, v)
+    result = reshape(transpose(o, [0, 2, 1, 3]), [B, T, C])
+    ```
+
+    (nanoGPT `CausalSelfAttention.forward`; FlashAttention's qkv-packed
+    interface). `lse` [B, heads, T] f32 is the softmax statistics the
+    backward reads, as in `train.causal_attention`; it carries no gradient.
+
+    Example:
+    ```mlir
+    %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x2x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$qkv,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads);
+  let results = (outs Train_FloatTensor:$result, Train_F32Tensor:$lse);
+  let assemblyFormat = "$qkv `heads` `(` $heads `)` attr-dict `:` type($qkv) `->` type($result) `,` type($lse)";
+  let hasVerifier = 1;
+}
+
 def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Differentiable]> {
   let summary = "Repeats a tensor along new leading dimensions";
   let description = [{
@@ -668,6 +703,30 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
   let results = (outs Train_FloatTensor:$query_grad, Train_FloatTensor:$key_grad,
                       Train_FloatTensor:$value_grad);
   let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $lse `,` $grad attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
+def Train_AttentionPackedGradOp : Train_Op<"attention_packed_grad", [Pure,
+    AllTypesMatch<["qkv", "result"]>, AllTypesMatch<["output", "grad"]>,
+    AllElementTypesMatch<["qkv", "output"]>]> {
+  let summary = "Gradient of causal attention on the packed projection";
+  let description = [{
+    From `qkv` [B, T, 3 C], the forward's `output` [B, T, C] and `lse`
+    [B, heads, T] (the results of `train.causal_attention_packed` on qkv)
+    and the output gradient [B, T, C]: the gradient of qkv [B, T, 3 C], dq,
+    dk and dv in qkv's layout (`train.attention_grad` on the heads, merged
+    without a concat).
+
+    Example:
+    ```mlir
+    %dqkv = train.attention_packed_grad %qkv, %y, %lse, %dy heads(2) : tensor<4x32x48xf32>, tensor<4x32x16xf32>, tensor<4x2x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$qkv, Train_FloatTensor:$output,
+                       Train_F32Tensor:$lse, Train_FloatTensor:$grad,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$qkv `,` $output `,` $lse `,` $grad `heads` `(` $heads `)` attr-dict `:` type($qkv) `,` type($grad) `,` type($lse)";
   let hasVerifier = 1;
 }
 

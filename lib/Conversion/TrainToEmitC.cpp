@@ -233,6 +233,9 @@ private:
   LogicalResult planArguments();
   void decideLoadCopies();
   void decideInPlaceUpdates();
+  void decidePackSlots();
+  void decideFusedCasts();
+  void decideFillRuns();
   int64_t scratchBytes(Operation *op);
   void request(Value v, int mem, int64_t first);
   LogicalResult assignOffsets();
@@ -292,6 +295,26 @@ private:
   DenseSet<Operation *> copyLoads;             ///< Loads that copy.
   DenseSet<Value> inPlaceResults;              ///< AdamW results on the state.
   DenseMap<Value, StringRef> forwardedResults; ///< Computed in this state.
+  /// Values computed in their slot of a zero.pack's flat result (a view of
+  /// it at an element offset), so the pack copies nothing for them.
+  DenseMap<Value, std::pair<Value, int64_t>> packSlots;
+  /// A zero.pack result with slot members -> the first member's position
+  /// (where the flat buffer's life begins).
+  DenseMap<Value, int64_t> packFirst;
+  /// train.adamw -> the train.cast of its new parameter to bf16 that the
+  /// AdamW call writes itself (out_bf16); the cast emits nothing.
+  DenseMap<Operation *, Operation *> fusedCasts;
+  DenseSet<Operation *> castsInAdamW;
+  /// Zero fills of adjacent states merged into one call: the fill op where
+  /// the merged call goes -> (state placement, bytes, element type); the
+  /// other fills of the run emit nothing.
+  struct FillRun {
+    Placement place;
+    int64_t bytes = 0;
+    Type elt;
+  };
+  DenseMap<Operation *, FillRun> fillRuns;
+  DenseSet<Operation *> fillsInRuns;
   int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
   SmallVector<PlanBlock> blocks;               ///< Acts / temps blocks.
   DenseMap<Value, unsigned> valueBlock;        ///< value -> its block.
@@ -993,6 +1016,152 @@ void FunctionLowering::decideInPlaceUpdates() {
   }
 }
 
+/// Contiguous gradients (DeepSpeed's contiguous_gradients, XLA's in-place
+/// concatenation): a value whose only use is a zero.pack is computed
+/// directly in its slot of the pack's flat buffer, so the pack copies
+/// nothing for it and the value and the flat buffer never coexist. The
+/// flat buffer then lives from its first such member's definition. Only
+/// values that would otherwise get a buffer of their own qualify (not
+/// loads, views, collective results, AdamW updates in place or values
+/// computed in a state), defined after the loss seed or in a function
+/// without one, so that no activation moves into the flat buffer; a pack
+/// whose result is itself computed in a state keeps its copies.
+void FunctionLowering::decidePackSlots() {
+  for (Operation &op : fn.getBody().front()) {
+    auto pack = dyn_cast<zero::PackOp>(op);
+    if (!pack || forwardedResults.count(pack.getResult()) ||
+        inPlaceResults.contains(pack.getResult()))
+      continue;
+    auto g = ml.groupIndex.find(pack.getGroup());
+    if (g == ml.groupIndex.end())
+      continue; // the emission reports it
+    const GroupInfo &gi = ml.groups[g->second];
+    for (auto [i, m] : llvm::enumerate(pack.getMembers())) {
+      auto r = dyn_cast<OpResult>(m);
+      if (!r || !m.hasOneUse() || i >= gi.offsets.size())
+        continue;
+      Operation *def = r.getOwner();
+      if (def->getBlock() != pack->getBlock() || isLoad(def) ||
+          isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::WaitOp,
+              train::AdamWOp, zero::ShardAdamWOp>(def) ||
+          inPlaceResults.contains(m) || forwardedResults.count(m) ||
+          pos.lookup(def) < (seedPos == INT64_MAX ? 0 : seedPos))
+        continue;
+      packSlots[m] = {pack.getResult(), gi.offsets[i]};
+      int64_t p = pos.lookup(def);
+      auto [it, inserted] = packFirst.try_emplace(pack.getResult(), p);
+      if (!inserted)
+        it->second = std::min(it->second, p);
+    }
+  }
+}
+
+/// Whether anything between positions (from, to] loads or writes `sym`,
+/// other than a store of `own` (the value computed in that state).
+static bool touchedBetween(Block &block, DenseMap<Operation *, int64_t> &pos,
+                           StringRef sym, int64_t from, int64_t to,
+                           Value own) {
+  for (Operation &op : block) {
+    int64_t p = pos.lookup(&op);
+    if (p <= from || p > to || (own && storedValue(&op) == own))
+      continue;
+    if (writtenSymbol(&op) == sym || (isLoad(&op) && loadSymbol(&op) == sym))
+      return true;
+  }
+  return false;
+}
+
+/// The AdamW kernels write the bf16 copy of the updated master weights
+/// themselves (zrt_adamw_step's out_bf16, the same round-to-nearest-even as
+/// zrt_cast_f32_to_bf16): a `train.cast` f32 -> bf16 of a `train.adamw`'s
+/// new parameter that is computed in a state (the bf16 parameter) is
+/// folded into the AdamW call when nothing reads or writes that state
+/// between the two. Not under skip_nonfinite (fp16-mixed), where the update
+/// may not run.
+void FunctionLowering::decideFusedCasts() {
+  Block &block = fn.getBody().front();
+  for (Operation &op : block) {
+    auto adamw = dyn_cast<train::AdamWOp>(op);
+    if (!adamw || adamw.getFiniteCheck())
+      continue;
+    for (Operation *user : adamw.getNewParam().getUsers()) {
+      auto cast = dyn_cast<train::CastOp>(user);
+      if (!cast || !cast.getType().getElementType().isBF16() ||
+          cast->getBlock() != &block)
+        continue;
+      StringRef sym = forwardedResults.lookup(cast.getResult());
+      if (sym.empty() || touchedBetween(block, pos, sym, pos.lookup(&op),
+                                        pos.lookup(cast), cast.getResult()))
+        continue;
+      fusedCasts[&op] = cast;
+      castsInAdamW.insert(cast);
+      break;
+    }
+  }
+}
+
+/// Zeroing gradients after the update is one `train.fill 0` computed in
+/// each gradient state: fills of states that lie back to back in their
+/// arena (each state 64-byte aligned, the gaps belong to no state) become
+/// one call over the whole range, at the last fill's position, when no
+/// state of the run is read or written between its own fill and there
+/// (PyTorch's zero_grad over a flat gradient buffer; stage 0 of GPT-2: 148
+/// calls become 1).
+void FunctionLowering::decideFillRuns() {
+  Block &block = fn.getBody().front();
+  struct Fill {
+    Operation *op;
+    StringRef sym;
+    const StateInfo *state;
+  };
+  SmallVector<Fill> fills;
+  for (Operation &op : block) {
+    auto fill = dyn_cast<train::FillOp>(op);
+    if (!fill || fill.getValue().convertToDouble() != 0.0)
+      continue;
+    StringRef sym = forwardedResults.lookup(fill.getResult());
+    auto it = ml.stateIndex.find(sym);
+    if (sym.empty() || it == ml.stateIndex.end() ||
+        !ml.states[it->second].hasStorage)
+      continue;
+    fills.push_back({&op, sym, &ml.states[it->second]});
+  }
+  llvm::stable_sort(fills, [](const Fill &a, const Fill &b) {
+    return std::make_pair(a.state->place.mem, a.state->place.offset) <
+           std::make_pair(b.state->place.mem, b.state->place.offset);
+  });
+  auto end = [](const Fill &f) {
+    return f.state->place.offset + alignUp(tensorBytes(f.state->type));
+  };
+  for (size_t i = 0; i < fills.size();) {
+    size_t j = i + 1;
+    while (j < fills.size() &&
+           fills[j].state->place.mem == fills[i].state->place.mem &&
+           fills[j].state->place.offset == end(fills[j - 1]) &&
+           fills[j].state->type.getElementType() ==
+               fills[i].state->type.getElementType())
+      ++j;
+    if (j - i >= 2) {
+      Operation *last = fills[i].op;
+      for (size_t k = i; k < j; ++k)
+        if (pos.lookup(fills[k].op) > pos.lookup(last))
+          last = fills[k].op;
+      bool ok = true;
+      for (size_t k = i; k < j && ok; ++k)
+        ok = !touchedBetween(block, pos, fills[k].sym, pos.lookup(fills[k].op),
+                             pos.lookup(last), fills[k].op->getResult(0));
+      if (ok) {
+        fillRuns[last] = {fills[i].state->place,
+                          end(fills[j - 1]) - fills[i].state->place.offset,
+                          fills[i].state->type.getElementType()};
+        for (size_t k = i; k < j; ++k)
+          fillsInRuns.insert(fills[k].op);
+      }
+    }
+    i = j;
+  }
+}
+
 /// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
 /// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
 /// product over all of A's rows (valid because the verifier rejects
@@ -1040,6 +1209,31 @@ static int64_t attentionWorkspaceBf16(int64_t T, int64_t D) {
   return attentionWorkspace(T) + 8 * T * D;
 }
 
+/// The sizes of an attention op: batch, heads, tokens, head size.
+struct AttentionDims {
+  int64_t B, H, T, D;
+};
+
+/// AttentionDims of the four attention ops ([B, H, T, D] operands, or the
+/// packed [B, T, 3 H D] projection); nullopt for any other op.
+static std::optional<AttentionDims> attentionDims(Operation *op) {
+  if (isa<train::CausalAttentionOp, train::AttentionGradOp>(op)) {
+    ArrayRef<int64_t> s =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+    return AttentionDims{s[0], s[1], s[2], s[3]};
+  }
+  auto packed = [](Value qkv, uint64_t heads) {
+    ArrayRef<int64_t> s = cast<RankedTensorType>(qkv.getType()).getShape();
+    int64_t H = static_cast<int64_t>(heads);
+    return AttentionDims{s[0], H, s[1], s[2] / 3 / H};
+  };
+  if (auto a = dyn_cast<train::CausalAttentionPackedOp>(op))
+    return packed(a.getQkv(), a.getHeads());
+  if (auto g = dyn_cast<train::AttentionPackedGradOp>(op))
+    return packed(g.getQkv(), g.getHeads());
+  return std::nullopt;
+}
+
 /// Whether `op` runs as one zrt.h native bf16 kernel (zrt_X_bf16, the same
 /// numbers as widening to f32, zrt_X and rounding back, without the f32
 /// copies): every floating tensor it reads or writes is bf16, except the
@@ -1060,8 +1254,10 @@ static bool hasNativeBf16Kernel(Operation *op) {
           [&](Operation *o) {
             return bf16(o->getOperands()) && bf16(o->getResults());
           })
-      // Q, K, V, O and their gradients share one type; lse is f32.
-      .Case<train::CausalAttentionOp, train::AttentionGradOp>(
+      // Q, K, V (or qkv), O and their gradients share one element type;
+      // lse is f32.
+      .Case<train::CausalAttentionOp, train::AttentionGradOp,
+            train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(
           [&](Operation *o) { return bf16(o->getOperand(0)); })
       .Case([&](train::CrossEntropyOp o) {
         return bf16(o.getLogits()) && f32(o.getResult());
@@ -1110,12 +1306,11 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
         numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
     bytes += 2 * alignUp(rows * 4);
   }
-  if (isa<train::CausalAttentionOp, train::AttentionGradOp>(op)) {
+  if (std::optional<AttentionDims> a = attentionDims(op)) {
     // The attention workspace (the forward's output and log-sum-exp are
     // tensors of the IR, kept for the backward).
-    ArrayRef<int64_t> s = tensorType(op->getOperand(0)).getShape();
-    bytes += alignUp((native ? attentionWorkspaceBf16(s[2], s[3])
-                             : attentionWorkspace(s[2])) *
+    bytes += alignUp((native ? attentionWorkspaceBf16(a->T, a->D)
+                             : attentionWorkspace(a->T)) *
                      4);
   }
   if (auto r = dyn_cast<func::ReturnOp>(op))
@@ -1212,6 +1407,9 @@ LogicalResult FunctionLowering::plan() {
     return failure();
   decideLoadCopies();
   decideInPlaceUpdates();
+  decidePackSlots();
+  decideFusedCasts();
+  decideFillRuns();
 
   for (Operation &op : block) {
     for (Value v : op.getResults())
@@ -1272,11 +1470,19 @@ LogicalResult FunctionLowering::plan() {
         buffers[v] = {Buffer::Arena, s->place};
         continue;
       }
-      // A collective's result is written from its start on.
+      if (auto slot = packSlots.find(v); slot != packSlots.end()) {
+        buffers[v] = {Buffer::View, {}, slot->second.first,
+                      slot->second.second};
+        continue;
+      }
+      // A collective's result is written from its start on; a pack's flat
+      // buffer from its first slot member's definition on.
       int64_t first = pos.lookup(&op);
       if (auto w = dyn_cast<zero::WaitOp>(op))
         if (Operation *start = w->getOperand(0).getDefiningOp())
           first = pos.lookup(start);
+      if (auto f = packFirst.find(v); f != packFirst.end())
+        first = std::min(first, f->second);
       request(v, isActivation(v) ? kMemActs : kMemTemps, first);
     }
     if (int64_t sb = scratchBytes(&op)) {
@@ -1542,8 +1748,13 @@ LogicalResult FunctionLowering::emitAdamW(Operation *op, Value p, Value g,
     b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
   }
   if (group < 0) {
+    // The bf16 copy of the new parameter, when its cast is folded in.
+    auto fused = fusedCasts.find(op);
+    CArg outBf16 = fused != fusedCasts.end()
+                       ? CArg(ptr(fused->second->getResult(0)))
+                       : CArg(opq("NULL"));
     call(bf16Grad ? "zrt_adamw_step_bf16_grad" : "zrt_adamw_step",
-         {pp, pm, pv, pg, opq("NULL"), opq("NULL"), i64(numel(p)), lrV, f64(b1),
+         {pp, pm, pv, pg, opq("NULL"), outBf16, i64(numel(p)), lrV, f64(b1),
           f64(b2), f64(eps), f64(wd), coefV, stepV});
     return success();
   }
@@ -1683,6 +1894,25 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
               i64(s[3])});
         return success();
       })
+      .Case([&](train::CausalAttentionPackedOp o) {
+        AttentionDims a = *attentionDims(o);
+        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(a.T, a.D)
+                                        : attentionWorkspace(a.T));
+        call(kernel("zrt_attention_forward_packed"),
+             {ptr(o.getQkv()), ptr(o.getResult()), ptr(o.getLse()), work,
+              i64(a.B), i64(a.T), i64(a.H), i64(a.D)});
+        return success();
+      })
+      .Case([&](train::AttentionPackedGradOp o) {
+        AttentionDims a = *attentionDims(o);
+        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(a.T, a.D)
+                                        : attentionWorkspace(a.T));
+        call(kernel("zrt_attention_backward_packed"),
+             {ptr(o.getGrad()), ptr(o.getQkv()), ptr(o.getOutput()),
+              ptr(o.getLse()), ptr(o.getResult()), work, i64(a.B), i64(a.T),
+              i64(a.H), i64(a.D)});
+        return success();
+      })
       .Case([&](train::MatmulOp o) {
         MatmulDims d = matmulDims(o);
         call("zrt_matmul",
@@ -1756,7 +1986,11 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   if (!isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, train::StoreOp,
            zero::ShardStoreOp>(op) &&
       !(isLoad(op) && !copyLoads.contains(op)))
-    comment(op);
+    comment(op, castsInAdamW.contains(op) ? " (written by the AdamW call)"
+                : fillRuns.count(op) ? " (one fill over adjacent states)"
+                : fillsInRuns.contains(op)
+                    ? " (zeroed by a later fill of adjacent states)"
+                    : "");
 
   // bf16 matmuls: one call; its workspace is the scratch the widening
   // below would use (scratchBytes counts each bf16 tensor once).
@@ -1820,6 +2054,18 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
       .Case([&](train::ReshapeOp) { return success(); })
       .Case([&](zero::UnpackOp) { return success(); })
       .Case([&](train::FillOp o) {
+        if (fillsInRuns.contains(o)) {
+          auto run = fillRuns.find(o);
+          if (run == fillRuns.end())
+            return success();
+          // One call over back-to-back states, gaps included.
+          const FillRun &r = run->second;
+          Value base = pointerAt(r.place, r.elt);
+          int64_t n = r.bytes / elementBytes(r.elt);
+          call(r.elt.isF32() ? "zrt_fill" : "zrt_fill_bf16",
+               {base, f32(0.0), i64(n)});
+          return success();
+        }
         double v = o.getValue().convertToDouble();
         if (o.getType().getElementType().isF32())
           call("zrt_fill",
@@ -1830,6 +2076,8 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         return success();
       })
       .Case([&](train::CastOp o) {
+        if (castsInAdamW.contains(o))
+          return success();
         Type from = elementType(o.getInput()),
              to = o.getType().getElementType();
         int64_t n = numel(o.getResult());
@@ -1991,8 +2239,10 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         int64_t at = 0;
         for (auto [i, m] : llvm::enumerate(o.getMembers())) {
           fillZero(at, gi.offsets[i]);
-          call("zrt_copy_any", {ptr(m), offsetPtr(flat, gi.offsets[i]),
-                                i64(numel(m)), opq(dt)});
+          // A member computed in its slot (decidePackSlots) is there.
+          if (!packSlots.count(m))
+            call("zrt_copy_any", {ptr(m), offsetPtr(flat, gi.offsets[i]),
+                                  i64(numel(m)), opq(dt)});
           at = gi.offsets[i] + numel(m);
         }
         fillZero(at, numel(o.getResult()));

@@ -219,38 +219,20 @@ private:
                                       mb.b.getF64FloatAttr(config.layerNormEps));
   }
 
-  /// [B, T, C] → [B, H, T, D] (view as heads, then transpose(1, 2)).
-  Value splitHeads(Value x) {
-    Value r = train::ReshapeOp::create(mb.b, mb.loc, mb.tensor({B, T, H, D}), x);
-    return train::TransposeOp::create(mb.b, mb.loc, mb.tensor({B, H, T, D}), r,
-                                      ArrayRef<int64_t>{0, 2, 1, 3});
-  }
-
-  /// [B, H, T, D] → [B, T, C] (transpose(1, 2), then view).
-  Value mergeHeads(Value y) {
-    Value t = train::TransposeOp::create(mb.b, mb.loc, mb.tensor({B, T, H, D}), y,
-                                         ArrayRef<int64_t>{0, 2, 1, 3});
-    return train::ReshapeOp::create(mb.b, mb.loc, act(C), t);
-  }
-
   /// One pre-LayerNorm block (nanoGPT `Block.forward`):
   /// x += attn(ln_1(x)); x += mlp(ln_2(x)).
   Value block(Value x, const std::string &h) {
     mb.setScope(h + ".attn");
     Value x1 = layerNorm(x, h + ".ln_1");
+    // q, k, v split into heads, attention and the heads merged again, on
+    // the packed projection (no split/transpose copies).
     Value qkv = mb.linear(x1, h + ".attn.c_attn");
-    auto split = train::SplitOp::create(
-        mb.b, mb.loc, TypeRange{act(C), act(C), act(C)}, qkv, /*dim=*/2);
-    Value q = splitHeads(split.getResult(0));
-    Value k = splitHeads(split.getResult(1));
-    Value v = splitHeads(split.getResult(2));
-    auto qType = cast<RankedTensorType>(q.getType());
-    auto lseType = RankedTensorType::get(qType.getShape().drop_back(),
-                                         mb.b.getF32Type());
-    Value y = train::CausalAttentionOp::create(mb.b, mb.loc, qType, lseType,
-                                               q, k, v)
+    auto lseType = RankedTensorType::get({B, H, T}, mb.b.getF32Type());
+    Value y = train::CausalAttentionPackedOp::create(
+                  mb.b, mb.loc, act(C), lseType, qkv,
+                  mb.b.getI64IntegerAttr(H))
                   .getResult();
-    y = mb.linear(mergeHeads(y), h + ".attn.c_proj");
+    y = mb.linear(y, h + ".attn.c_proj");
     x = train::AddOp::create(mb.b, mb.loc, act(C), x, y);
 
     mb.setScope(h + ".mlp");

@@ -78,6 +78,42 @@ int attentionBackwardBf16(const zrt_bf16 *dout, const zrt_bf16 *q,
                                                 dv, workspace, B, H, T, D);
 }
 
+/// zrt_attention_forward_packed_bf16, checked and dispatched as
+/// zrt_attention_forward_bf16.
+int attentionForwardPackedBf16(const zrt_bf16 *qkv, zrt_bf16 *out, float *lse,
+                               float *workspace, int64_t B, int64_t T,
+                               int64_t H, int64_t D) {
+  const char *fn = "zrt_attention_forward_packed_bf16";
+  if (int st = zrt::checkAttentionPackedForwardArgs(fn, qkv, out, lse, B, T, H,
+                                                    D, zrt_cuda::fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  if (!attentionSimtForced() && zrt_cuda::attention_tc_forward_supported(D))
+    return zrt_cuda::attention_forward_packed_bf16_tc(qkv, out, lse, B, T, H,
+                                                      D);
+  return zrt_cuda::attention_forward_packed_bf16_simt(qkv, out, lse, workspace,
+                                                      B, T, H, D);
+}
+
+/// zrt_attention_backward_packed_bf16, dispatched as the forward.
+int attentionBackwardPackedBf16(const zrt_bf16 *dout, const zrt_bf16 *qkv,
+                                const zrt_bf16 *out, const float *lse,
+                                zrt_bf16 *dqkv, float *workspace, int64_t B,
+                                int64_t T, int64_t H, int64_t D) {
+  const char *fn = "zrt_attention_backward_packed_bf16";
+  if (int st = zrt::checkAttentionPackedBackwardArgs(
+          fn, dout, qkv, out, lse, dqkv, B, T, H, D, zrt_cuda::fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  if (!attentionSimtForced() && zrt_cuda::attention_tc_backward_supported(D))
+    return zrt_cuda::attention_backward_packed_bf16_tc(dout, qkv, out, lse,
+                                                       dqkv, B, T, H, D);
+  return zrt_cuda::attention_backward_packed_bf16_simt(
+      dout, qkv, out, lse, dqkv, workspace, B, T, H, D);
+}
+
 } // namespace
 
 extern "C" {
@@ -194,6 +230,21 @@ int zrt_attention_backward(const float *dout, const float *q, const float *k,
   ZRT_PROFILED("zrt_attention_backward",
                zrt_cuda::attention_backward(dout, q, k, v, out, lse, dq, dk, dv,
                                             workspace, B, H, T, D));
+}
+int zrt_attention_forward_packed(const float *qkv, float *out, float *lse,
+                                 float *workspace, int64_t B, int64_t T,
+                                 int64_t H, int64_t D) {
+  ZRT_PROFILED("zrt_attention_forward_packed",
+               zrt_cuda::attention_forward_packed(qkv, out, lse, workspace, B,
+                                                  T, H, D));
+}
+int zrt_attention_backward_packed(const float *dout, const float *qkv,
+                                  const float *out, const float *lse,
+                                  float *dqkv, float *workspace, int64_t B,
+                                  int64_t T, int64_t H, int64_t D) {
+  ZRT_PROFILED("zrt_attention_backward_packed",
+               zrt_cuda::attention_backward_packed(dout, qkv, out, lse, dqkv,
+                                                   workspace, B, T, H, D));
 }
 int zrt_causal_attention(const float *q, const float *k, const float *v,
                          float *out, float *probs, float *workspace, int64_t B,
@@ -508,6 +559,23 @@ int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
   ZRT_PROFILED("zrt_attention_backward_bf16",
                attentionBackwardBf16(dout, q, k, v, out, lse, dq, dk, dv,
                                      workspace, B, H, T, D));
+}
+int zrt_attention_forward_packed_bf16(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                      float *lse, float *workspace, int64_t B,
+                                      int64_t T, int64_t H, int64_t D) {
+  ZRT_PROFILED("zrt_attention_forward_packed_bf16",
+               attentionForwardPackedBf16(qkv, out, lse, workspace, B, T, H,
+                                          D));
+}
+int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
+                                       const zrt_bf16 *qkv,
+                                       const zrt_bf16 *out, const float *lse,
+                                       zrt_bf16 *dqkv, float *workspace,
+                                       int64_t B, int64_t T, int64_t H,
+                                       int64_t D) {
+  ZRT_PROFILED("zrt_attention_backward_packed_bf16",
+               attentionBackwardPackedBf16(dout, qkv, out, lse, dqkv, workspace,
+                                           B, T, H, D));
 }
 
 } // extern "C"

@@ -55,7 +55,7 @@
 //   kernel (256 threads)  DP=64: regs, smem, blocks/SM  DP=128
 //   forward               128, 52,224 B, 2              128, 101,376 B, 2
 //   backward KV           128, 104,960 B, 2             168, 170,496 B, 1
-//   backward Q            128, 70,144 B, 2              204, 135,680 B, 1
+//   backward Q            128, 70,144 B, 2              168, 135,680 B, 1
 // (ptxas -v for sm_90, CUDA 13: no spills, no local memory; dynamic shared
 // memory opted in with cudaFuncSetAttribute). The registers are capped by
 // __launch_bounds__ (flashMinBlocks); uncapped, ptxas hoists loads up to
@@ -67,6 +67,17 @@
 // hold a fast kernel's tiles): one warp per row, dot products reduced over
 // the warp, output columns in chunks of 128 (4 per lane) with the scores
 // recomputed per chunk. Slow (O(T^2 D ceil(D / 128))), simple, correct.
+//
+// Layouts: every kernel addresses its operands through Strides
+// (zrt::AttentionLayout: element (b, h, t, d) at b batch + h head + t row +
+// d), one for q, k, v, dq, dk, dv and one for out and dout; lse is always
+// [B, H, T]. zrt_attention_forward / _backward (and _bf16) pass
+// headsLayout ([B, H, T, D] contiguous); zrt_attention_*_packed(_bf16) the
+// rows of the packed projection (qkv [B, T, 3 H D]: q, k, v at columns 0,
+// C, 2 C with C = H D, dqkv likewise; out, dout [B, T, C]). Only the
+// addresses differ, so the packed results are those of the [B, H, T, D]
+// entry points on split copies, bit for bit. Vector tile loads need D == DP
+// and 16-byte aligned slices and rows, else scalar loads.
 //
 // bf16 (zrt_attention_forward_bf16 / _backward_bf16 when the tensor-core
 // kernels of flash_attention_tc.cu do not run): every kernel is templated
@@ -132,6 +143,29 @@ template <int DP> struct Geo {
   }
 };
 
+/// Where the (batch, head) slices of an operand live (zrt::AttentionLayout
+/// on the device): slice bh = b H + h starts b batch + h head elements
+/// from the tensor's start, its rows are `row` elements apart, each D
+/// contiguous elements. `row` (D, or 3 H D for the packed qkv) is below
+/// 2^31 by the argument checks; 32 bits keep the generic path's kernels
+/// free of spills.
+struct Strides {
+  int64_t batch, head;
+  int row;
+  /// The offset (elements) of slice bh (< 2^31, checked by the caller).
+  __device__ __forceinline__ int64_t slice(int64_t bh, int H) const {
+    const int b = static_cast<int>(bh) / H;
+    return b * batch + (static_cast<int>(bh) - b * H) * head;
+  }
+};
+
+/// The addressing of a call: q, k, v, dq, dk, dv in layout `qkv`, out and
+/// dout in layout `out`, lse [B, H, T] contiguous.
+struct Layouts {
+  int H;
+  Strides qkv, out;
+};
+
 __device__ __forceinline__ float4 ld4(const float *p) {
   return *reinterpret_cast<const float4 *>(p);
 }
@@ -155,47 +189,50 @@ __device__ __forceinline__ void ldVec(const float *p, float *x) {
 }
 
 /// Rows row0 .. row0 + 63 of a [T, D] slice `g` (E = float, or zrt_bf16
-/// widened) into the f32 [64, DP] tile `s` (stride LD), zeros for rows >= T
-/// and columns >= D. All threads.
+/// widened; rows `ld` elements apart) into the f32 [64, DP] tile `s`
+/// (stride LD), zeros for rows >= T and columns >= D. All threads.
 template <int DP, typename E>
 __device__ __forceinline__ void loadTile(float *s, const E *__restrict__ g,
-                                         int row0, int T, int D) {
+                                         int row0, int T, int D, int64_t ld) {
   using G = Geo<DP>;
   const int rowsLeft = T - row0; // > 0
+  const E *g0 = g + int64_t(row0) * ld;
+  // Thread t loads columns c.. of rows r0, r0 + RSTEP, ... (W columns per
+  // row and thread): one row pointer, stepped.
   if constexpr (std::is_same_v<E, zrt_bf16>) {
-    if (D == DP && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
-      // Rows are contiguous and 16-byte aligned (DP is a multiple of 8):
-      // 16-byte loads of 8 bf16, widened into two float4 of the tile.
-      constexpr int Q8 = DP / 8;
-      for (int idx = threadIdx.x; idx < kTile * Q8; idx += kFlashThreads) {
-        const int r = idx / Q8, c = (idx % Q8) * 8;
+    if (D == DP && ld % 8 == 0 && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
+      // Rows are 16-byte aligned (DP is a multiple of 8): 16-byte loads of
+      // 8 bf16, widened into two float4 of the tile.
+      constexpr int Q8 = DP / 8, RSTEP = kFlashThreads / Q8;
+      const int r0 = threadIdx.x / Q8, c = (threadIdx.x % Q8) * 8;
+      for (int r = r0; r < kTile; r += RSTEP) {
         float x[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
         if (r < rowsLeft)
-          unpackBf16x8(*reinterpret_cast<const uint4 *>(
-                           g + (int64_t(row0) + r) * DP + c),
-                       x);
+          unpackBf16x8(*reinterpret_cast<const uint4 *>(g0 + r * ld + c), x);
         st4(s + r * G::LD + c, x[0], x[1], x[2], x[3]);
         st4(s + r * G::LD + c + 4, x[4], x[5], x[6], x[7]);
       }
       return;
     }
-  } else if (D == DP && (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
-    // Rows are contiguous and 16-byte aligned: float4 loads.
-    constexpr int Q4 = DP / 4;
-    for (int idx = threadIdx.x; idx < kTile * Q4; idx += kFlashThreads) {
-      const int r = idx / Q4, c = (idx % Q4) * 4;
+  } else if (D == DP && ld % 4 == 0 &&
+             (reinterpret_cast<uintptr_t>(g) & 15) == 0) {
+    // Rows are 16-byte aligned: float4 loads.
+    constexpr int Q4 = DP / 4, RSTEP = kFlashThreads / Q4;
+    const int r0 = threadIdx.x / Q4, c = (threadIdx.x % Q4) * 4;
+    for (int r = r0; r < kTile; r += RSTEP) {
       float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (r < rowsLeft)
-        x = *reinterpret_cast<const float4 *>(g + (int64_t(row0) + r) * DP + c);
+        x = *reinterpret_cast<const float4 *>(g0 + r * ld + c);
       *reinterpret_cast<float4 *>(s + r * G::LD + c) = x;
     }
     return;
   }
-  for (int idx = threadIdx.x; idx < kTile * DP; idx += kFlashThreads) {
-    const int r = idx / DP, c = idx % DP;
+  constexpr int RSTEP = kFlashThreads / DP;
+  const int r0 = threadIdx.x / DP, c = threadIdx.x % DP;
+  for (int r = r0; r < kTile; r += RSTEP) {
     float x = 0.0f;
     if (r < rowsLeft && c < D)
-      x = ldf(g + (int64_t(row0) + r) * D + c);
+      x = ldf(g0 + r * ld + c);
     s[r * G::LD + c] = x;
   }
 }
@@ -261,18 +298,19 @@ __device__ __forceinline__ float warpDot(const E *__restrict__ a,
 }
 
 /// lse and delta (dO_i . O_i) of rows row0 .. row0 + 63 into sL / sDelta
-/// (zeros past T), one warp per row. All threads.
+/// (zeros past T), one warp per row; dout and o rows `ld` elements apart.
+/// All threads.
 template <typename E>
 __device__ __forceinline__ void
 rowStats(float *sL, float *sDelta, const E *__restrict__ dout,
          const E *__restrict__ o, const float *__restrict__ lse, int row0,
-         int T, int D) {
+         int T, int D, int64_t ld) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int rowsLeft = T - row0;
   for (int r = warp; r < kTile; r += kFlashThreads / 32) {
     float delta = 0.0f, l = 0.0f;
     if (r < rowsLeft) {
-      const int64_t off = (int64_t(row0) + r) * D;
+      const int64_t off = (int64_t(row0) + r) * ld;
       delta = warpDot(dout + off, o + off, D);
       l = lse[row0 + r];
     }
@@ -307,8 +345,8 @@ template <int DP, typename E>
 __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
     flashForwardKernel(const E *__restrict__ q, const E *__restrict__ k,
                        const E *__restrict__ v, E *__restrict__ out,
-                       float *__restrict__ lse, int64_t BH, int T, int D,
-                       float scale) {
+                       float *__restrict__ lse, Layouts lay, int64_t BH, int T,
+                       int D, float scale) {
   using G = Geo<DP>;
   extern __shared__ float4 smemRaw[];
   float *sQ = reinterpret_cast<float *>(smemRaw);
@@ -322,11 +360,11 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
   const int rowsLeft = T - row0;
 
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = bh * T * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v
     // The previous slice's readers of sQ are done (the barriers of its last
     // tile already ensure it; kept so the loop body stands alone).
     __syncthreads();
-    loadTile<DP>(sQ, q + base, row0, T, D);
+    loadTile<DP>(sQ, q + base, row0, T, D, lay.qkv.row);
 
     float o[4][G::NCOL];
     float m[4], l[4];
@@ -341,8 +379,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
 
     for (int kt = 0; kt <= qt; ++kt) {
       __syncthreads(); // readers of sP / sV (previous tile) are done
-      loadTile<DP>(sK, k + base, kt * kTile, T, D);
-      loadTile<DP>(sV, v + base, kt * kTile, T, D);
+      loadTile<DP>(sK, k + base, kt * kTile, T, D, lay.qkv.row);
+      loadTile<DP>(sV, v + base, kt * kTile, T, D, lay.qkv.row);
       __syncthreads();
 
       float s[4][4];
@@ -398,7 +436,7 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
       if (i >= rowsLeft)
         continue;
       const int64_t row = int64_t(row0) + i;
-      E *orow = out + base + row * D;
+      E *orow = out + lay.out.slice(bh, lay.H) + row * lay.out.row;
 #pragma unroll
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
@@ -419,8 +457,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
                           const E *__restrict__ k, const E *__restrict__ v,
                           const E *__restrict__ o,
                           const float *__restrict__ lse, E *__restrict__ dk,
-                          E *__restrict__ dv, int64_t BH, int T, int D,
-                          float scale) {
+                          E *__restrict__ dv, Layouts lay, int64_t BH, int T,
+                          int D, float scale) {
   using G = Geo<DP>;
   extern __shared__ float4 smemRaw[];
   float *sK = reinterpret_cast<float *>(smemRaw);
@@ -438,11 +476,12 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
   const int keysLeft = T - key0;
 
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = bh * T * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H);  // of q, k, v, dk, dv
+    const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
     // The previous slice's readers of sK / sV are done (as in the forward).
     __syncthreads();
-    loadTile<DP>(sK, k + base, key0, T, D);
-    loadTile<DP>(sV, v + base, key0, T, D);
+    loadTile<DP>(sK, k + base, key0, T, D, lay.qkv.row);
+    loadTile<DP>(sV, v + base, key0, T, D, lay.qkv.row);
 
     float accK[4][G::NCOL], accV[4][G::NCOL];
 #pragma unroll
@@ -455,9 +494,10 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       const int row0 = qt * kTile;
       const int rowsLeft = T - row0;
       __syncthreads(); // readers of sQ / sDO / sP / sDS are done
-      loadTile<DP>(sQ, q + base, row0, T, D);
-      loadTile<DP>(sDO, dout + base, row0, T, D);
-      rowStats(sL, sDelta, dout + base, o + base, lse + bh * T, row0, T, D);
+      loadTile<DP>(sQ, q + base, row0, T, D, lay.qkv.row);
+      loadTile<DP>(sDO, dout + baseO, row0, T, D, lay.out.row);
+      rowStats(sL, sDelta, dout + baseO, o + baseO, lse + bh * T, row0, T, D,
+               lay.out.row);
       __syncthreads();
 
       // Transposed micro-tiles: [a][b] is key ty*4 + a, row tx + 16 b.
@@ -499,7 +539,7 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       const int j = ty * 4 + a;
       if (j >= keysLeft)
         continue;
-      const int64_t off = base + (int64_t(key0) + j) * D;
+      const int64_t off = base + (int64_t(key0) + j) * lay.qkv.row;
 #pragma unroll
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
@@ -519,8 +559,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
     flashBackwardQKernel(const E *__restrict__ dout, const E *__restrict__ q,
                          const E *__restrict__ k, const E *__restrict__ v,
                          const E *__restrict__ o, const float *__restrict__ lse,
-                         E *__restrict__ dq, int64_t BH, int T, int D,
-                         float scale) {
+                         E *__restrict__ dq, Layouts lay, int64_t BH, int T,
+                         int D, float scale) {
   using G = Geo<DP>;
   extern __shared__ float4 smemRaw[];
   float *sQ = reinterpret_cast<float *>(smemRaw);
@@ -537,12 +577,16 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
   const int rowsLeft = T - row0;
 
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = bh * T * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v, dq
     // The previous slice's readers are done (as in the forward).
     __syncthreads();
-    loadTile<DP>(sQ, q + base, row0, T, D);
-    loadTile<DP>(sDO, dout + base, row0, T, D);
-    rowStats(sL, sDelta, dout + base, o + base, lse + bh * T, row0, T, D);
+    loadTile<DP>(sQ, q + base, row0, T, D, lay.qkv.row);
+    {
+      const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
+      loadTile<DP>(sDO, dout + baseO, row0, T, D, lay.out.row);
+      rowStats(sL, sDelta, dout + baseO, o + baseO, lse + bh * T, row0, T, D,
+               lay.out.row);
+    }
 
     float acc[4][G::NCOL];
 #pragma unroll
@@ -553,8 +597,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
 
     for (int kt = 0; kt <= qt; ++kt) {
       __syncthreads(); // readers of sK / sDS (previous tile) are done
-      loadTile<DP>(sK, k + base, kt * kTile, T, D);
-      loadTile<DP>(sV, v + base, kt * kTile, T, D);
+      loadTile<DP>(sK, k + base, kt * kTile, T, D, lay.qkv.row);
+      loadTile<DP>(sV, v + base, kt * kTile, T, D, lay.qkv.row);
       __syncthreads();
 
       // [a][b] is row ty*4 + a, key tx + 16 b.
@@ -596,7 +640,7 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       const int i = ty * 4 + a;
       if (i >= rowsLeft)
         continue;
-      E *row = dq + base + (int64_t(row0) + i) * D;
+      E *row = dq + base + (int64_t(row0) + i) * lay.qkv.row;
 #pragma unroll
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
@@ -631,19 +675,21 @@ template <typename E>
 __global__ void __launch_bounds__(kRowThreads)
     rowForwardKernel(const E *__restrict__ q, const E *__restrict__ k,
                      const E *__restrict__ v, E *__restrict__ out,
-                     float *__restrict__ lse, int64_t BH, int T, int D,
-                     float scale) {
+                     float *__restrict__ lse, Layouts lay, int64_t BH, int T,
+                     int D, float scale) {
   const int lane = threadIdx.x & 31;
   const int i = warpRow();
   if (i >= T)
     return; // the whole warp
+  const int64_t ld = lay.qkv.row;
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = bh * T * D;
-    const E *qi = q + base + int64_t(i) * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H);
+    const E *qi = q + base + int64_t(i) * ld;
+    E *orow = out + lay.out.slice(bh, lay.H) + int64_t(i) * lay.out.row;
     float m = -INFINITY, l = 0.0f;
     for (int j = 0; j <= i; ++j) {
       const float s =
-          __fmul_rn(warpDot(qi, k + base + int64_t(j) * D, D), scale);
+          __fmul_rn(warpDot(qi, k + base + int64_t(j) * ld, D), scale);
       const float mNew = fmaxf(m, s);
       l = fmaf(l, expf(m - mNew), expf(s - mNew));
       m = mNew;
@@ -654,9 +700,9 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int c0 = 0; c0 < D; c0 += kColChunk) {
       float acc[kColsPerLane] = {};
       for (int j = 0; j <= i; ++j) {
-        const E *vj = v + base + int64_t(j) * D;
+        const E *vj = v + base + int64_t(j) * ld;
         const float p = expf(
-            __fmul_rn(warpDot(qi, k + base + int64_t(j) * D, D), scale) - L);
+            __fmul_rn(warpDot(qi, k + base + int64_t(j) * ld, D), scale) - L);
 #pragma unroll
         for (int t = 0; t < kColsPerLane; ++t) {
           const int c = c0 + lane + 32 * t;
@@ -668,7 +714,7 @@ __global__ void __launch_bounds__(kRowThreads)
       for (int t = 0; t < kColsPerLane; ++t) {
         const int c = c0 + lane + 32 * t;
         if (c < D)
-          stf(out + base + int64_t(i) * D + c, acc[t]);
+          stf(orow + c, acc[t]);
       }
     }
   }
@@ -680,23 +726,26 @@ __global__ void __launch_bounds__(kRowThreads)
     rowBackwardQKernel(const E *__restrict__ dout, const E *__restrict__ q,
                        const E *__restrict__ k, const E *__restrict__ v,
                        const E *__restrict__ o, const float *__restrict__ lse,
-                       E *__restrict__ dq, int64_t BH, int T, int D,
-                       float scale) {
+                       E *__restrict__ dq, Layouts lay, int64_t BH, int T,
+                       int D, float scale) {
   const int lane = threadIdx.x & 31;
   const int i = warpRow();
   if (i >= T)
     return; // the whole warp
+  const int64_t ld = lay.qkv.row;
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = bh * T * D;
-    const int64_t off = base + int64_t(i) * D;
-    const float delta = warpDot(dout + off, o + off, D);
+    const int64_t base = lay.qkv.slice(bh, lay.H);
+    const int64_t off = base + int64_t(i) * ld; // row i of q, dq
+    const int64_t offO =
+        lay.out.slice(bh, lay.H) + int64_t(i) * lay.out.row; // of dout, o
+    const float delta = warpDot(dout + offO, o + offO, D);
     const float L = lse[bh * T + i];
     for (int c0 = 0; c0 < D; c0 += kColChunk) {
       float acc[kColsPerLane] = {};
       for (int j = 0; j <= i; ++j) {
-        const E *kj = k + base + int64_t(j) * D;
+        const E *kj = k + base + int64_t(j) * ld;
         const float p = expf(__fmul_rn(warpDot(q + off, kj, D), scale) - L);
-        const float dp = warpDot(dout + off, v + base + int64_t(j) * D, D);
+        const float dp = warpDot(dout + offO, v + base + int64_t(j) * ld, D);
         const float ds = p * (dp - delta);
 #pragma unroll
         for (int t = 0; t < kColsPerLane; ++t) {
@@ -721,29 +770,32 @@ __global__ void __launch_bounds__(kRowThreads)
     rowBackwardKVKernel(const E *__restrict__ dout, const E *__restrict__ q,
                         const E *__restrict__ k, const E *__restrict__ v,
                         const E *__restrict__ o, const float *__restrict__ lse,
-                        E *__restrict__ dk, E *__restrict__ dv, int64_t BH,
-                        int T, int D, float scale) {
+                        E *__restrict__ dk, E *__restrict__ dv, Layouts lay,
+                        int64_t BH, int T, int D, float scale) {
   const int lane = threadIdx.x & 31;
   const int j = warpRow();
   if (j >= T)
     return; // the whole warp
+  const int64_t ld = lay.qkv.row, ldO = lay.out.row;
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = bh * T * D;
-    const int64_t off = base + int64_t(j) * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H);
+    const int64_t baseO = lay.out.slice(bh, lay.H);
+    const int64_t off = base + int64_t(j) * ld; // row j of k, v, dk, dv
     for (int c0 = 0; c0 < D; c0 += kColChunk) {
       float accK[kColsPerLane] = {}, accV[kColsPerLane] = {};
       for (int i = j; i < T; ++i) {
-        const int64_t offI = base + int64_t(i) * D;
+        const int64_t offI = base + int64_t(i) * ld;    // row i of q
+        const int64_t offO = baseO + int64_t(i) * ldO; // of dout, o
         const float p = expf(__fmul_rn(warpDot(q + offI, k + off, D), scale) -
                              lse[bh * T + i]);
-        const float delta = warpDot(dout + offI, o + offI, D);
-        const float dp = warpDot(dout + offI, v + off, D);
+        const float delta = warpDot(dout + offO, o + offO, D);
+        const float dp = warpDot(dout + offO, v + off, D);
         const float ds = p * (dp - delta);
 #pragma unroll
         for (int t = 0; t < kColsPerLane; ++t) {
           const int c = c0 + lane + 32 * t;
           if (c < D) {
-            accV[t] = fmaf(p, ldf(dout + offI + c), accV[t]);
+            accV[t] = fmaf(p, ldf(dout + offO + c), accV[t]);
             accK[t] = fmaf(ds, ldf(q + offI + c), accK[t]);
           }
         }
@@ -764,13 +816,15 @@ __global__ void __launch_bounds__(kRowThreads)
 // Launchers
 //===----------------------------------------------------------------------===//
 
-/// The launch of a call: sizes, grid, and the device's shared-memory limit.
+/// The launch of a call: sizes, layouts, grid, and the device's
+/// shared-memory limit.
 struct Launch {
   const char *fn;
   int64_t BH;
   int T, D;
   float scale;
   int smemOptin; ///< cudaDevAttrMaxSharedMemoryPerBlockOptin
+  Layouts lay;
   dim3 grid() const {
     const int64_t tiles = (int64_t(T) + kTile - 1) / kTile;
     return dim3(static_cast<unsigned>(tiles),
@@ -784,13 +838,20 @@ struct Launch {
   }
 };
 
+/// The device form of zrt::AttentionLayout (row < 2^31, see Strides).
+Strides strides(const zrt::AttentionLayout &l) {
+  return {l.batch, l.head, static_cast<int>(l.row)};
+}
+
 int prepare(Launch &L, const char *fn, int64_t B, int64_t H, int64_t T,
-            int64_t D) {
+            int64_t D, const zrt::AttentionLayout &qkv,
+            const zrt::AttentionLayout &out) {
   L.fn = fn;
   L.BH = B * H;
   L.T = static_cast<int>(T);
   L.D = static_cast<int>(D);
   L.scale = 1.0f / std::sqrt(static_cast<float>(D)); // as the CPU
+  L.lay = {static_cast<int>(H), strides(qkv), strides(out)};
   return sharedMemoryOptin(&L.smemOptin, fn);
 }
 
@@ -800,14 +861,14 @@ int forwardFast(const Launch &L, const E *q, const E *k, const E *v, E *out,
   using G = Geo<DP>;
   if (G::FORWARD_SMEM > L.smemOptin) {
     rowForwardKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-        q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
+        q, k, v, out, lse, L.lay, L.BH, L.T, L.D, L.scale);
     return launched(L.fn);
   }
   if (int st = allowDynamicSharedMemory(flashForwardKernel<DP, E>, G::FORWARD_SMEM, L.fn))
     return st;
   flashForwardKernel<DP, E>
       <<<L.grid(), kFlashThreads, G::FORWARD_SMEM, stream()>>>(
-          q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
+          q, k, v, out, lse, L.lay, L.BH, L.T, L.D, L.scale);
   return launched(L.fn);
 }
 
@@ -818,43 +879,41 @@ int backwardFast(const Launch &L, const E *dout, const E *q, const E *k,
   using G = Geo<DP>;
   if (G::BACKWARD_KV_SMEM > L.smemOptin) {
     rowBackwardKVKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-        dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
+        dout, q, k, v, o, lse, dk, dv, L.lay, L.BH, L.T, L.D, L.scale);
   } else {
     if (int st =
             allowDynamicSharedMemory(flashBackwardKVKernel<DP, E>, G::BACKWARD_KV_SMEM, L.fn))
       return st;
     flashBackwardKVKernel<DP, E>
         <<<L.grid(), kFlashThreads, G::BACKWARD_KV_SMEM, stream()>>>(
-            dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.D, L.scale);
+            dout, q, k, v, o, lse, dk, dv, L.lay, L.BH, L.T, L.D, L.scale);
   }
   if (int st = launched(L.fn))
     return st;
   if (G::BACKWARD_Q_SMEM > L.smemOptin) {
     rowBackwardQKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-        dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
+        dout, q, k, v, o, lse, dq, L.lay, L.BH, L.T, L.D, L.scale);
   } else {
     if (int st =
             allowDynamicSharedMemory(flashBackwardQKernel<DP, E>, G::BACKWARD_Q_SMEM, L.fn))
       return st;
     flashBackwardQKernel<DP, E>
         <<<L.grid(), kFlashThreads, G::BACKWARD_Q_SMEM, stream()>>>(
-            dout, q, k, v, o, lse, dq, L.BH, L.T, L.D, L.scale);
+            dout, q, k, v, o, lse, dq, L.lay, L.BH, L.T, L.D, L.scale);
   }
   return launched(L.fn);
 }
 
-/// zrt_attention_forward(_bf16): E = float or zrt_bf16.
+/// zrt_attention_forward(_bf16) and the packed forms: E = float or
+/// zrt_bf16; q, k, v in layout `qkv`, out in layout `lo`. Arguments checked
+/// by the caller, B * H > 0.
 template <typename E>
-int attentionForward(const char *fn, const E *q, const E *k, const E *v, E *out,
-                     float *lse, int64_t B, int64_t H, int64_t T, int64_t D) {
-  const void *ptrs[] = {q, k, v, out, lse};
-  const char *names[] = {"q", "k", "v", "out", "lse"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5, fail))
-    return st;
-  if (B * H == 0)
-    return ZRT_OK;
+int attentionForward(const char *fn, const E *q, const E *k, const E *v,
+                     E *out, float *lse, int64_t B, int64_t H, int64_t T,
+                     int64_t D, const zrt::AttentionLayout &qkv,
+                     const zrt::AttentionLayout &lo) {
   Launch L;
-  if (int st = prepare(L, fn, B, H, T, D))
+  if (int st = prepare(L, fn, B, H, T, D, qkv, lo))
     return st;
   if (D <= 16)
     return forwardFast<16>(L, q, k, v, out, lse);
@@ -865,23 +924,21 @@ int attentionForward(const char *fn, const E *q, const E *k, const E *v, E *out,
   if (D <= 128)
     return forwardFast<128>(L, q, k, v, out, lse);
   rowForwardKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-      q, k, v, out, lse, L.BH, L.T, L.D, L.scale);
+      q, k, v, out, lse, L.lay, L.BH, L.T, L.D, L.scale);
   return launched(fn);
 }
 
-/// zrt_attention_backward(_bf16): E = float or zrt_bf16.
+/// zrt_attention_backward(_bf16) and the packed forms: q, k, v, dq, dk, dv
+/// in layout `qkv`, dout and out in layout `lo`. Arguments checked by the
+/// caller, B * H > 0.
 template <typename E>
 int attentionBackward(const char *fn, const E *dout, const E *q, const E *k,
                       const E *v, const E *out, const float *lse, E *dq, E *dk,
-                      E *dv, int64_t B, int64_t H, int64_t T, int64_t D) {
-  const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
-  const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
-  if (int st = zrt::checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9, fail))
-    return st;
-  if (B * H == 0)
-    return ZRT_OK;
+                      E *dv, int64_t B, int64_t H, int64_t T, int64_t D,
+                      const zrt::AttentionLayout &qkv,
+                      const zrt::AttentionLayout &lo) {
   Launch L;
-  if (int st = prepare(L, fn, B, H, T, D))
+  if (int st = prepare(L, fn, B, H, T, D, qkv, lo))
     return st;
   if (D <= 16)
     return backwardFast<16>(L, dout, q, k, v, out, lse, dq, dk, dv);
@@ -892,12 +949,74 @@ int attentionBackward(const char *fn, const E *dout, const E *q, const E *k,
   if (D <= 128)
     return backwardFast<128>(L, dout, q, k, v, out, lse, dq, dk, dv);
   rowBackwardKVKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-      dout, q, k, v, out, lse, dk, dv, L.BH, L.T, L.D, L.scale);
+      dout, q, k, v, out, lse, dk, dv, L.lay, L.BH, L.T, L.D, L.scale);
   if (int st = launched(fn))
     return st;
   rowBackwardQKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-      dout, q, k, v, out, lse, dq, L.BH, L.T, L.D, L.scale);
+      dout, q, k, v, out, lse, dq, L.lay, L.BH, L.T, L.D, L.scale);
   return launched(fn);
+}
+
+/// zrt_attention_forward(_bf16): [B, H, T, D] operands, checked here.
+template <typename E>
+int forwardHeads(const char *fn, const E *q, const E *k, const E *v, E *out,
+                 float *lse, int64_t B, int64_t H, int64_t T, int64_t D) {
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
+                                              D, fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return attentionForward(fn, q, k, v, out, lse, B, H, T, D, heads, heads);
+}
+
+/// zrt_attention_backward(_bf16): [B, H, T, D] operands, checked here.
+template <typename E>
+int backwardHeads(const char *fn, const E *dout, const E *q, const E *k,
+                  const E *v, const E *out, const float *lse, E *dq, E *dk,
+                  E *dv, int64_t B, int64_t H, int64_t T, int64_t D) {
+  if (int st = zrt::checkAttentionBackwardArgs(fn, dout, q, k, v, out, lse, dq,
+                                               dk, dv, B, H, T, D, fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return attentionBackward(fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D,
+                           heads, heads);
+}
+
+/// zrt_attention_forward_packed(_bf16): qkv [B, T, 3 C], out [B, T, C]
+/// (C = H D), checked here.
+template <typename E>
+int forwardPacked(const char *fn, const E *qkv, E *out, float *lse, int64_t B,
+                  int64_t T, int64_t H, int64_t D) {
+  if (int st = zrt::checkAttentionPackedForwardArgs(fn, qkv, out, lse, B, T, H,
+                                                    D, fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  const int64_t C = H * D;
+  return attentionForward(fn, qkv, qkv + C, qkv + 2 * C, out, lse, B, H, T, D,
+                          zrt::rowsLayout(T, 3 * C, D),
+                          zrt::rowsLayout(T, C, D));
+}
+
+/// zrt_attention_backward_packed(_bf16): dout, out [B, T, C], qkv and dqkv
+/// [B, T, 3 C], checked here.
+template <typename E>
+int backwardPacked(const char *fn, const E *dout, const E *qkv, const E *out,
+                   const float *lse, E *dqkv, int64_t B, int64_t T, int64_t H,
+                   int64_t D) {
+  if (int st = zrt::checkAttentionPackedBackwardArgs(fn, dout, qkv, out, lse,
+                                                     dqkv, B, T, H, D, fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  const int64_t C = H * D;
+  return attentionBackward(fn, dout, qkv, qkv + C, qkv + 2 * C, out, lse, dqkv,
+                           dqkv + C, dqkv + 2 * C, B, H, T, D,
+                           zrt::rowsLayout(T, 3 * C, D),
+                           zrt::rowsLayout(T, C, D));
 }
 
 } // namespace
@@ -907,24 +1026,23 @@ namespace zrt_cuda {
 int attention_forward(const float *q, const float *k, const float *v,
                       float *out, float *lse, float * /*workspace*/, int64_t B,
                       int64_t H, int64_t T, int64_t D) {
-  return attentionForward("zrt_attention_forward", q, k, v, out, lse, B, H, T,
-                          D);
+  return forwardHeads("zrt_attention_forward", q, k, v, out, lse, B, H, T, D);
 }
 
 int attention_backward(const float *dout, const float *q, const float *k,
                        const float *v, const float *out, const float *lse,
                        float *dq, float *dk, float *dv, float * /*workspace*/,
                        int64_t B, int64_t H, int64_t T, int64_t D) {
-  return attentionBackward("zrt_attention_backward", dout, q, k, v, out, lse,
-                           dq, dk, dv, B, H, T, D);
+  return backwardHeads("zrt_attention_backward", dout, q, k, v, out, lse, dq,
+                       dk, dv, B, H, T, D);
 }
 
 int attention_forward_bf16_simt(const zrt_bf16 *q, const zrt_bf16 *k,
                                 const zrt_bf16 *v, zrt_bf16 *out, float *lse,
                                 float * /*workspace*/, int64_t B, int64_t H,
                                 int64_t T, int64_t D) {
-  return attentionForward("zrt_attention_forward_bf16", q, k, v, out, lse, B, H,
-                          T, D);
+  return forwardHeads("zrt_attention_forward_bf16", q, k, v, out, lse, B, H, T,
+                      D);
 }
 
 int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
@@ -933,8 +1051,41 @@ int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
                                  zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
                                  float * /*workspace*/, int64_t B, int64_t H,
                                  int64_t T, int64_t D) {
-  return attentionBackward("zrt_attention_backward_bf16", dout, q, k, v, out,
-                           lse, dq, dk, dv, B, H, T, D);
+  return backwardHeads("zrt_attention_backward_bf16", dout, q, k, v, out, lse,
+                       dq, dk, dv, B, H, T, D);
+}
+
+int attention_forward_packed(const float *qkv, float *out, float *lse,
+                             float * /*workspace*/, int64_t B, int64_t T,
+                             int64_t H, int64_t D) {
+  return forwardPacked("zrt_attention_forward_packed", qkv, out, lse, B, T, H,
+                       D);
+}
+
+int attention_backward_packed(const float *dout, const float *qkv,
+                              const float *out, const float *lse, float *dqkv,
+                              float * /*workspace*/, int64_t B, int64_t T,
+                              int64_t H, int64_t D) {
+  return backwardPacked("zrt_attention_backward_packed", dout, qkv, out, lse,
+                        dqkv, B, T, H, D);
+}
+
+int attention_forward_packed_bf16_simt(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                       float *lse, float * /*workspace*/,
+                                       int64_t B, int64_t T, int64_t H,
+                                       int64_t D) {
+  return forwardPacked("zrt_attention_forward_packed_bf16", qkv, out, lse, B,
+                       T, H, D);
+}
+
+int attention_backward_packed_bf16_simt(const zrt_bf16 *dout,
+                                        const zrt_bf16 *qkv,
+                                        const zrt_bf16 *out, const float *lse,
+                                        zrt_bf16 *dqkv, float * /*workspace*/,
+                                        int64_t B, int64_t T, int64_t H,
+                                        int64_t D) {
+  return backwardPacked("zrt_attention_backward_packed_bf16", dout, qkv, out,
+                        lse, dqkv, B, T, H, D);
 }
 
 } // namespace zrt_cuda

@@ -11,6 +11,16 @@
 // (D = 32, 64, 128); otherwise it runs the f32 SIMT kernels of
 // flash_attention.cu on widened values.
 //
+// Layouts. The kernels address every operand through a TcStrides
+// (zrt::AttentionLayout): element (b, h, t, d) at b batch + h head + t row
+// + d. q, k, v, dq, dk, dv share one layout, out and dout another; lse is
+// always [B, H, T]. zrt_attention_*_bf16 pass headsLayout ([B, H, T, D]
+// contiguous) for both; zrt_attention_*_packed_bf16 pass the rows of the
+// packed projection, qkv [B, T, 3 H D] (q = qkv, k = qkv + C, v = qkv + 2 C
+// with C = H D; dqkv likewise) and out / dout [B, T, C], so no head split
+// or merge copy is needed. Only the addresses differ: the packed results
+// are those of the [B, H, T, D] entry points on split copies, bit for bit.
+//
 // Numerics (differences from the CPU's f32 algorithm, all allowed by zrt.h):
 //  * P = exp(S - m) (forward) and P = exp(S - lse), dS = P (dP - delta)
 //    (backward) are rounded to bf16 (cvt.rn: nearest even) before their
@@ -66,22 +76,23 @@
 //  No floating-point atomics: every output element is written once by one
 //  thread after a fixed sequence of operations, so results are
 //  bit-reproducible (the two backward kernels both recompute P, the price
-//  of determinism). Tensors not 16-byte aligned (any of them) switch the
-//  tile loads to synchronous 2-byte loads and the stores to 2-byte stores:
-//  the same arithmetic, the same bits.
+//  of determinism). Tensors not 16-byte aligned (any base pointer, or a
+//  layout whose slice offsets or row stride are not multiples of 16 bytes)
+//  switch the tile loads to synchronous 2-byte loads and the stores to
+//  2-byte stores: the same arithmetic, the same bits.
 //
 // Resources (ptxas -v, CUDA 13, sm_90; no spills, no local memory; dynamic
 // shared memory opted in with cudaFuncSetAttribute; blocks per SM from
 // registers (65536 / (128 x regs rounded up to 8)), shared memory (228 KB
 // per SM, 1 KB reserved per block) and __launch_bounds__):
 //   kernel    D=32: regs smem(B) blocks | D=64: regs smem(B) blocks |
-//   forward         159  30,720    3    |       234  55,296    2    |
+//   forward         165  30,720    3    |       226  55,296    2    |
 //   dK/dV           130  41,984    3    |       168  74,752    3    |
-//   dQ              148  40,960    3    |       229  73,728    2    |
+//   dQ              148  40,960    3    |       220  73,728    2    |
 //             D=128: regs smem(B) blocks
-//   forward         215  87,040    2
-//   dK/dV           255  87,552    2
-//   dQ              233 104,448    2
+//   forward         178  87,040    2
+//   dK/dV           252  87,552    2
+//   dQ              213 104,448    2
 // (__launch_bounds__ caps dK/dV at D = 64 to 168 registers, without
 // spills; uncapped, ptxas takes 186: one block per SM fewer.)
 //
@@ -126,6 +137,8 @@
 #include "flash_attention_tc.h"
 
 #include "device_util.cuh"
+
+#include "attention_args.h"
 
 #include <cuda_runtime.h>
 
@@ -271,25 +284,52 @@ template <int D> struct TcGeo {
   static constexpr int NT = D / 8;
 };
 
-/// Rows row0 .. row0 + 63 of a [T, D] slice `g` into the tile `s`, zeros
-/// for rows >= T (all of them when row0 >= T). All threads; asynchronous (cp.async, completes at the
-/// caller's cpAsyncWait) when `vec` (16-byte aligned tensors), otherwise
+/// Where the (batch, head) slices of an operand live (zrt::AttentionLayout
+/// on the device): slice bh = b H + h starts b batch + h head elements
+/// from the tensor's start, its rows are `row` elements apart, each D
+/// contiguous elements.
+struct TcStrides {
+  int64_t batch, head, row;
+  /// The offset (elements) of slice bh (< 2^31, checked by the caller).
+  __device__ __forceinline__ int64_t slice(int64_t bh, int H) const {
+    const int b = static_cast<int>(bh) / H;
+    return b * batch + (static_cast<int>(bh) - b * H) * head;
+  }
+};
+
+/// The addressing of a call: q, k, v, dq, dk, dv in layout `qkv`, out and
+/// dout in layout `out`, lse [B, H, T] contiguous.
+struct TcLayouts {
+  int H;
+  TcStrides qkv, out;
+};
+
+/// Rows row0 .. row0 + 63 of a [T, D] slice `g` (rows `ld` elements apart)
+/// into the tile `s`, zeros for rows >= T (all of them when row0 >= T).
+/// All threads; asynchronous (cp.async, completes at the caller's
+/// cpAsyncWait) when `vec` (16-byte aligned slices and rows), otherwise
 /// synchronous 2-byte loads.
 template <int D>
 __device__ __forceinline__ void loadTile(uint16_t *s,
                                          const uint16_t *__restrict__ g,
-                                         int64_t row0, int T, bool vec) {
+                                         int64_t row0, int T, int64_t ld,
+                                         bool vec) {
   using G = TcGeo<D>;
   constexpr int PER_THREAD = kTcRows * G::CHUNKS / kTcThreads;
   static_assert(kTcRows * G::CHUNKS % kTcThreads == 0, "chunks");
+  // Thread t loads chunk c of rows r0 + RSTEP it: one row pointer, stepped.
+  constexpr int RSTEP = kTcThreads / G::CHUNKS;
+  static_assert(kTcThreads % G::CHUNKS == 0, "rows per step");
+  const int r0 = static_cast<int>(threadIdx.x) / G::CHUNKS;
+  const int c = (static_cast<int>(threadIdx.x) % G::CHUNKS) * 8;
   const int64_t rowsLeft = T - row0; // may be <= 0: all zeros
+  const uint16_t *row = g + row0 * ld + c;
 #pragma unroll
   for (int it = 0; it < PER_THREAD; ++it) {
-    const int idx = it * kTcThreads + static_cast<int>(threadIdx.x);
-    const int r = idx / G::CHUNKS, c = (idx % G::CHUNKS) * 8;
+    const int r = r0 + RSTEP * it;
     const bool in = r < rowsLeft;
     // Rows past T read nothing; their (unused) address is row 0's.
-    const uint16_t *src = g + (in ? (row0 + r) * D : 0) + c;
+    const uint16_t *src = in ? row + int64_t(r) * ld : g + c;
     uint16_t *dst = s + r * G::LD + c;
     if (vec) {
       cpAsync16(dst, src, in ? 16 : 0);
@@ -432,8 +472,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
     tcForwardKernel(const uint16_t *__restrict__ q,
                     const uint16_t *__restrict__ k,
                     const uint16_t *__restrict__ v, uint16_t *__restrict__ out,
-                    float *__restrict__ lse, int64_t BH, int T, int64_t items,
-                    float scale, float scaleLog2, bool vec) {
+                    float *__restrict__ lse, TcLayouts lay, int64_t BH, int T,
+                    int64_t items, float scale, float scaleLog2, bool vec) {
   using G = TcGeo<D>;
   constexpr int MT = TcCfg<D>::FWD_MT;
   constexpr int ROWS = kTcRows * MT;
@@ -449,7 +489,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     const int qt = tilesQ - 1 - static_cast<int>(w / BH);
     const int64_t bh = w % BH;
-    const int64_t base = bh * T * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v
+    const int64_t ld = lay.qkv.row;
     const int row0 = qt * ROWS;
     const int rowsLeft = T - row0; // > 0; rows >= rowsLeft are padding
     // Key tiles up to the last row of the tile (<= T - 1).
@@ -460,9 +501,9 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
 #pragma unroll
     for (int i = 0; i < MT; ++i)
       loadTile<D>(sQ + i * G::TILE, q + base, int64_t(row0) + kTcRows * i, T,
-                  vec);
-    loadTile<D>(sKV, k + base, 0, T, vec);
-    loadTile<D>(sKV + G::TILE, v + base, 0, T, vec);
+                  ld, vec);
+    loadTile<D>(sKV, k + base, 0, T, ld, vec);
+    loadTile<D>(sKV + G::TILE, v + base, 0, T, ld, vec);
     cpAsyncCommit();
 
     uint32_t qf[MT][G::KS][4];
@@ -483,8 +524,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
       const int buf = kt & 1;
       if (kt + 1 < nkt) {
         uint16_t *nk = sKV + 2 * (buf ^ 1) * G::TILE;
-        loadTile<D>(nk, k + base, int64_t(kt + 1) * kTcRows, T, vec);
-        loadTile<D>(nk + G::TILE, v + base, int64_t(kt + 1) * kTcRows, T,
+        loadTile<D>(nk, k + base, int64_t(kt + 1) * kTcRows, T, ld, vec);
+        loadTile<D>(nk + G::TILE, v + base, int64_t(kt + 1) * kTcRows, T, ld,
                     vec);
         cpAsyncCommit();
         cpAsyncWait<1>();
@@ -616,7 +657,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
           continue;
         const int row = row0 + r;
         const float inv = 1.0f / lt;
-        uint16_t *orow = out + base + int64_t(row) * D;
+        uint16_t *orow =
+            out + lay.out.slice(bh, lay.H) + int64_t(row) * lay.out.row;
 #pragma unroll
         for (int n = 0; n < G::NT; ++n)
           storeBf16Pair(orow + 8 * n + 2 * tq, o[mt][n][2 * h] * inv,
@@ -637,8 +679,9 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
                        const uint16_t *__restrict__ v,
                        const uint16_t *__restrict__ o,
                        const float *__restrict__ lse, uint16_t *__restrict__ dk,
-                       uint16_t *__restrict__ dv, int64_t BH, int T,
-                       int64_t items, float scale, float scaleLog2, bool vec) {
+                       uint16_t *__restrict__ dv, TcLayouts lay, int64_t BH,
+                       int T, int64_t items, float scale, float scaleLog2,
+                       bool vec) {
   using G = TcGeo<D>;
   constexpr int S = TcCfg<D>::KV_STAGES;
   constexpr bool HOLD = TcCfg<D>::KV_HOLD;
@@ -657,17 +700,20 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     const int kt = static_cast<int>(w / BH);
     const int64_t bh = w % BH;
-    const int64_t base = bh * T * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v, dk, dv
+    const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
     const int key0 = kt * kTcRows;
     __syncthreads(); // the previous item's readers of shared memory are done
-    loadTile<D>(sK, k + base, key0, T, vec);
-    loadTile<D>(sV, v + base, key0, T, vec);
+    loadTile<D>(sK, k + base, key0, T, lay.qkv.row, vec);
+    loadTile<D>(sV, v + base, key0, T, lay.qkv.row, vec);
     // Query tile qt into stage b (all threads).
     auto loadQueryTile = [&](int qt, int b) {
       uint16_t *sq = sQb + 3 * b * G::TILE;
-      loadTile<D>(sq, q + base, qt * kTcRows, T, vec);
-      loadTile<D>(sq + G::TILE, dout + base, qt * kTcRows, T, vec);
-      loadTile<D>(sq + 2 * G::TILE, o + base, qt * kTcRows, T, vec);
+      loadTile<D>(sq, q + base, qt * kTcRows, T, lay.qkv.row, vec);
+      loadTile<D>(sq + G::TILE, dout + baseO, qt * kTcRows, T, lay.out.row,
+                  vec);
+      loadTile<D>(sq + 2 * G::TILE, o + baseO, qt * kTcRows, T, lay.out.row,
+                  vec);
       loadLse(sStat + 2 * b * kTcRows, lse + bh * T, qt * kTcRows, T, vec);
     };
     loadQueryTile(kt, 0);
@@ -802,7 +848,7 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
       const int j = 16 * warp + g + 8 * h;
       if (j >= T - key0)
         continue;
-      const int64_t off = base + (int64_t(key0) + j) * D;
+      const int64_t off = base + (int64_t(key0) + j) * lay.qkv.row;
 #pragma unroll
       for (int n = 0; n < G::NT; ++n) {
         storeBf16Pair(dv + off + 8 * n + 2 * tq, dV[n][2 * h], dV[n][2 * h + 1],
@@ -826,8 +872,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
                       const uint16_t *__restrict__ v,
                       const uint16_t *__restrict__ o,
                       const float *__restrict__ lse, uint16_t *__restrict__ dq,
-                      int64_t BH, int T, int64_t items, float scale,
-                      float scaleLog2, bool vec) {
+                      TcLayouts lay, int64_t BH, int T, int64_t items,
+                      float scale, float scaleLog2, bool vec) {
   using G = TcGeo<D>;
   constexpr int MT = TcCfg<D>::Q_MT;
   constexpr int ROWS = kTcRows * MT;
@@ -847,22 +893,26 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     const int qt = tilesQ - 1 - static_cast<int>(w / BH);
     const int64_t bh = w % BH;
-    const int64_t base = bh * T * D;
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v, dq
+    const int64_t ld = lay.qkv.row;
     const int row0 = qt * ROWS;
     const int rowsLeft = T - row0; // > 0; rows >= rowsLeft are padding
     const int nkt = static_cast<int>(
         (int64_t(row0) + (rowsLeft < ROWS ? rowsLeft : ROWS) + kTcRows - 1) /
         kTcRows);
     __syncthreads(); // the previous item's readers of shared memory are done
+    {
+      const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
-      const int64_t r0 = int64_t(row0) + kTcRows * i;
-      loadTile<D>(sQ + i * G::TILE, q + base, r0, T, vec);
-      loadTile<D>(sDO + i * G::TILE, dout + base, r0, T, vec);
-      loadTile<D>(sO + i * G::TILE, o + base, r0, T, vec);
+      for (int i = 0; i < MT; ++i) {
+        const int64_t r0 = int64_t(row0) + kTcRows * i;
+        loadTile<D>(sQ + i * G::TILE, q + base, r0, T, ld, vec);
+        loadTile<D>(sDO + i * G::TILE, dout + baseO, r0, T, lay.out.row, vec);
+        loadTile<D>(sO + i * G::TILE, o + baseO, r0, T, lay.out.row, vec);
+      }
     }
-    loadTile<D>(sKV, k + base, 0, T, vec);
-    loadTile<D>(sKV + G::TILE, v + base, 0, T, vec);
+    loadTile<D>(sKV, k + base, 0, T, ld, vec);
+    loadTile<D>(sKV + G::TILE, v + base, 0, T, ld, vec);
     cpAsyncCommit();
     cpAsyncWait<0>();
     __syncthreads();
@@ -907,8 +957,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
       const int buf = kt & 1;
       if (kt + 1 < nkt) {
         uint16_t *nk = sKV + 2 * (buf ^ 1) * G::TILE;
-        loadTile<D>(nk, k + base, int64_t(kt + 1) * kTcRows, T, vec);
-        loadTile<D>(nk + G::TILE, v + base, int64_t(kt + 1) * kTcRows, T,
+        loadTile<D>(nk, k + base, int64_t(kt + 1) * kTcRows, T, ld, vec);
+        loadTile<D>(nk + G::TILE, v + base, int64_t(kt + 1) * kTcRows, T, ld,
                     vec);
         cpAsyncCommit();
         cpAsyncWait<1>();
@@ -995,7 +1045,7 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
         const int r = 16 * (MT * warp + mt) + g + 8 * h;
         if (r >= rowsLeft)
           continue;
-        uint16_t *drow = dq + base + (int64_t(row0) + r) * D;
+        uint16_t *drow = dq + base + (int64_t(row0) + r) * ld;
 #pragma unroll
         for (int n = 0; n < G::NT; ++n)
           storeBf16Pair(drow + 8 * n + 2 * tq, acc[mt][n][2 * h] * scale,
@@ -1010,6 +1060,20 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
 
 bool aligned16(const void *p) {
   return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+}
+
+/// Whether every slice and row of layout `s` starts a multiple of 16 bytes
+/// from its tensor's start (bf16: strides that are multiples of 8).
+bool strides16(const TcStrides &s) {
+  return s.batch % 8 == 0 && s.head % 8 == 0 && s.row % 8 == 0;
+}
+
+/// The device form of a call's layouts (zrt::AttentionLayout, H < 2^31).
+TcLayouts tcLayouts(int64_t H, const zrt::AttentionLayout &qkv,
+                    const zrt::AttentionLayout &out) {
+  return {static_cast<int>(H),
+          {qkv.batch, qkv.head, qkv.row},
+          {out.batch, out.head, out.row}};
 }
 
 /// Sizes of a call.
@@ -1043,29 +1107,31 @@ int prepareTc(TcLaunch &L, const char *fn, int64_t B, int64_t H, int64_t T,
   return ZRT_OK;
 }
 
+/// The cp.async path (`vec`) needs every base pointer, slice offset and
+/// row stride 16-byte aligned; otherwise the plain-load path runs (the same
+/// bits).
 template <int D>
-int forwardTc(const uint16_t *q, const uint16_t *k, const uint16_t *v,
-              uint16_t *out, float *lse, int64_t B, int64_t H, int64_t T) {
-  const char *fn = "zrt_attention_forward_bf16";
+int forwardTc(const char *fn, const uint16_t *q, const uint16_t *k,
+              const uint16_t *v, uint16_t *out, float *lse, int64_t B,
+              int64_t H, int64_t T, const TcLayouts &lay) {
   constexpr int smem = TcCfg<D>::FWD_SMEM;
   TcLaunch L;
   if (int st = prepareTc(L, fn, B, H, T, D, smem, 64 * TcCfg<D>::FWD_MT))
     return st;
-  const bool vec =
-      aligned16(q) && aligned16(k) && aligned16(v) && aligned16(out);
+  const bool vec = aligned16(q) && aligned16(k) && aligned16(v) &&
+                   aligned16(out) && strides16(lay.qkv) && strides16(lay.out);
   if (int st = allowDynamicSharedMemory(tcForwardKernel<D>, smem, fn))
     return st;
   tcForwardKernel<D><<<L.grid, kTcThreads, smem, stream()>>>(
-      q, k, v, out, lse, L.BH, L.T, L.items, L.scale, L.scaleLog2, vec);
+      q, k, v, out, lse, lay, L.BH, L.T, L.items, L.scale, L.scaleLog2, vec);
   return launched(fn);
 }
 
 template <int D>
-int backwardTc(const uint16_t *dout, const uint16_t *q, const uint16_t *k,
-               const uint16_t *v, const uint16_t *o, const float *lse,
-               uint16_t *dq, uint16_t *dk, uint16_t *dv, int64_t B, int64_t H,
-               int64_t T) {
-  const char *fn = "zrt_attention_backward_bf16";
+int backwardTc(const char *fn, const uint16_t *dout, const uint16_t *q,
+               const uint16_t *k, const uint16_t *v, const uint16_t *o,
+               const float *lse, uint16_t *dq, uint16_t *dk, uint16_t *dv,
+               int64_t B, int64_t H, int64_t T, const TcLayouts &lay) {
   constexpr int smemKV = TcCfg<D>::KV_SMEM;
   constexpr int smemQ = TcCfg<D>::Q_SMEM;
   TcLaunch L, LQ;
@@ -1075,20 +1141,60 @@ int backwardTc(const uint16_t *dout, const uint16_t *q, const uint16_t *k,
     return st;
   const bool vec = aligned16(dout) && aligned16(q) && aligned16(k) &&
                    aligned16(v) && aligned16(o) && aligned16(dq) &&
-                   aligned16(dk) && aligned16(dv);
+                   aligned16(dk) && aligned16(dv) && strides16(lay.qkv) &&
+                   strides16(lay.out);
   if (int st = allowDynamicSharedMemory(tcBackwardKVKernel<D>, smemKV, fn))
     return st;
   tcBackwardKVKernel<D><<<L.grid, kTcThreads, smemKV, stream()>>>(
-      dout, q, k, v, o, lse, dk, dv, L.BH, L.T, L.items, L.scale, L.scaleLog2,
-      vec);
+      dout, q, k, v, o, lse, dk, dv, lay, L.BH, L.T, L.items, L.scale,
+      L.scaleLog2, vec);
   if (int st = launched(fn))
     return st;
   if (int st = allowDynamicSharedMemory(tcBackwardQKernel<D>, smemQ, fn))
     return st;
   tcBackwardQKernel<D><<<LQ.grid, kTcThreads, smemQ, stream()>>>(
-      dout, q, k, v, o, lse, dq, LQ.BH, LQ.T, LQ.items, LQ.scale,
+      dout, q, k, v, o, lse, dq, lay, LQ.BH, LQ.T, LQ.items, LQ.scale,
       LQ.scaleLog2, vec);
   return launched(fn);
+}
+
+/// The forward for any supported D (checked arguments, B * H > 0).
+int forwardTcAny(const char *fn, const uint16_t *q, const uint16_t *k,
+                 const uint16_t *v, uint16_t *out, float *lse, int64_t B,
+                 int64_t H, int64_t T, int64_t D, const TcLayouts &lay) {
+  switch (D) {
+  case 32:
+    return forwardTc<32>(fn, q, k, v, out, lse, B, H, T, lay);
+  case 64:
+    return forwardTc<64>(fn, q, k, v, out, lse, B, H, T, lay);
+  case 128:
+    return forwardTc<128>(fn, q, k, v, out, lse, B, H, T, lay);
+  default:
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: no tensor-core kernel for D = %lld", fn,
+                static_cast<long long>(D));
+  }
+}
+
+/// The backward for any supported D (checked arguments, B * H > 0).
+int backwardTcAny(const char *fn, const uint16_t *dout, const uint16_t *q,
+                  const uint16_t *k, const uint16_t *v, const uint16_t *o,
+                  const float *lse, uint16_t *dq, uint16_t *dk, uint16_t *dv,
+                  int64_t B, int64_t H, int64_t T, int64_t D,
+                  const TcLayouts &lay) {
+  switch (D) {
+  case 32:
+    return backwardTc<32>(fn, dout, q, k, v, o, lse, dq, dk, dv, B, H, T, lay);
+  case 64:
+    return backwardTc<64>(fn, dout, q, k, v, o, lse, dq, dk, dv, B, H, T, lay);
+  case 128:
+    return backwardTc<128>(fn, dout, q, k, v, o, lse, dq, dk, dv, B, H, T,
+                           lay);
+  default:
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: no tensor-core kernel for D = %lld", fn,
+                static_cast<long long>(D));
+  }
 }
 
 } // namespace
@@ -1108,19 +1214,9 @@ int attention_forward_bf16_tc(const zrt_bf16 *q, const zrt_bf16 *k,
                               int64_t B, int64_t H, int64_t T, int64_t D) {
   if (B * H == 0)
     return ZRT_OK;
-  switch (D) {
-  case 32:
-    return forwardTc<32>(q, k, v, out, lse, B, H, T);
-  case 64:
-    return forwardTc<64>(q, k, v, out, lse, B, H, T);
-  case 128:
-    return forwardTc<128>(q, k, v, out, lse, B, H, T);
-  default:
-    return fail(ZRT_ERR_INVALID_ARGUMENT,
-                "zrt_attention_forward_bf16: no tensor-core kernel for D = "
-                "%lld",
-                static_cast<long long>(D));
-  }
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return forwardTcAny("zrt_attention_forward_bf16", q, k, v, out, lse, B, H, T,
+                      D, tcLayouts(H, heads, heads));
 }
 
 int attention_backward_bf16_tc(const zrt_bf16 *dout, const zrt_bf16 *q,
@@ -1130,19 +1226,36 @@ int attention_backward_bf16_tc(const zrt_bf16 *dout, const zrt_bf16 *q,
                                int64_t B, int64_t H, int64_t T, int64_t D) {
   if (B * H == 0)
     return ZRT_OK;
-  switch (D) {
-  case 32:
-    return backwardTc<32>(dout, q, k, v, out, lse, dq, dk, dv, B, H, T);
-  case 64:
-    return backwardTc<64>(dout, q, k, v, out, lse, dq, dk, dv, B, H, T);
-  case 128:
-    return backwardTc<128>(dout, q, k, v, out, lse, dq, dk, dv, B, H, T);
-  default:
-    return fail(ZRT_ERR_INVALID_ARGUMENT,
-                "zrt_attention_backward_bf16: no tensor-core kernel for D = "
-                "%lld",
-                static_cast<long long>(D));
-  }
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return backwardTcAny("zrt_attention_backward_bf16", dout, q, k, v, out, lse,
+                       dq, dk, dv, B, H, T, D, tcLayouts(H, heads, heads));
+}
+
+int attention_forward_packed_bf16_tc(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                     float *lse, int64_t B, int64_t T,
+                                     int64_t H, int64_t D) {
+  if (B * H == 0)
+    return ZRT_OK;
+  const int64_t C = H * D;
+  return forwardTcAny("zrt_attention_forward_packed_bf16", qkv, qkv + C,
+                      qkv + 2 * C, out, lse, B, H, T, D,
+                      tcLayouts(H, zrt::rowsLayout(T, 3 * C, D),
+                                zrt::rowsLayout(T, C, D)));
+}
+
+int attention_backward_packed_bf16_tc(const zrt_bf16 *dout,
+                                      const zrt_bf16 *qkv, const zrt_bf16 *out,
+                                      const float *lse, zrt_bf16 *dqkv,
+                                      int64_t B, int64_t T, int64_t H,
+                                      int64_t D) {
+  if (B * H == 0)
+    return ZRT_OK;
+  const int64_t C = H * D;
+  return backwardTcAny("zrt_attention_backward_packed_bf16", dout, qkv,
+                       qkv + C, qkv + 2 * C, out, lse, dqkv, dqkv + C,
+                       dqkv + 2 * C, B, H, T, D,
+                       tcLayouts(H, zrt::rowsLayout(T, 3 * C, D),
+                                 zrt::rowsLayout(T, C, D)));
 }
 
 } // namespace zrt_cuda

@@ -2,7 +2,8 @@
 //
 // Causal flash attention on bf16 tensors with the products on bf16 tensor
 // cores (f32 accumulation): the fast path of zrt_attention_forward_bf16 /
-// zrt_attention_backward_bf16 (zrt.h). abi.cpp dispatches here when
+// zrt_attention_backward_bf16 and of their packed forms
+// zrt_attention_*_packed_bf16 (zrt.h). abi.cpp dispatches here when
 // attention_tc_forward_supported(D) (resp.
 // attention_tc_backward_supported(D)) and ZRT_CUDA_ATTENTION is not "simt";
 // otherwise the f32 SIMT kernels of flash_attention.cu run on the widened
@@ -57,6 +58,32 @@ int attention_backward_bf16_tc(const zrt_bf16 *dout, const zrt_bf16 *q,
                                const zrt_bf16 *out, const float *lse,
                                zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
                                int64_t B, int64_t H, int64_t T, int64_t D);
+
+/// zrt_attention_forward_packed_bf16 on tensor cores: the kernels of
+/// attention_forward_bf16_tc reading the heads in place, so out and lse are
+/// attention_forward_bf16_tc's on the split heads, bit for bit. qkv
+/// [B, T, 3 C] bf16 (C = H D; row (b, t) = the H q heads, the H k heads,
+/// the H v heads, D elements each), out [B, T, C] bf16 (the heads side by
+/// side), lse [B, H, T] f32 (note the argument order B, T, H, D of zrt.h).
+/// cp.async loads when qkv and out are 16-byte aligned (the strides are,
+/// for these D), else the plain-load path. Arguments checked by the caller
+/// (abi.cpp, zrt::checkAttentionPackedForwardArgs); B * H == 0 returns
+/// ZRT_OK at once. Errors as attention_forward_bf16_tc, with the
+/// zrt_attention_forward_packed_bf16 name.
+int attention_forward_packed_bf16_tc(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                     float *lse, int64_t B, int64_t T,
+                                     int64_t H, int64_t D);
+
+/// zrt_attention_backward_packed_bf16 on tensor cores: dout, out [B, T, C]
+/// bf16, qkv [B, T, 3 C] bf16, lse [B, H, T] f32; dqkv [B, T, 3 C] bf16
+/// OVERWRITTEN with dq, dk, dv in qkv's layout: attention_backward_bf16_tc's
+/// numbers on the split heads, bit for bit. Checked arguments (abi.cpp,
+/// zrt::checkAttentionPackedBackwardArgs); errors as the packed forward.
+int attention_backward_packed_bf16_tc(const zrt_bf16 *dout,
+                                      const zrt_bf16 *qkv, const zrt_bf16 *out,
+                                      const float *lse, zrt_bf16 *dqkv,
+                                      int64_t B, int64_t T, int64_t H,
+                                      int64_t D);
 
 } // namespace zrt_cuda
 

@@ -206,6 +206,21 @@ int attention_backward(const float *dout, const float *q, const float *k,
                        const float *v, const float *out, const float *lse,
                        float *dq, float *dk, float *dv, float *workspace,
                        int64_t B, int64_t H, int64_t T, int64_t D);
+/// zrt_attention_forward_packed / _backward_packed (flash_attention.cu): the
+/// same kernels reading the heads in place, so the results are those of
+/// attention_forward / attention_backward on the split, transposed copies
+/// bit for bit. qkv [B, T, 3 C] (C = H D; row (b, t) = the q heads, then
+/// the k heads, then the v heads, D elements each), out and dout [B, T, C],
+/// lse [B, H, T] f32, dqkv [B, T, 3 C] OVERWRITTEN in qkv's layout (note
+/// the argument order B, T, H, D of zrt.h). `workspace` is ignored. Full
+/// argument checks (zrt::checkAttentionPacked*Args, the zrt.h names).
+int attention_forward_packed(const float *qkv, float *out, float *lse,
+                             float *workspace, int64_t B, int64_t T, int64_t H,
+                             int64_t D);
+int attention_backward_packed(const float *dout, const float *qkv,
+                              const float *out, const float *lse, float *dqkv,
+                              float *workspace, int64_t B, int64_t T,
+                              int64_t H, int64_t D);
 
 //===----------------------------------------------------------------------===//
 // Embedding and losses (loss.cu). Scalar results (`loss`) are DEVICE
@@ -295,6 +310,21 @@ int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
                                  zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
                                  float *workspace, int64_t B, int64_t H,
                                  int64_t T, int64_t D);
+/// zrt_attention_forward_packed_bf16 / _backward_packed_bf16 on the CUDA
+/// cores: the kernels of attention_*_bf16_simt reading and writing the
+/// packed tensors in place (shapes as attention_forward_packed: qkv, dqkv
+/// [B, T, 3 H D] bf16, out, dout [B, T, H D] bf16, lse [B, H, T] f32), so
+/// the results are attention_*_bf16_simt's on the split heads bit for bit.
+/// `workspace` ignored; full argument checks (the zrt_*_packed_bf16 names).
+int attention_forward_packed_bf16_simt(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                       float *lse, float *workspace, int64_t B,
+                                       int64_t T, int64_t H, int64_t D);
+int attention_backward_packed_bf16_simt(const zrt_bf16 *dout,
+                                        const zrt_bf16 *qkv,
+                                        const zrt_bf16 *out, const float *lse,
+                                        zrt_bf16 *dqkv, float *workspace,
+                                        int64_t B, int64_t T, int64_t H,
+                                        int64_t D);
 
 //===----------------------------------------------------------------------===//
 // Optimizer, norms, initialization (optimizer.cu, init.cpp). Scalar inputs

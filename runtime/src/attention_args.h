@@ -43,6 +43,27 @@ inline int64_t attentionWorkspaceBf16(int64_t T, int64_t D) {
   return out;
 }
 
+/// Where the (batch, head) slices of one attention operand live: element
+/// (b, h, t, d) of the [B, H, T, D] view is at
+/// `b * batch + h * head + t * row + d` elements from the tensor's start.
+struct AttentionLayout {
+  int64_t batch, head, row;
+  /// The offset (elements) of slice (b, h).
+  int64_t slice(int64_t b, int64_t h) const { return b * batch + h * head; }
+};
+
+/// A contiguous [B, H, T, D] tensor (zrt_attention_forward's operands).
+inline AttentionLayout headsLayout(int64_t H, int64_t T, int64_t D) {
+  return {H * T * D, T * D, D};
+}
+
+/// Heads side by side in [B, T, W] rows (W elements per token): head h of
+/// token t at column h D. W = 3 H D for the packed qkv (k and v start C and
+/// 2 C further), W = H D for out and dout (zrt_attention_forward_packed).
+inline AttentionLayout rowsLayout(int64_t T, int64_t W, int64_t D) {
+  return {T * W, D, W};
+}
+
 /// The checks of zrt_attention_forward (`backward` false) and
 /// zrt_attention_backward (true), in this order: sizes (T and D positive, B
 /// and H not negative, all of B*H*T*D, T*T and D within INT32_MAX per
@@ -92,6 +113,39 @@ int checkAttentionBackwardArgs(const char *fn, const void *dout,
   const void *ptrs[] = {dout, q, k, v, out, lse, dq, dk, dv};
   const char *names[] = {"dout", "q", "k", "v", "out", "lse", "dq", "dk", "dv"};
   return checkAttentionArgs(fn, B, H, T, D, ptrs, names, 9, fail);
+}
+
+/// checkAttentionArgs for zrt_attention_forward_packed[_bf16]: qkv, out,
+/// lse; also 3 H D within INT32_MAX (the packed row).
+template <typename Fail>
+int checkAttentionPackedForwardArgs(const char *fn, const void *qkv,
+                                    const void *out, const void *lse,
+                                    int64_t B, int64_t T, int64_t H, int64_t D,
+                                    Fail fail) {
+  const void *ptrs[] = {qkv, out, lse};
+  const char *names[] = {"qkv", "out", "lse"};
+  if (int st = checkAttentionArgs(fn, B, H, T, D, ptrs, names, 3, fail))
+    return st;
+  if (H > INT_MAX / 3 / D)
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: sizes above INT32_MAX", fn);
+  return ZRT_OK;
+}
+
+/// checkAttentionArgs for zrt_attention_backward_packed[_bf16]: dout, qkv,
+/// out, lse, dqkv; also 3 H D within INT32_MAX.
+template <typename Fail>
+int checkAttentionPackedBackwardArgs(const char *fn, const void *dout,
+                                     const void *qkv, const void *out,
+                                     const void *lse, const void *dqkv,
+                                     int64_t B, int64_t T, int64_t H,
+                                     int64_t D, Fail fail) {
+  const void *ptrs[] = {dout, qkv, out, lse, dqkv};
+  const char *names[] = {"dout", "qkv", "out", "lse", "dqkv"};
+  if (int st = checkAttentionArgs(fn, B, H, T, D, ptrs, names, 5, fail))
+    return st;
+  if (H > INT_MAX / 3 / D)
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: sizes above INT32_MAX", fn);
+  return ZRT_OK;
 }
 
 } // namespace zrt

@@ -13,6 +13,10 @@
 // called from inside an OpenMP region; row loops are OpenMP-parallel. The
 // CUDA backend computes the same with tiled kernels (flash_attention.cu).
 //
+// The packed forms (zrt_attention_*_packed) run the same slice code on
+// q, k, v heads read in place from the [B, T, 3 C] projection (row strides
+// for BLAS), out and dout in [B, T, C] rows.
+//
 // The bf16 forms (zrt_attention_forward_bf16 / _backward_bf16) widen each
 // slice's bf16 tensors into the f32 slices at the end of their workspace
 // (attentionWorkspaceBf16), run the same slice code and round the slice's
@@ -44,32 +48,38 @@ int workspaceFor(const char *fn, int64_t n, const char *what, float *given,
   return ZRT_OK;
 }
 
-/// One (batch, head) slice of zrt_attention_forward: q, k, v, out [T, D],
-/// lse [T]; p [T, T] scratch; scale = 1 / sqrt(D).
+/// One (batch, head) slice of zrt_attention_forward: q, k, v [T, D] rows
+/// `ldIn` elements apart, out [T, D] rows `ldOut` apart, lse [T]; p [T, T]
+/// scratch; scale = 1 / sqrt(D). The row strides only change where BLAS
+/// reads and writes (it packs its operands first), not the numbers.
 void forwardSlice(const float *q, const float *k, const float *v, float *out,
-                  float *lse, float *p, int64_t T, int64_t D, float scale) {
+                  float *lse, float *p, int64_t T, int64_t D, float scale,
+                  int64_t ldIn, int64_t ldOut) {
   const int t = static_cast<int>(T), d = static_cast<int>(D);
+  const int ldi = static_cast<int>(ldIn), ldo = static_cast<int>(ldOut);
   // S = scale * Q K^T : [T, T]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q, d, k,
-              d, 0.0f, p, t);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q, ldi,
+              k, ldi, 0.0f, p, t);
   zrt::causalSoftmax(p, T, lse);
   // O = P V : [T, D]
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, p, t, v,
-              d, 0.0f, out, d);
+              ldi, 0.0f, out, ldo);
 }
 
-/// One (batch, head) slice of zrt_attention_backward: dO, q, k, v, O, dq,
-/// dk, dv [T, D], l (the lse) [T]; work: the zrt_attention_workspace(T)
-/// floats of scratch (P, dP / dS, delta); scale = 1 / sqrt(D).
+/// One (batch, head) slice of zrt_attention_backward: q, k, v, dq, dk, dv
+/// [T, D] rows `ldIn` apart, dO and O [T, D] rows `ldOut` apart, l (the
+/// lse) [T]; work: the zrt_attention_workspace(T) floats of scratch (P,
+/// dP / dS, delta); scale = 1 / sqrt(D).
 void backwardSlice(const float *dO, const float *q, const float *k,
                    const float *v, const float *O, const float *l, float *dq,
                    float *dk, float *dv, float *work, int64_t T, int64_t D,
-                   float scale) {
+                   float scale, int64_t ldIn, int64_t ldOut) {
   float *p = work, *g = work + T * T, *delta = work + 2 * T * T;
   const int t = static_cast<int>(T), d = static_cast<int>(D);
+  const int ldi = static_cast<int>(ldIn), ldo = static_cast<int>(ldOut);
   // P = exp(scale * Q K^T - lse), zero above the diagonal.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q, d, k,
-              d, 0.0f, p, t);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q, ldi,
+              k, ldi, 0.0f, p, t);
 #pragma omp parallel for schedule(static) if (T * T > zrt::kParallelGrain / 4)
   for (int64_t i = 0; i < T; ++i) {
     float *row = p + i * T;
@@ -79,15 +89,15 @@ void backwardSlice(const float *dO, const float *q, const float *k,
       row[j] = 0.0f;
     float dot = 0.0f;
     for (int64_t c = 0; c < D; ++c)
-      dot += dO[i * D + c] * O[i * D + c];
+      dot += dO[i * ldOut + c] * O[i * ldOut + c];
     delta[i] = dot;
   }
   // dV = P^T dO : [T, D]
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, p, t, dO,
-              d, 0.0f, dv, d);
+              ldo, 0.0f, dv, ldi);
   // dP = dO V^T : [T, T], then dS = P * (dP - delta) in place.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dO, d, v,
-              d, 0.0f, g, t);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dO, ldo,
+              v, ldi, 0.0f, g, t);
 #pragma omp parallel for schedule(static) if (T * T > zrt::kParallelGrain / 4)
   for (int64_t i = 0; i < T; ++i) {
     const float *pi = p + i * T;
@@ -99,9 +109,158 @@ void backwardSlice(const float *dO, const float *q, const float *k,
   }
   // dQ = scale * dS K : [T, D];  dK = scale * dS^T Q : [T, D]
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, scale, g, t,
-              k, d, 0.0f, dq, d);
+              k, ldi, 0.0f, dq, ldi);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, scale, g, t, q,
-              d, 0.0f, dk, d);
+              ldi, 0.0f, dk, ldi);
+}
+
+/// Where one call's operands are: q, k, v (and dq, dk, dv) with layout
+/// `in`, out (and dout) with layout `io`, lse [B, H, T] contiguous.
+struct Operands {
+  zrt::AttentionLayout in, io;
+};
+
+/// The [B, H, T, D] operands of zrt_attention_forward / _backward.
+Operands headsOperands(int64_t H, int64_t T, int64_t D) {
+  const zrt::AttentionLayout l = zrt::headsLayout(H, T, D);
+  return {l, l};
+}
+
+/// The packed operands of zrt_attention_*_packed: qkv rows of 3 H D, out
+/// rows of H D.
+Operands packedOperands(int64_t T, int64_t H, int64_t D) {
+  return {zrt::rowsLayout(T, 3 * H * D, D), zrt::rowsLayout(T, H * D, D)};
+}
+
+/// zrt_attention_forward on operands anywhere (`ops`); arguments checked.
+int forward(const char *fn, const float *q, const float *k, const float *v,
+            float *out, float *lse, float *workspace, int64_t B, int64_t H,
+            int64_t T, int64_t D, Operands ops) {
+  if (B * H == 0)
+    return ZRT_OK;
+  zrt::FloatBuffer own;
+  float *p = nullptr;
+  if (int st = workspaceFor(fn, zrt::attentionWorkspace(T), "2 T^2 + T",
+                            workspace, own, &p))
+    return st;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
+      forwardSlice(q + in, k + in, v + in, out + io, lse + (b * H + h) * T, p,
+                   T, D, scale, ops.in.row, ops.io.row);
+    }
+  return ZRT_OK;
+}
+
+/// zrt_attention_backward on operands anywhere (`ops`); arguments checked.
+int backward(const char *fn, const float *dout, const float *q, const float *k,
+             const float *v, const float *out, const float *lse, float *dq,
+             float *dk, float *dv, float *workspace, int64_t B, int64_t H,
+             int64_t T, int64_t D, Operands ops) {
+  if (B * H == 0)
+    return ZRT_OK;
+  zrt::FloatBuffer own;
+  float *work = nullptr;
+  if (int st = workspaceFor(fn, zrt::attentionWorkspace(T), "2 T^2 + T",
+                            workspace, own, &work))
+    return st;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
+      backwardSlice(dout + io, q + in, k + in, v + in, out + io,
+                    lse + (b * H + h) * T, dq + in, dk + in, dv + in, work, T,
+                    D, scale, ops.in.row, ops.io.row);
+    }
+  return ZRT_OK;
+}
+
+/// Widens a [T, D] bf16 slice with rows `ld` apart into contiguous f32.
+void widenSlice(const zrt_bf16 *src, int64_t ld, float *dst, int64_t T,
+                int64_t D) {
+  if (ld == D) {
+    zrt_cast_bf16_to_f32(src, dst, T * D);
+    return;
+  }
+  for (int64_t t = 0; t < T; ++t)
+    zrt_cast_bf16_to_f32(src + t * ld, dst + t * D, D);
+}
+
+/// Rounds a contiguous f32 [T, D] slice into bf16 rows `ld` apart.
+void narrowSlice(const float *src, zrt_bf16 *dst, int64_t ld, int64_t T,
+                 int64_t D) {
+  if (ld == D) {
+    zrt_cast_f32_to_bf16(src, dst, T * D);
+    return;
+  }
+  for (int64_t t = 0; t < T; ++t)
+    zrt_cast_f32_to_bf16(src + t * D, dst + t * ld, D);
+}
+
+/// zrt_attention_forward_bf16 on operands anywhere; arguments checked.
+int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
+                const zrt_bf16 *v, zrt_bf16 *out, float *lse, float *workspace,
+                int64_t B, int64_t H, int64_t T, int64_t D, Operands ops) {
+  if (B * H == 0)
+    return ZRT_OK;
+  zrt::FloatBuffer own;
+  float *work = nullptr;
+  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
+                            "2 T^2 + T + 8 T D", workspace, own, &work))
+    return st;
+  // The f32 workspace, then the f32 slices of q, k, v, out.
+  const int64_t n = T * D;
+  float *fq = work + zrt::attentionWorkspace(T), *fk = fq + n, *fv = fk + n,
+        *fo = fv + n;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
+      widenSlice(q + in, ops.in.row, fq, T, D);
+      widenSlice(k + in, ops.in.row, fk, T, D);
+      widenSlice(v + in, ops.in.row, fv, T, D);
+      forwardSlice(fq, fk, fv, fo, lse + (b * H + h) * T, work, T, D, scale, D,
+                   D);
+      narrowSlice(fo, out + io, ops.io.row, T, D);
+    }
+  return ZRT_OK;
+}
+
+/// zrt_attention_backward_bf16 on operands anywhere; arguments checked.
+int backwardBf16(const char *fn, const zrt_bf16 *dout, const zrt_bf16 *q,
+                 const zrt_bf16 *k, const zrt_bf16 *v, const zrt_bf16 *out,
+                 const float *lse, zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                 float *workspace, int64_t B, int64_t H, int64_t T, int64_t D,
+                 Operands ops) {
+  if (B * H == 0)
+    return ZRT_OK;
+  zrt::FloatBuffer own;
+  float *work = nullptr;
+  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
+                            "2 T^2 + T + 8 T D", workspace, own, &work))
+    return st;
+  // The f32 workspace, then the f32 slices of q, k, v, out, dout, dq, dk, dv.
+  const int64_t n = T * D;
+  float *fq = work + zrt::attentionWorkspace(T), *fk = fq + n, *fv = fk + n,
+        *fo = fv + n, *fdo = fo + n, *fdq = fdo + n, *fdk = fdq + n,
+        *fdv = fdk + n;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
+      widenSlice(q + in, ops.in.row, fq, T, D);
+      widenSlice(k + in, ops.in.row, fk, T, D);
+      widenSlice(v + in, ops.in.row, fv, T, D);
+      widenSlice(out + io, ops.io.row, fo, T, D);
+      widenSlice(dout + io, ops.io.row, fdo, T, D);
+      backwardSlice(fdo, fq, fk, fv, fo, lse + (b * H + h) * T, fdq, fdk, fdv,
+                    work, T, D, scale, D, D);
+      narrowSlice(fdq, dq + in, ops.in.row, T, D);
+      narrowSlice(fdk, dk + in, ops.in.row, T, D);
+      narrowSlice(fdv, dv + in, ops.in.row, T, D);
+    }
+  return ZRT_OK;
 }
 
 } // namespace
@@ -121,21 +280,8 @@ int zrt_attention_forward(const float *q, const float *k, const float *v,
   if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
                                               D, zrt::fail))
     return st;
-  const int64_t slices = B * H;
-  if (slices == 0)
-    return ZRT_OK;
-  zrt::FloatBuffer own;
-  float *p = nullptr;
-  if (int st = workspaceFor(fn, zrt::attentionWorkspace(T), "2 T^2 + T",
-                            workspace, own, &p))
-    return st;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  for (int64_t s = 0; s < slices; ++s) {
-    const int64_t off = s * T * D;
-    forwardSlice(q + off, k + off, v + off, out + off, lse + s * T, p, T, D,
-                 scale);
-  }
-  return ZRT_OK;
+  return forward(fn, q, k, v, out, lse, workspace, B, H, T, D,
+                 headsOperands(H, T, D));
 }
 
 int zrt_attention_backward(const float *dout, const float *q, const float *k,
@@ -146,21 +292,8 @@ int zrt_attention_backward(const float *dout, const float *q, const float *k,
   if (int st = zrt::checkAttentionBackwardArgs(
           fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt::fail))
     return st;
-  const int64_t slices = B * H;
-  if (slices == 0)
-    return ZRT_OK;
-  zrt::FloatBuffer own;
-  float *work = nullptr;
-  if (int st = workspaceFor(fn, zrt::attentionWorkspace(T), "2 T^2 + T",
-                            workspace, own, &work))
-    return st;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  for (int64_t s = 0; s < slices; ++s) {
-    const int64_t off = s * T * D;
-    backwardSlice(dout + off, q + off, k + off, v + off, out + off, lse + s * T,
-                  dq + off, dk + off, dv + off, work, T, D, scale);
-  }
-  return ZRT_OK;
+  return backward(fn, dout, q, k, v, out, lse, dq, dk, dv, workspace, B, H, T,
+                  D, headsOperands(H, T, D));
 }
 
 int zrt_attention_forward_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
@@ -171,28 +304,8 @@ int zrt_attention_forward_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
   if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
                                               D, zrt::fail))
     return st;
-  const int64_t slices = B * H;
-  if (slices == 0)
-    return ZRT_OK;
-  zrt::FloatBuffer own;
-  float *work = nullptr;
-  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
-                            "2 T^2 + T + 8 T D", workspace, own, &work))
-    return st;
-  // The f32 workspace, then the f32 slices of q, k, v, out.
-  const int64_t n = T * D;
-  float *fq = work + zrt::attentionWorkspace(T), *fk = fq + n, *fv = fk + n,
-        *fo = fv + n;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  for (int64_t s = 0; s < slices; ++s) {
-    const int64_t off = s * n;
-    zrt_cast_bf16_to_f32(q + off, fq, n);
-    zrt_cast_bf16_to_f32(k + off, fk, n);
-    zrt_cast_bf16_to_f32(v + off, fv, n);
-    forwardSlice(fq, fk, fv, fo, lse + s * T, work, T, D, scale);
-    zrt_cast_f32_to_bf16(fo, out + off, n);
-  }
-  return ZRT_OK;
+  return forwardBf16(fn, q, k, v, out, lse, workspace, B, H, T, D,
+                     headsOperands(H, T, D));
 }
 
 int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
@@ -205,34 +318,64 @@ int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
   if (int st = zrt::checkAttentionBackwardArgs(
           fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt::fail))
     return st;
-  const int64_t slices = B * H;
-  if (slices == 0)
-    return ZRT_OK;
-  zrt::FloatBuffer own;
-  float *work = nullptr;
-  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
-                            "2 T^2 + T + 8 T D", workspace, own, &work))
+  return backwardBf16(fn, dout, q, k, v, out, lse, dq, dk, dv, workspace, B, H,
+                      T, D, headsOperands(H, T, D));
+}
+
+int zrt_attention_forward_packed(const float *qkv, float *out, float *lse,
+                                 float *workspace, int64_t B, int64_t T,
+                                 int64_t H, int64_t D) {
+  const char *fn = "zrt_attention_forward_packed";
+  if (int st = zrt::checkAttentionPackedForwardArgs(fn, qkv, out, lse, B, T, H,
+                                                    D, zrt::fail))
     return st;
-  // The f32 workspace, then the f32 slices of q, k, v, out, dout, dq, dk, dv.
-  const int64_t n = T * D;
-  float *fq = work + zrt::attentionWorkspace(T), *fk = fq + n, *fv = fk + n,
-        *fo = fv + n, *fdo = fo + n, *fdq = fdo + n, *fdk = fdq + n,
-        *fdv = fdk + n;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  for (int64_t s = 0; s < slices; ++s) {
-    const int64_t off = s * n;
-    zrt_cast_bf16_to_f32(q + off, fq, n);
-    zrt_cast_bf16_to_f32(k + off, fk, n);
-    zrt_cast_bf16_to_f32(v + off, fv, n);
-    zrt_cast_bf16_to_f32(out + off, fo, n);
-    zrt_cast_bf16_to_f32(dout + off, fdo, n);
-    backwardSlice(fdo, fq, fk, fv, fo, lse + s * T, fdq, fdk, fdv, work, T, D,
-                  scale);
-    zrt_cast_f32_to_bf16(fdq, dq + off, n);
-    zrt_cast_f32_to_bf16(fdk, dk + off, n);
-    zrt_cast_f32_to_bf16(fdv, dv + off, n);
-  }
-  return ZRT_OK;
+  const int64_t C = H * D;
+  return forward(fn, qkv, qkv + C, qkv + 2 * C, out, lse, workspace, B, H, T,
+                 D, packedOperands(T, H, D));
+}
+
+int zrt_attention_backward_packed(const float *dout, const float *qkv,
+                                  const float *out, const float *lse,
+                                  float *dqkv, float *workspace, int64_t B,
+                                  int64_t T, int64_t H, int64_t D) {
+  const char *fn = "zrt_attention_backward_packed";
+  if (int st = zrt::checkAttentionPackedBackwardArgs(fn, dout, qkv, out, lse,
+                                                     dqkv, B, T, H, D,
+                                                     zrt::fail))
+    return st;
+  const int64_t C = H * D;
+  return backward(fn, dout, qkv, qkv + C, qkv + 2 * C, out, lse, dqkv,
+                  dqkv + C, dqkv + 2 * C, workspace, B, H, T, D,
+                  packedOperands(T, H, D));
+}
+
+int zrt_attention_forward_packed_bf16(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                      float *lse, float *workspace, int64_t B,
+                                      int64_t T, int64_t H, int64_t D) {
+  const char *fn = "zrt_attention_forward_packed_bf16";
+  if (int st = zrt::checkAttentionPackedForwardArgs(fn, qkv, out, lse, B, T, H,
+                                                    D, zrt::fail))
+    return st;
+  const int64_t C = H * D;
+  return forwardBf16(fn, qkv, qkv + C, qkv + 2 * C, out, lse, workspace, B, H,
+                     T, D, packedOperands(T, H, D));
+}
+
+int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
+                                       const zrt_bf16 *qkv,
+                                       const zrt_bf16 *out, const float *lse,
+                                       zrt_bf16 *dqkv, float *workspace,
+                                       int64_t B, int64_t T, int64_t H,
+                                       int64_t D) {
+  const char *fn = "zrt_attention_backward_packed_bf16";
+  if (int st = zrt::checkAttentionPackedBackwardArgs(fn, dout, qkv, out, lse,
+                                                     dqkv, B, T, H, D,
+                                                     zrt::fail))
+    return st;
+  const int64_t C = H * D;
+  return backwardBf16(fn, dout, qkv, qkv + C, qkv + 2 * C, out, lse, dqkv,
+                      dqkv + C, dqkv + 2 * C, workspace, B, H, T, D,
+                      packedOperands(T, H, D));
 }
 
 } // extern "C"

@@ -85,10 +85,16 @@
 // CHECK-NOT: zrt_copy_any
 // CHECK: call_opaque "zrt_adamw_step"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LR]], %[[COEF]], %[[STEP]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"NULL">, #emitc.opaque<"NULL">, 32, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 1.000000e-02, 5 : index, 6 : index]}
 // CHECK: verbatim "// train.store @emb (no copy: computed in place)"
-// CHECK: verbatim "// train.fill -> tensor<8x4xf32>"
+// The gradients are zeroed in their states, all three (back to back in
+// the gradients arena: 128 + 64 + 64 bytes with the 64-byte alignment) by
+// one fill at the last one's place.
+// CHECK: verbatim "// train.fill -> tensor<8x4xf32> (zeroed by a later fill of adjacent states)"
+// CHECK-NEXT: verbatim "// train.store @emb.grad (no copy: computed in place)"
+// CHECK: verbatim "// train.fill -> tensor<3x4xf32> (zeroed by a later fill of adjacent states)"
+// CHECK: verbatim "// train.fill -> tensor<3xf32> (one fill over adjacent states)"
 // CHECK-NEXT: %[[Z:.*]] = cast %[[GB]] : !emitc.ptr<ui8> to !emitc.ptr<f32>
-// CHECK-NEXT: call_opaque "zrt_fill"(%[[Z]])
-// CHECK: verbatim "// train.store @emb.grad (no copy: computed in place)"
+// CHECK-NEXT: call_opaque "zrt_fill"(%[[Z]]) {args = [0 : index, 0.000000e+00 : f32, 64]}
+// CHECK: verbatim "// train.store @b.grad (no copy: computed in place)"
 // CHECK: call_opaque "zrt_copy_to_host"(%[[NORM]], %{{.*}}) {args = [0 : index, 1 : index, 4]}
 
 // CHECK-LABEL: emitc.func @zrt_gen_destroy()

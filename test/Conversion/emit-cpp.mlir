@@ -206,6 +206,117 @@ func.func @forward(%ids: tensor<1x4xi32>, %t: tensor<4xi32>) -> tensor<f32> {
 
 // -----
 
+// Packed attention: q, k, v read in place from the [B, T, 3 C] projection
+// (zrt_attention_*_packed, sizes B = 2, T = 4, H = 6, D = 2), a 2 T^2 + T = 36 float
+// workspace in scratch; on bf16 the _bf16 forms (workspace 2 T^2 + T +
+// 8 T D = 100 floats).
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK: // train.causal_attention_packed -> tensor<2x4x12xf32>, tensor<2x6x4xf32>
+// CHECK: float* [[WORK:v[0-9]+]] = (float*)
+// CHECK: zrt_attention_forward_packed([[QKV:v[0-9]+]], [[Y:v[0-9]+]], [[L:v[0-9]+]], [[WORK]], 2, 4, 6, 2);
+// CHECK: // train.attention_packed_grad -> tensor<2x4x36xf32>
+// CHECK: zrt_attention_backward_packed([[DY:v[0-9]+]], [[QKV]], [[Y]], [[L]], {{v[0-9]+}}, {{v[0-9]+}}, 2, 4, 6, 2);
+// CHECK: // train.causal_attention_packed -> tensor<2x4x12xbf16>, tensor<2x6x4xf32>
+// CHECK-NOT: zrt_cast_
+// CHECK: zrt_attention_forward_packed_bf16([[QKVH:v[0-9]+]], [[YH:v[0-9]+]], [[LH:v[0-9]+]], {{v[0-9]+}}, 2, 4, 6, 2);
+// CHECK: // train.attention_packed_grad -> tensor<2x4x36xbf16>
+// CHECK-NOT: zrt_cast_
+// CHECK: zrt_attention_backward_packed_bf16([[YH]], [[QKVH]], [[YH]], [[LH]], {{v[0-9]+}}, {{v[0-9]+}}, 2, 4, 6, 2);
+// CHECK-LABEL: static void zrt_gen_destroy() {
+train.param @w : tensor<2x4x36xf32> init(<normal, 1.000000e-01>) trainable
+train.param @h : tensor<2x4x36xbf16> init(<normal, 1.000000e-01>) trainable
+func.func @forward(%ids: tensor<2x4xi32>, %t: tensor<2x4xi32>) -> tensor<f32> {
+  %qkv = train.load @w : tensor<2x4x36xf32>
+  %y, %lse = train.causal_attention_packed %qkv heads(6) : tensor<2x4x36xf32> -> tensor<2x4x12xf32>, tensor<2x6x4xf32>
+  %dy = train.add %y, %y : tensor<2x4x12xf32>
+  %d = train.attention_packed_grad %qkv, %y, %lse, %dy heads(6) : tensor<2x4x36xf32>, tensor<2x4x12xf32>, tensor<2x6x4xf32>
+  %qkvh = train.load @h : tensor<2x4x36xbf16>
+  %yh, %lh = train.causal_attention_packed %qkvh heads(6) : tensor<2x4x36xbf16> -> tensor<2x4x12xbf16>, tensor<2x6x4xf32>
+  %dh = train.attention_packed_grad %qkvh, %yh, %lh, %yh heads(6) : tensor<2x4x36xbf16>, tensor<2x4x12xbf16>, tensor<2x6x4xf32>
+  %s1 = train.sum_squares %d : tensor<2x4x36xf32>
+  %s2 = train.sum_squares %dh : tensor<2x4x36xbf16>
+  %r = train.add %s1, %s2 : tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// bf16-mixed AdamW at stage 0: the AdamW call writes the rounded bf16
+// parameter itself (out_bf16) when nothing reads the parameter in between
+// (@w); a read of @b between its update and its cast keeps the cast. The
+// gradients, back to back in their arena, are zeroed by one fill at the
+// last one's place (two states of 16 and 4 bytes, each padded to 64: 128
+// bytes, 64 bf16 elements).
+// CHECK-LABEL: static int zrt_gen_optimizer_step(
+// CHECK: // train.adamw -> tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+// CHECK: zrt_bf16* [[PW:v[0-9]+]] = (zrt_bf16*) [[PARAMS:v[0-9]+]];
+// CHECK: zrt_adamw_step_bf16_grad({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, NULL, [[PW]], 8,
+// CHECK: // train.cast -> tensor<4x2xbf16> (written by the AdamW call)
+// CHECK-NEXT: // train.store @w (no copy: computed in place)
+// CHECK: // train.fill -> tensor<4x2xbf16> (zeroed by a later fill of adjacent states)
+// CHECK-NEXT: // train.store @w.grad (no copy: computed in place)
+// CHECK: // train.adamw -> tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+// CHECK: zrt_adamw_step_bf16_grad({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, NULL, NULL, 2,
+// CHECK: // train.cast -> tensor<2xbf16>
+// CHECK: zrt_bf16* [[PB:v[0-9]+]] =
+// CHECK: zrt_cast_f32_to_bf16({{v[0-9]+}}, [[PB]], 2);
+// CHECK: // train.fill -> tensor<2xbf16> (one fill over adjacent states)
+// CHECK-NEXT: zrt_bf16* [[G:v[0-9]+]] = (zrt_bf16*) [[GRADS:v[0-9]+]];
+// CHECK-NEXT: zrt_fill_bf16([[G]], 0.0e+00f, 64);
+// CHECK-NOT: zrt_fill_bf16
+// CHECK-LABEL: static void zrt_gen_destroy() {
+train.param @w : tensor<4x2xbf16> init(<normal, 2.000000e-02>) trainable
+train.state @w.grad : tensor<4x2xbf16> kind(<grad>) of(@w)
+train.state @w.master : tensor<4x2xf32> kind(<master>) of(@w)
+train.state @w.exp_avg : tensor<4x2xf32> kind(<exp_avg>) of(@w)
+train.state @w.exp_avg_sq : tensor<4x2xf32> kind(<exp_avg_sq>) of(@w)
+train.param @b : tensor<2xbf16> init(<zeros>) trainable
+train.state @b.grad : tensor<2xbf16> kind(<grad>) of(@b)
+train.state @b.master : tensor<2xf32> kind(<master>) of(@b)
+train.state @b.exp_avg : tensor<2xf32> kind(<exp_avg>) of(@b)
+train.state @b.exp_avg_sq : tensor<2xf32> kind(<exp_avg_sq>) of(@b)
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<4x2xbf16>
+  %s = train.sum_squares %w : tensor<4x2xbf16>
+  return %s : tensor<f32>
+}
+func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+  %0 = train.load @w.grad : tensor<4x2xbf16>
+  %1 = train.sum_squares %0 : tensor<4x2xbf16>
+  %2 = train.load @b.grad : tensor<2xbf16>
+  %3 = train.sum_squares %2 : tensor<2xbf16>
+  %4 = train.add %1, %3 : tensor<f32>
+  %coef, %norm = train.clip_coef %4, %gs max_norm(1.000000e+00) : tensor<f32>
+  %5 = train.load @w.master : tensor<4x2xf32>
+  %6 = train.load @w.exp_avg : tensor<4x2xf32>
+  %7 = train.load @w.exp_avg_sq : tensor<4x2xf32>
+  %np, %nm, %nv = train.adamw %5, %0, %6, %7, %lr, %step, %coef beta1(9.000000e-01) beta2(0.99899999999999999) eps(1.000000e-08) weight_decay(1.000000e-02) : tensor<4x2xf32>, tensor<4x2xbf16>
+  train.store %np, @w.master : tensor<4x2xf32>
+  %8 = train.cast %np : tensor<4x2xf32> -> tensor<4x2xbf16>
+  train.store %8, @w : tensor<4x2xbf16>
+  train.store %nm, @w.exp_avg : tensor<4x2xf32>
+  train.store %nv, @w.exp_avg_sq : tensor<4x2xf32>
+  %9 = train.fill 0.000000e+00 : tensor<4x2xbf16>
+  train.store %9, @w.grad : tensor<4x2xbf16>
+  %10 = train.load @b.master : tensor<2xf32>
+  %11 = train.load @b.exp_avg : tensor<2xf32>
+  %12 = train.load @b.exp_avg_sq : tensor<2xf32>
+  %np2, %nm2, %nv2 = train.adamw %10, %2, %11, %12, %lr, %step, %coef beta1(9.000000e-01) beta2(0.99899999999999999) eps(1.000000e-08) weight_decay(0.000000e+00) : tensor<2xf32>, tensor<2xbf16>
+  train.store %np2, @b.master : tensor<2xf32>
+  %old = train.load @b : tensor<2xbf16>
+  %os = train.sum_squares %old : tensor<2xbf16>
+  %13 = train.cast %np2 : tensor<2xf32> -> tensor<2xbf16>
+  train.store %13, @b : tensor<2xbf16>
+  train.store %nm2, @b.exp_avg : tensor<2xf32>
+  train.store %nv2, @b.exp_avg_sq : tensor<2xf32>
+  %14 = train.fill 0.000000e+00 : tensor<2xbf16>
+  train.store %14, @b.grad : tensor<2xbf16>
+  %r = train.add %norm, %os : tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
 // Stage 3 on 2 ranks: a shard group, its layout tables, sharded
 // initialization at the rank's slice, collectives, unpack as views,
 // sharded AdamW in place.
@@ -241,9 +352,14 @@ func.func @forward(%ids: tensor<1x4xi32>, %t: tensor<4xi32>) -> tensor<f32> {
 // CHECK: float* [[UB:v[0-9]+]] = [[FULL]] + 3;
 // CHECK: zrt_sum_squares([[UB]], 2,
 // CHECK-LABEL: static int zrt_gen_forward_backward(
+// Contiguous gradients: both members are computed in their slots of the
+// flat buffer; the pack only zero-fills the padding.
+// CHECK: // train.scale -> tensor<3xf32>
+// CHECK: int {{v[0-9]+}} = zrt_scale({{v[0-9]+}}, 2.000000000e+00f, [[FLAT:v[0-9]+]], 3);
+// CHECK: float* [[SLOTB:v[0-9]+]] = [[FLAT]] + 3;
+// CHECK-NEXT: int {{v[0-9]+}} = zrt_scale({{v[0-9]+}}, 2.000000000e+00f, [[SLOTB]], 2);
 // CHECK: // zero.pack -> tensor<6xf32>
-// CHECK: zrt_copy_any({{v[0-9]+}}, [[FLAT:v[0-9]+]], 3, ZRT_F32);
-// CHECK: zrt_copy_any({{v[0-9]+}}, {{v[0-9]+}}, 2, ZRT_F32);
+// CHECK-NOT: zrt_copy_any
 // CHECK: float* [[PAD:v[0-9]+]] = [[FLAT]] + 5;
 // CHECK-NEXT: zrt_fill([[PAD]], 0.0e+00f, 1);
 // CHECK: zrt_reduce_scatter([[FLAT]], [[RS:v[0-9]+]], 3, ZRT_F32, ZRT_AVG);

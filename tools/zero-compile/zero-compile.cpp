@@ -293,6 +293,9 @@ int main(int argc, char **argv) {
   zero::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A diagnostic names its location; it does not append the op it is
+  // attached to (for a pass option error, the whole module).
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =

@@ -187,8 +187,12 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
     start), a load that must copy, the optimizer step's scalars, and the
     scratch single ops need for their duration — to the *temporaries*
     arena. Views (`train.reshape`, `zero.unpack`, `zero.split`, loads that
-    read a state in place) and values computed in place in a state take no
-    block; a view extends the live range of the buffer it views (the
+    read a state in place), values computed in place in a state and values
+    computed in their slot of a `zero.pack`'s flat buffer (contiguous
+    gradients: a value defined after the loss seed whose only use is the
+    pack, which then copies nothing for it and whose buffer lives from that
+    value's definition) take no block; a view extends the live range of the
+    buffer it views (the
     lowering's own alias analysis: this pass and convert-train-to-emitc
     share the planner, include/zero/Conversion/BufferPlan.h).
 

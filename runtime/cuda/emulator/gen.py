@@ -14,7 +14,8 @@ copied into the repository) writes OUT_DIR/<name> (.cu -> .cpp) with:
     another);
   * the DEVICE PRIMITIVES block (flash_attention_tc.cu) replaced by
     #include "prims_<stem>.h" (this directory);
-  * 16/8-byte vector accesses through reinterpret_cast checked for alignment;
+  * 16/8/4-byte vector accesses through reinterpret_cast (uint4, float4,
+    float2, uint32_t) checked for alignment;
   * a few grid-size limits replaced by emulator knobs (HOOKS below), so
     tests can reach the kernels' work loops with small shapes.
 Line numbers are kept (replacements are padded with newlines and the output
@@ -123,8 +124,9 @@ def launches(s):
 
 
 def aligned_vectors(s):
-    """*reinterpret_cast<[const] uint4|float4|float2 *>(e) -> checked."""
-    key = re.compile(r'\*reinterpret_cast<((?:const )?(?:uint4|float4|float2)) \*>\(')
+    """*reinterpret_cast<[const] uint4|float4|float2|uint32_t *>(e) -> checked."""
+    key = re.compile(
+        r'\*reinterpret_cast<((?:const )?(?:uint4|float4|float2|uint32_t)) \*>\(')
     out, pos = '', 0
     for m in key.finditer(s):
         if m.start() < pos:

@@ -46,6 +46,7 @@ int arena_alloc(zrt_arena arena, int64_t bytes, int64_t align, int64_t *off) {
   memset(a->base + o, 0xff, bytes);
   return ZRT_OK;
 }
+void arena_reset(zrt_arena arena) { reinterpret_cast<Arena *>(arena)->used = 0; }
 int copy_to_device(void *dst, const void *src, int64_t bytes) {
   memcpy(dst, src, bytes);
   return ZRT_OK;

@@ -4,11 +4,15 @@
 // kernels bit for bit against the f32 kernels on the widened inputs,
 // rounded (the same f32 arithmetic), with aligned (vector) and unaligned
 // (scalar) tensors and guard elements; smaller shared-memory opt-ins and a
-// small gridDim.y cap reach the fallbacks and the slice loop.
+// small gridDim.y cap reach the fallbacks and the slice loop. The packed
+// entry points (qkv [B, T, 3 H D], out / dout [B, T, H D]; f32 and bf16)
+// bit for bit against the [B, H, T, D] ones on split copies, with the
+// packed tensors aligned and one element off (vector and scalar loads).
 #include "test_util.h"
 #include "zrt_cuda.h"
 
 #include <algorithm>
+#include <type_traits>
 
 using namespace emu_test;
 
@@ -185,6 +189,107 @@ static bool checkBf16(const Vec &q0, const Vec &k0, const Vec &v0,
          ok ? "bit-identical to f32 on widened values, rounded" : "MISMATCH");
   return ok;
 }
+/// The packed entry points (E = float: attention_*_packed, zrt_bf16:
+/// attention_*_packed_bf16_simt) against the [B, H, T, D] ones on split
+/// copies: out, lse, dqkv bit for bit, nothing written outside out and
+/// dqkv. `off`: element offset of the packed tensors from a 64-byte
+/// boundary (0: vector tile loads where the strides allow, else scalar).
+template <class E>
+static bool checkPacked(int64_t B, int64_t H, int64_t T, int64_t D, int off,
+                        uint32_t seed, const std::string &cs) {
+  constexpr bool bf16 = std::is_same_v<E, zrt_bf16>;
+  using V = std::vector<E>;
+  auto make = [](const Vec &x) {
+    if constexpr (bf16)
+      return toB(x);
+    else
+      return x;
+  };
+  const int64_t C = H * D, W = 3 * C, n = B * T * C, nl = B * H * T;
+  const V qkv = make(rndSym(B * T * W, seed)), dout = make(rndSym(n, seed + 1));
+  const V q = splitHeads(qkv, B, T, H, D, W, 0),
+          k = splitHeads(qkv, B, T, H, D, W, C),
+          v = splitHeads(qkv, B, T, H, D, W, 2 * C),
+          doH = splitHeads(dout, B, T, H, D, C, 0);
+  V outH(n), dqH(n), dkH(n), dvH(n);
+  Vec lseH(nl, NAN);
+  int st;
+  if constexpr (bf16) {
+    st = zrt_cuda::attention_forward_bf16_simt(q.data(), k.data(), v.data(),
+                                               outH.data(), lseH.data(), nullptr,
+                                               B, H, T, D);
+    st = st ? st
+            : zrt_cuda::attention_backward_bf16_simt(
+                  doH.data(), q.data(), k.data(), v.data(), outH.data(),
+                  lseH.data(), dqH.data(), dkH.data(), dvH.data(), nullptr, B,
+                  H, T, D);
+  } else {
+    st = zrt_cuda::attention_forward(q.data(), k.data(), v.data(), outH.data(),
+                                     lseH.data(), nullptr, B, H, T, D);
+    st = st ? st
+            : zrt_cuda::attention_backward(doH.data(), q.data(), k.data(),
+                                           v.data(), outH.data(), lseH.data(),
+                                           dqH.data(), dkH.data(), dvH.data(),
+                                           nullptr, B, H, T, D);
+  }
+  if (st) {
+    printf("[B, H, T, D] kernels failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  V refOut(n), refDqkv(qkv.size());
+  mergeHeads(outH, refOut, B, T, H, D, C, 0);
+  mergeHeads(dqH, refDqkv, B, T, H, D, W, 0);
+  mergeHeads(dkH, refDqkv, B, T, H, D, W, C);
+  mergeHeads(dvH, refDqkv, B, T, H, D, W, 2 * C);
+
+  E fill;
+  if constexpr (bf16)
+    fill = 0x7fc0;
+  else
+    fill = NAN;
+  Guarded<E> P(qkv.size(), off, fill), DP(qkv.size(), off, fill),
+      O(n, off, fill), DO(n, off, fill);
+  P.set(qkv);
+  DO.set(dout);
+  Vec lse(nl, NAN);
+  if constexpr (bf16) {
+    st = zrt_cuda::attention_forward_packed_bf16_simt(P.p, O.p, lse.data(),
+                                                      nullptr, B, T, H, D);
+    st = st ? st
+            : zrt_cuda::attention_backward_packed_bf16_simt(
+                  DO.p, P.p, O.p, lse.data(), DP.p, nullptr, B, T, H, D);
+  } else {
+    st = zrt_cuda::attention_forward_packed(P.p, O.p, lse.data(), nullptr, B, T,
+                                            H, D);
+    st = st ? st
+            : zrt_cuda::attention_backward_packed(DO.p, P.p, O.p, lse.data(),
+                                                  DP.p, nullptr, B, T, H, D);
+  }
+  if (st) {
+    printf("packed kernels failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  const V out = O.get(), dqkv = DP.get();
+  const bool same[4] = {!memcmp(out.data(), refOut.data(), n * sizeof(E)),
+                        !memcmp(lse.data(), lseH.data(), nl * 4),
+                        !memcmp(dqkv.data(), refDqkv.data(),
+                                dqkv.size() * sizeof(E)),
+                        O.guardsOk() && DP.guardsOk()};
+  const char *what[4] = {"out", "lse", "dqkv", "guards"};
+  bool ok = true;
+  for (int t = 0; t < 4; ++t)
+    if (!same[t]) {
+      fprintf(stderr, "FAIL packed %s %s (offset %d): %s differs from the "
+              "[B, H, T, D] kernels\n", bf16 ? "bf16" : "f32", cs.c_str(),
+              off, what[t]);
+      ok = false;
+    }
+  printf("  packed %s (offset %d): %s\n", bf16 ? "bf16" : "f32", off,
+         ok ? "bit-identical to the [B, H, T, D] kernels on split copies"
+            : "MISMATCH");
+  return ok;
+}
+
 int main(int argc, char **argv) {
   const Args args(argc, argv);
   struct Case {
@@ -220,7 +325,22 @@ int main(int argc, char **argv) {
                                   {2, 3, 70, 24, 65536, 4},
                                   {1, 2, 200, 64, 232448, 65535, 4.0f},
                                   {1, 1, 150, 128, 232448, 65535, 3.0f}};
+  // Packed cases (checkPacked only), numbered after the cases above: the
+  // fast kernels (vector and scalar loads), the fallbacks of a small
+  // opt-in, the generic path (D > 128), the slice loop (gridDim.y cap).
+  const std::vector<Case> packedCi = {{2, 3, 65, 16, 232448},
+                                      {1, 3, 40, 24, 65536, 2},
+                                      {2, 2, 9, 160, 232448, 3}};
+  const std::vector<Case> packedFull = {{2, 3, 65, 16, 232448},
+                                        {1, 3, 40, 24, 65536, 2},
+                                        {2, 2, 9, 160, 232448, 3},
+                                        {2, 3, 130, 64, 232448, 4},
+                                        {1, 2, 70, 128, 232448},
+                                        {2, 1, 70, 128, 100 * 1024},
+                                        {2, 2, 70, 64, 64 * 1024},
+                                        {3, 2, 33, 3, 232448}};
   const std::vector<Case> &cases = args.set == "ci" ? ci : full;
+  const std::vector<Case> &packed = args.set == "ci" ? packedCi : packedFull;
   bool allok = true;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     if (!args.selected((int)ci))
@@ -289,6 +409,32 @@ int main(int argc, char **argv) {
     allok &= checkBf16(q, k, v, dout, c.B, c.H, c.T, c.D, 0, cs);
     allok &=
         checkBf16(q, k, v, dout, c.B, c.H, c.T, c.D, (int)(1 + ci % 7), cs);
+  }
+  for (size_t pi = 0; pi < packed.size(); ++pi) {
+    const size_t ci = cases.size() + pi;
+    if (!args.selected((int)ci))
+      continue;
+    const Case c = packed[pi];
+    emu::optin = c.optin;
+    emu::ySlicesCap = c.ycap;
+    emu::order = args.orders[ci % args.orders.size()];
+    std::string cs = "B=" + std::to_string(c.B) + " H=" + std::to_string(c.H) +
+                     " T=" + std::to_string(c.T) + " D=" + std::to_string(c.D) +
+                     " optin=" + std::to_string(c.optin) +
+                     " ycap=" + std::to_string(c.ycap);
+    printf("case %zu: packed %s\n", ci, cs.c_str());
+    // Aligned (offset 0) and one element off; in CI one of them per element
+    // type, alternating between the cases.
+    for (int off : {0, 1}) {
+      if (args.set == "ci" && off != (int)(pi % 2))
+        allok &= checkPacked<float>(c.B, c.H, c.T, c.D, off, 400 + ci, cs);
+      else if (args.set == "ci")
+        allok &= checkPacked<zrt_bf16>(c.B, c.H, c.T, c.D, off, 500 + ci, cs);
+      else {
+        allok &= checkPacked<float>(c.B, c.H, c.T, c.D, off, 400 + ci, cs);
+        allok &= checkPacked<zrt_bf16>(c.B, c.H, c.T, c.D, off, 500 + ci, cs);
+      }
+    }
   }
   printf(allok ? "ALL OK\n" : "FAILURES\n");
   return allok ? 0 : 1;

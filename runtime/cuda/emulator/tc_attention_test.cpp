@@ -3,7 +3,11 @@
 // widened bf16 inputs: tolerances on out, lse, dq, dk, dv; bitwise identical
 // results under every scheduling order; guard elements around the outputs
 // untouched; cp.async sources inside the tensors; the race detector and
-// the fragment-layout checks of shim.h abort on any violation.
+// the fragment-layout checks of shim.h abort on any violation. Packed cases
+// (attention_*_packed_bf16_tc on qkv [B, T, 3 H D], out / dout [B, T, H D])
+// against the [B, H, T, D] kernels on split copies, bit for bit, with the
+// packed tensors aligned (cp.async) or not (plain loads), under every
+// scheduling order.
 #include "flash_attention_tc.h"
 #include "test_util.h"
 
@@ -38,11 +42,127 @@ struct Case {
   int64_t maxGrid;
 };
 constexpr int64_t kNoCap = 2147483647;
+
+struct PackedCase {
+  int64_t B, H, T, D;
+  int shiftQkv, shiftOut; ///< element offsets of qkv, dqkv / out, dout
+  int64_t maxGrid;
+};
+
+/// A forward and a backward of the [B, H, T, D] kernels (in `emu::order`)
+/// on 16-byte aligned copies; out, lse, dq, dk, dv returned.
+struct Heads {
+  VecB out, dq, dk, dv;
+  Vec lse;
+};
+bool runHeads(const VecB &q, const VecB &k, const VecB &v, const VecB &dout,
+              int64_t B, int64_t H, int64_t T, int64_t D, Heads &r) {
+  const int64_t n = B * H * T * D, nl = B * H * T;
+  BufB bq(n, 0, kNaNB), bk(n, 0, kNaNB), bv(n, 0, kNaNB), bdo(n, 0, kNaNB),
+      bout(n, 0, kNaNB), bdq(n, 0, kNaNB), bdk(n, 0, kNaNB), bdv(n, 0, kNaNB);
+  bq.set(q);
+  bk.set(k);
+  bv.set(v);
+  bdo.set(dout);
+  r.lse.assign(nl, NAN);
+  emu::regions.clear();
+  for (BufB *b : {&bq, &bk, &bv, &bdo, &bout, &bdq, &bdk, &bdv})
+    emu::regions.push_back({(const unsigned char *)b->p, 2 * (size_t)n});
+  emu::regions.push_back({(const unsigned char *)r.lse.data(), 4 * (size_t)nl});
+  if (zrt_cuda::attention_forward_bf16_tc(bq.p, bk.p, bv.p, bout.p,
+                                          r.lse.data(), B, H, T, D) ||
+      zrt_cuda::attention_backward_bf16_tc(bdo.p, bq.p, bk.p, bv.p, bout.p,
+                                           r.lse.data(), bdq.p, bdk.p, bdv.p,
+                                           B, H, T, D)) {
+    printf("  FAIL: [B, H, T, D] kernels: %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  r.out = bout.get();
+  r.dq = bdq.get();
+  r.dk = bdk.get();
+  r.dv = bdv.get();
+  return true;
+}
+
+/// The packed entry points against the [B, H, T, D] ones on the split
+/// copies (run in the first scheduling order): out, lse and dqkv bit for
+/// bit under every order, nothing written outside out and dqkv.
+bool checkPacked(const PackedCase &c, const std::vector<int> &orders,
+                 uint32_t seed) {
+  emu::tcMaxGrid = c.maxGrid;
+  const int64_t C = c.H * c.D, W = 3 * C, n = c.B * c.T * C, nl = c.B * c.H * c.T;
+  const VecB qkv = toB(rnd(c.B * c.T * W, seed, -1, 1)),
+             dout = toB(rnd(n, seed + 1, -1, 1));
+  emu::order = orders[0];
+  Heads ref;
+  if (!runHeads(splitHeads(qkv, c.B, c.T, c.H, c.D, W, 0),
+                splitHeads(qkv, c.B, c.T, c.H, c.D, W, C),
+                splitHeads(qkv, c.B, c.T, c.H, c.D, W, 2 * C),
+                splitHeads(dout, c.B, c.T, c.H, c.D, C, 0), c.B, c.H, c.T, c.D,
+                ref))
+    return false;
+  VecB refOut(n), refDqkv(qkv.size());
+  mergeHeads(ref.out, refOut, c.B, c.T, c.H, c.D, C, 0);
+  mergeHeads(ref.dq, refDqkv, c.B, c.T, c.H, c.D, W, 0);
+  mergeHeads(ref.dk, refDqkv, c.B, c.T, c.H, c.D, W, C);
+  mergeHeads(ref.dv, refDqkv, c.B, c.T, c.H, c.D, W, 2 * C);
+  bool ok = true;
+  for (int order : orders) {
+    emu::order = order;
+    BufB bqkv(qkv.size(), c.shiftQkv, kNaNB), bdqkv(qkv.size(), c.shiftQkv, kNaNB),
+        bout(n, c.shiftOut, kNaNB), bdo(n, c.shiftOut, kNaNB);
+    bqkv.set(qkv);
+    bdo.set(dout);
+    Vec lse(nl, NAN);
+    emu::regions.clear();
+    for (BufB *b : {&bqkv, &bdqkv, &bout, &bdo})
+      emu::regions.push_back({(const unsigned char *)b->p, 2 * b->n});
+    emu::regions.push_back({(const unsigned char *)lse.data(), 4 * (size_t)nl});
+    if (zrt_cuda::attention_forward_packed_bf16_tc(bqkv.p, bout.p, lse.data(),
+                                                   c.B, c.T, c.H, c.D) ||
+        zrt_cuda::attention_backward_packed_bf16_tc(bdo.p, bqkv.p, bout.p,
+                                                    lse.data(), bdqkv.p, c.B,
+                                                    c.T, c.H, c.D)) {
+      printf("  FAIL: packed kernels: %s\n", zrt_cuda::last_error());
+      return false;
+    }
+    const bool same[4] = {bout.get() == refOut,
+                          !memcmp(lse.data(), ref.lse.data(), 4 * nl),
+                          bdqkv.get() == refDqkv,
+                          bout.guardsOk() && bdqkv.guardsOk()};
+    const char *what[4] = {"out", "lse", "dqkv", "guards"};
+    for (int t = 0; t < 4; ++t)
+      if (!same[t]) {
+        printf("  FAIL: packed %s differs from the [B, H, T, D] kernels "
+               "(order %d)\n",
+               what[t], order);
+        ok = false;
+      }
+  }
+  if (ok)
+    printf("  packed: bit-identical to the [B, H, T, D] kernels on split "
+           "copies\n");
+  return ok;
+}
 } // namespace
 
 int main(int argc, char **argv) {
   const Args args(argc, argv);
   std::vector<Case> cases;
+  // Packed cases, numbered after `cases`.
+  const std::vector<PackedCase> packedCi = {
+      {1, 2, 70, 64, 0, 0, kNoCap}, // cp.async
+      {1, 3, 40, 32, 1, 1, kNoCap}, // plain loads
+      {2, 2, 33, 128, 0, 1, 3},     // out unaligned only; work loop
+  };
+  const std::vector<PackedCase> packedFull = {
+      {2, 2, 70, 64, 0, 0, kNoCap},  {1, 3, 40, 32, 1, 1, kNoCap},
+      {2, 2, 33, 128, 0, 1, 3},      {2, 3, 130, 64, 0, 0, kNoCap},
+      {3, 2, 129, 64, 1, 0, 5},      {1, 2, 100, 128, 1, 1, kNoCap},
+      {2, 1, 192, 32, 0, 0, kNoCap}, {1, 1, 1, 64, 1, 1, kNoCap},
+  };
+  const std::vector<PackedCase> &packed =
+      args.set == "ci" ? packedCi : packedFull;
   if (args.set == "ci") {
     cases = {
         {2, 3, 17, 64, 1.0f, 0, kNoCap},
@@ -191,6 +311,17 @@ int main(int argc, char **argv) {
         allok = false;
       }
     }
+  }
+  for (size_t pi = 0; pi < packed.size(); ++pi) {
+    const size_t ci = cases.size() + pi;
+    if (!args.selected((int)ci))
+      continue;
+    const PackedCase &c = packed[pi];
+    printf("case %zu: packed B=%lld H=%lld T=%lld D=%lld shift qkv %d out %d "
+           "grid<=%lld\n",
+           ci, (long long)c.B, (long long)c.H, (long long)c.T, (long long)c.D,
+           c.shiftQkv, c.shiftOut, (long long)c.maxGrid);
+    allok &= checkPacked(c, args.orders, 1000 + (uint32_t)ci);
   }
   printf("worst rel: out %.2e lse %.2e dq %.2e dk %.2e dv %.2e\n", worst[0],
          worst[1], worst[2], worst[3], worst[4]);

@@ -104,4 +104,31 @@ template <class T> struct Guarded {
 };
 using BufB = Guarded<zrt_bf16>;
 inline constexpr zrt_bf16 kNaNB = 0x7fc1;
+
+/// The packed attention layouts (zrt_attention_forward_packed): rows of W
+/// elements per token, [B, T, W]; head h of one operand at column
+/// col + h D. splitHeads copies that operand out as [B, H, T, D];
+/// mergeHeads writes a [B, H, T, D] tensor into those columns of `rows`.
+template <class T>
+std::vector<T> splitHeads(const std::vector<T> &rows, int64_t B, int64_t Tn,
+                          int64_t H, int64_t D, int64_t W, int64_t col) {
+  std::vector<T> out(B * H * Tn * D);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < Tn; ++t)
+        for (int64_t d = 0; d < D; ++d)
+          out[((b * H + h) * Tn + t) * D + d] =
+              rows[(b * Tn + t) * W + col + h * D + d];
+  return out;
+}
+template <class T>
+void mergeHeads(const std::vector<T> &heads, std::vector<T> &rows, int64_t B,
+                int64_t Tn, int64_t H, int64_t D, int64_t W, int64_t col) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < Tn; ++t)
+        for (int64_t d = 0; d < D; ++d)
+          rows[(b * Tn + t) * W + col + h * D + d] =
+              heads[((b * H + h) * Tn + t) * D + d];
+}
 } // namespace emu_test

@@ -331,6 +331,32 @@ int zrt_attention_backward(const float *dout, const float *q, const float *k,
                            float *dq, float *dk, float *dv, float *workspace,
                            int64_t B, int64_t H, int64_t T, int64_t D);
 
+/// zrt_attention_forward on the packed projection of a transformer block,
+/// without the head split and merge copies. qkv [B, T, 3 C] with C = H D:
+/// row (b, t) holds q, then k, then v, each the H heads of D side by side
+/// (nanoGPT: `q, k, v = c_attn(x).split(C, dim=2)`, each
+/// `.view(B, T, H, D).transpose(1, 2)`); out [B, T, C], the heads side by
+/// side again (nanoGPT: `y.transpose(1, 2).contiguous().view(B, T, C)`);
+/// lse [B, H, T] f32 as zrt_attention_forward. Same numbers as
+/// zrt_attention_forward on the split, transposed copies and the merged
+/// result, bit for bit on the CPU. workspace: zrt_attention_workspace(T)
+/// floats (NULL: the CPU allocates, counted by zrt_heap_allocations).
+/// Source: FlashAttention's qkv-packed interface (flash_attn_qkvpacked_func).
+/// Errors: as zrt_attention_forward (T > 0, D > 0, B, H >= 0, sizes within
+/// INT32_MAX, non-NULL pointers).
+int zrt_attention_forward_packed(const float *qkv, float *out, float *lse,
+                                 float *workspace, int64_t B, int64_t T,
+                                 int64_t H, int64_t D);
+
+/// Backward of zrt_attention_forward_packed: dout, out [B, T, C]; qkv
+/// [B, T, 3 C]; lse [B, H, T]; dqkv [B, T, 3 C] OVERWRITTEN with dq, dk, dv
+/// in qkv's layout (the gradient of the packed projection, with no concat).
+/// workspace as zrt_attention_forward_packed. Errors: as the forward.
+int zrt_attention_backward_packed(const float *dout, const float *qkv,
+                                  const float *out, const float *lse,
+                                  float *dqkv, float *workspace, int64_t B,
+                                  int64_t T, int64_t H, int64_t D);
+
 /*===----------------------------------------------------------------------===//
 // Embedding and losses
 //===----------------------------------------------------------------------===*/
@@ -991,6 +1017,25 @@ int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
                                 zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
                                 float *workspace, int64_t B, int64_t H,
                                 int64_t T, int64_t D);
+
+/// zrt_attention_forward_packed on bf16 qkv [B, T, 3 C] and out [B, T, C];
+/// lse [B, H, T] f32. workspace: zrt_attention_workspace_bf16(T, D) floats.
+/// The numbers of zrt_attention_forward_bf16 on the split heads, on each
+/// backend (the CUDA tensor-core kernels take the packed rows directly).
+int zrt_attention_forward_packed_bf16(const zrt_bf16 *qkv, zrt_bf16 *out,
+                                      float *lse, float *workspace, int64_t B,
+                                      int64_t T, int64_t H, int64_t D);
+
+/// zrt_attention_backward_packed on bf16: dout, out [B, T, C], qkv and
+/// dqkv [B, T, 3 C] bf16, lse [B, H, T] f32; workspace as
+/// zrt_attention_forward_packed_bf16. The numbers of
+/// zrt_attention_backward_bf16 on the split heads.
+int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
+                                       const zrt_bf16 *qkv,
+                                       const zrt_bf16 *out, const float *lse,
+                                       zrt_bf16 *dqkv, float *workspace,
+                                       int64_t B, int64_t T, int64_t H,
+                                       int64_t D);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -384,6 +384,94 @@ func.func @attention_grad_rank(%q: tensor<2x8x4xf32>, %lse: tensor<2x8xf32>) {
 
 // -----
 
+func.func @attention_packed_rank(%qkv: tensor<32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op qkv must be [B, T, 3 C], got 'tensor<32x48xf32>'}}
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<32x48xf32> -> tensor<32x16xf32>, tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_not_thirds(%qkv: tensor<4x32x47xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op qkv must be [B, T, 3 C], got 'tensor<4x32x47xf32>'}}
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x47xf32> -> tensor<4x32x16xf32>, tensor<4x2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_heads(%qkv: tensor<4x32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op C = 16 (a third of qkv's last dimension) is not divisible by 3 heads}}
+  %y, %lse = train.causal_attention_packed %qkv heads(3) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x3x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_zero_heads(%qkv: tensor<4x32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op attribute 'heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %y, %lse = train.causal_attention_packed %qkv heads(0) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_result(%qkv: tensor<4x32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op result must be [4, 32, 16] for qkv 'tensor<4x32x48xf32>', got 'tensor<4x32x48xf32>'}}
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x48xf32> -> tensor<4x32x48xf32>, tensor<4x2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_result_type(%qkv: tensor<4x32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op failed to verify that all of {qkv, result} have same element type}}
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x48xf32> -> tensor<4x32x16xbf16>, tensor<4x2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_lse(%qkv: tensor<4x32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op lse must be [4, 2, 32] (batch, heads, tokens), got 'tensor<4x32x2xf32>'}}
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x32x2xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_lse_type(%qkv: tensor<4x32x48xf32>) {
+  // expected-error @+1 {{'train.causal_attention_packed' op result #1 must be statically shaped tensor of 32-bit float values, but got 'tensor<4x2x32xbf16>'}}
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x2x32xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_packed_grad_output(%qkv: tensor<4x32x48xf32>, %y: tensor<4x16x16xf32>, %lse: tensor<4x2x32xf32>) {
+  // expected-error @+1 {{'train.attention_packed_grad' op output must be [4, 32, 16] for qkv 'tensor<4x32x48xf32>', got 'tensor<4x16x16xf32>'}}
+  %d = train.attention_packed_grad %qkv, %y, %lse, %y heads(2) : tensor<4x32x48xf32>, tensor<4x16x16xf32>, tensor<4x2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_grad_types(%qkv: tensor<4x32x48xf32>, %y: tensor<4x32x16xf32>, %dy: tensor<4x32x16xbf16>, %lse: tensor<4x2x32xf32>) {
+  // expected-error @+1 {{'train.attention_packed_grad' op failed to verify that all of {output, grad} have same type}}
+  %d = "train.attention_packed_grad"(%qkv, %y, %lse, %dy) {heads = 2 : i64} : (tensor<4x32x48xf32>, tensor<4x32x16xf32>, tensor<4x2x32xf32>, tensor<4x32x16xbf16>) -> tensor<4x32x48xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_grad_result(%qkv: tensor<4x32x48xf32>, %y: tensor<4x32x16xf32>, %lse: tensor<4x2x32xf32>) {
+  // expected-error @+1 {{'train.attention_packed_grad' op failed to verify that all of {qkv, result} have same type}}
+  %d = "train.attention_packed_grad"(%qkv, %y, %lse, %y) {heads = 2 : i64} : (tensor<4x32x48xf32>, tensor<4x32x16xf32>, tensor<4x2x32xf32>, tensor<4x32x16xf32>) -> tensor<4x32x16xf32>
+  return
+}
+
+// -----
+
 func.func @ce_grad_rank(%l: tensor<256xf32>, %t: tensor<256xi32>, %d: tensor<f32>) {
   // expected-error @+1 {{'train.cross_entropy_grad' op logits must be [N, V], got 'tensor<256xf32>'}}
   %g = train.cross_entropy_grad %l, %t, %d : tensor<256xf32>, tensor<256xi32>

@@ -64,6 +64,24 @@ func.func @attention(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x32x16xf32>,
 
 // -----
 
+// CHECK-LABEL: func.func @attention_packed
+// CHECK-SAME: (%[[QKV:.*]]: tensor<4x32x48xf32>, %[[DY:.*]]: tensor<4x32x16xf32>, %[[H:.*]]: tensor<1x8x24xbf16>)
+func.func @attention_packed(%qkv: tensor<4x32x48xf32>, %dy: tensor<4x32x16xf32>,
+                            %h: tensor<1x8x24xbf16>)
+    -> (tensor<4x32x48xf32>, tensor<1x8x24xbf16>) {
+  // CHECK: %[[Y:.*]], %[[L:.*]] = train.causal_attention_packed %[[QKV]] heads(2) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x2x32xf32>
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<4x32x48xf32> -> tensor<4x32x16xf32>, tensor<4x2x32xf32>
+  // CHECK: %[[DQKV:.*]] = train.attention_packed_grad %[[QKV]], %[[Y]], %[[L]], %[[DY]] heads(2) : tensor<4x32x48xf32>, tensor<4x32x16xf32>, tensor<4x2x32xf32>
+  %dqkv = train.attention_packed_grad %qkv, %y, %lse, %dy heads(2) : tensor<4x32x48xf32>, tensor<4x32x16xf32>, tensor<4x2x32xf32>
+  // CHECK: %[[YH:.*]], %[[LH:.*]] = train.causal_attention_packed %[[H]] heads(4) : tensor<1x8x24xbf16> -> tensor<1x8x8xbf16>, tensor<1x4x8xf32>
+  %yh, %lh = train.causal_attention_packed %h heads(4) : tensor<1x8x24xbf16> -> tensor<1x8x8xbf16>, tensor<1x4x8xf32>
+  // CHECK: train.attention_packed_grad %[[H]], %[[YH]], %[[LH]], %[[YH]] heads(4) : tensor<1x8x24xbf16>, tensor<1x8x8xbf16>, tensor<1x4x8xf32>
+  %dh = train.attention_packed_grad %h, %yh, %lh, %yh heads(4) : tensor<1x8x24xbf16>, tensor<1x8x8xbf16>, tensor<1x4x8xf32>
+  return %dqkv, %dh : tensor<4x32x48xf32>, tensor<1x8x24xbf16>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // train.cross_entropy / train.cross_entropy_grad
 //===----------------------------------------------------------------------===//

@@ -121,3 +121,25 @@ func.func @forward(%in: tensor<1x2x4x8xf32>, %t: tensor<1x2x4x8xf32>) -> tensor<
   %l = train.mse %o, %t : tensor<1x2x4x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Packed attention: one gradient op from the forward's qkv, output and
+// log-sum-exp straight into the projection's gradient (no concat).
+train.param @w : tensor<8x24xf32> init(<normal, 2.000000e-02>) trainable
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[QKV:.*]] = train.matmul
+// CHECK: %[[Y:.*]], %[[LSE:.*]] = train.causal_attention_packed %[[QKV]] heads(2) : tensor<2x4x24xf32> -> tensor<2x4x8xf32>, tensor<2x2x4xf32>
+// CHECK: %[[DY:.*]] = train.mse_grad %[[Y]]
+// CHECK-NOT: train.fill
+// CHECK-NEXT: %[[DQKV:.*]] = train.attention_packed_grad %[[QKV]], %[[Y]], %[[LSE]], %[[DY]] heads(2) : tensor<2x4x24xf32>, tensor<2x4x8xf32>, tensor<2x2x4xf32>
+// CHECK-NOT: train.concat
+// CHECK: train.matmul %{{.*}}, %{{.*}} {transpose_a}
+// CHECK: train.accumulate
+func.func @forward(%x: tensor<2x4x8xf32>, %t: tensor<2x4x8xf32>) -> tensor<f32> {
+  %w = train.load @w : tensor<8x24xf32>
+  %qkv = train.matmul %x, %w : tensor<2x4x8xf32>, tensor<8x24xf32> -> tensor<2x4x24xf32>
+  %y, %lse = train.causal_attention_packed %qkv heads(2) : tensor<2x4x24xf32> -> tensor<2x4x8xf32>, tensor<2x2x4xf32>
+  %l = train.mse %y, %t : tensor<2x4x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -105,3 +105,49 @@ func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i6
   %s = train.sum_squares %r : tensor<16xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// Contiguous gradients: a value whose only use is a zero.pack is computed
+// in its slot of the flat buffer (no placement of its own, no copy), and
+// the flat buffer lives from that value's definition (5) on. A member with
+// another use (%gb, also summed) and one computed before the loss seed
+// (%gc, an activation) keep their buffers and are copied.
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[GC:.*]] = train.scale {{.*}}zero.placement = [{arena = "activations"
+// CHECK: train.fill 1.000000e+00 {train.loss_seed
+// CHECK: %[[GA:.*]] = train.scale %{{.*}}, 2.000000e+00 : tensor<3xf32>
+// CHECK: %[[GB:.*]] = train.scale {{.*}}zero.placement = [{arena = "temporaries"
+// CHECK: zero.pack @g(%[[GA]], %[[GB]], %[[GC]]) {zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 5, 9>, offset = 0 : i64}]}
+// LOWER: verbatim "// zero.pack -> tensor<10xf32>"
+// LOWER-NOT: call_opaque "zrt_copy_any"{{.*}}args = [0 : index, 1 : index, 3,
+// LOWER: call_opaque "zrt_copy_any"{{.*}}args = [0 : index, 1 : index, 2,
+// LOWER: call_opaque "zrt_copy_any"{{.*}}args = [0 : index, 1 : index, 4,
+// LOWER-NOT: call_opaque "zrt_copy_any"
+// LOWER: call_opaque "zrt_reduce_scatter"
+module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
+  train.param @a : tensor<3xf32> init(<ones>) trainable
+  train.param @b : tensor<2xf32> init(<ones>) trainable
+  train.param @c : tensor<4xf32> init(<ones>) trainable
+  zero.group @g world_size(2) members [@a, @b, @c] offsets [0, 3, 5] decay [true, false, false] padded(10)
+  zero.shard @g.grad : tensor<5xf32> kind(<grad>) of(@g)
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %b = train.load @b : tensor<2xf32>
+    %l = train.sum_squares %b : tensor<2xf32>
+    return %l : tensor<f32>
+  }
+  func.func @forward_backward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %a = train.load @a : tensor<3xf32>
+    %b = train.load @b : tensor<2xf32>
+    %c = train.load @c : tensor<4xf32>
+    %gc = train.scale %c, 3.0 : tensor<4xf32>
+    %seed = train.fill 1.0 {train.loss_seed} : tensor<f32>
+    %ga = train.scale %a, 2.0 : tensor<3xf32>
+    %gb = train.scale %b, 2.0 : tensor<2xf32>
+    %l = train.sum_squares %gb : tensor<2xf32>
+    %p = zero.pack @g(%ga, %gb, %gc) : tensor<3xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<10xf32>
+    %rs = zero.reduce_scatter %p kind(<avg>) world_size(2) : tensor<10xf32> -> tensor<5xf32>
+    zero.shard_accumulate %rs, @g.grad : tensor<5xf32>
+    return %l : tensor<f32>
+  }
+}
