@@ -1201,6 +1201,18 @@ static bool isBf16Matmul(train::MatmulOp o) {
          (!bias || (bias != o.getA() && bias != o.getB()));
 }
 
+/// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias)
+/// (runtime/src/matmul_args.h; the same for every batch size): one widened
+/// op(B) (K N), the bias (N), and a chunk of `rows` widened rows of op(A)
+/// and of f32 C (K + N each), rows = min(M, max(1, 2^24 / (K + N))).
+static int64_t matmulBf16Workspace(const MatmulDims &d, bool bias) {
+  const int64_t chunkFloats = int64_t(1) << 24;
+  int64_t rows = std::max<int64_t>(1, chunkFloats / std::max<int64_t>(
+                                                        1, d.K + d.N));
+  rows = std::min(rows, std::max<int64_t>(d.M, 1));
+  return d.K * d.N + (bias ? d.N : 0) + rows * (d.K + d.N);
+}
+
 /// Floats of zrt_attention_workspace(T): 2 T^2 + T.
 static int64_t attentionWorkspace(int64_t T) { return 2 * T * T + T; }
 
@@ -1298,7 +1310,13 @@ static SmallVector<Value> bf16Tensors(Operation *op) {
 int64_t FunctionLowering::scratchBytes(Operation *op) {
   int64_t bytes = 0;
   bool native = hasNativeBf16Kernel(op);
-  if (isComputeOp(op) && !native)
+  auto mm = dyn_cast<train::MatmulOp>(op);
+  if (mm && isBf16Matmul(mm))
+    bytes += alignUp(
+        std::max<int64_t>(matmulBf16Workspace(matmulDims(mm), mm.getBias() != nullptr),
+                          1) *
+        4);
+  else if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
   if (auto g = dyn_cast<train::LayerNormGradOp>(op)) {
@@ -1992,13 +2010,11 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
                     ? " (zeroed by a later fill of adjacent states)"
                     : "");
 
-  // bf16 matmuls: one call; its workspace is the scratch the widening
-  // below would use (scratchBytes counts each bf16 tensor once).
+  // bf16 matmuls: one call with zrt_matmul_bf16_workspace floats of
+  // scratch (bounded: the CPU widens row chunks).
   if (auto mm = dyn_cast<train::MatmulOp>(op); mm && isBf16Matmul(mm)) {
     MatmulDims d = matmulDims(mm);
-    int64_t floats = d.batch * (d.M * d.K + d.K * d.N + d.M * d.N) +
-                     (mm.getBias() ? d.N : 0);
-    Value work = scratch(floats);
+    Value work = scratch(matmulBf16Workspace(d, mm.getBias() != nullptr));
     call("zrt_matmul_bf16",
          {ptr(mm.getA()), ptr(mm.getB()),
           mm.getBias() ? CArg(ptr(mm.getBias())) : CArg(opq("NULL")),

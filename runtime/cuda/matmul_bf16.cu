@@ -238,7 +238,6 @@ int matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
   ZRT_CUDA_REQUIRE(workspace != nullptr, "%s: workspace is NULL", fn);
   ZRT_CUDA_REQUIRE(batch <= INT_MAX, "%s: batch = %lld exceeds INT_MAX", fn,
                    (long long)batch);
-  const int64_t total = batch * M * N;
   // A single biased product: one cuBLASLt matmul with the bias epilogue.
   if (bias != nullptr && batch == 1 && K > 0 && M <= INT_MAX &&
       N <= INT_MAX && K <= INT_MAX) {
@@ -247,41 +246,65 @@ int matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
       return st;
   }
   // With a bias (or K == 0, where cuBLAS would not write C) the f32 result
-  // goes to the workspace, then the bias is added and C rounded once.
+  // goes to the workspace, then the bias is added and C rounded once: per
+  // matrix of the batch, in chunks of C's rows that fit the workspace
+  // (zrt_matmul_bf16_workspace is bounded, not batch * M * N).
   const bool viaF32 = bias != nullptr || K == 0;
-  float *cf = workspace;
-  if (K == 0) {
-    if (int st = check(cudaMemsetAsync(cf, 0, static_cast<size_t>(total) * 4,
-                                       stream()),
-                       ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemsetAsync"))
-      return st;
-  } else {
-    void *h = nullptr;
+  void *h = nullptr;
+  if (K > 0)
     if (int st = detail::cublas_handle(&h, fn))
       return st;
-    auto handle = static_cast<cublasHandle_t>(h);
-    const int m = static_cast<int>(M), n = static_cast<int>(N),
-              k = static_cast<int>(K);
-    const int lda = trans_a ? m : k;
-    const int ldb = trans_b ? k : n;
-    const float alpha = 1.0f, beta = 0.0f;
+  auto handle = static_cast<cublasHandle_t>(h);
+  const int m = static_cast<int>(M), n = static_cast<int>(N),
+            k = static_cast<int>(K);
+  const int lda = trans_a ? m : k;
+  const int ldb = trans_b ? k : n;
+  const float alpha = 1.0f, beta = 0.0f;
+  if (!viaF32) {
     cublasStatus_t s = cublasGemmStridedBatchedEx(
         handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
         trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, B, CUDA_R_16BF,
-        ldb > 0 ? ldb : 1, sb, A, CUDA_R_16BF, lda > 0 ? lda : 1, sa, &beta,
-        viaF32 ? static_cast<void *>(cf) : static_cast<void *>(C),
-        viaF32 ? CUDA_R_32F : CUDA_R_16BF, n, sc, static_cast<int>(batch),
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        ldb > 0 ? ldb : 1, sb, A, CUDA_R_16BF, lda > 0 ? lda : 1, sa, &beta, C,
+        CUDA_R_16BF, n, sc, static_cast<int>(batch), CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS)
       return fail(ZRT_ERR_INVALID_ARGUMENT,
                   "%s: cublasGemmStridedBatchedEx failed: %s", fn,
                   detail::cublas_status_name(s));
-  }
-  if (!viaF32)
     return ZRT_OK;
-  biasRoundKernel<<<blocksFor(total), kThreads, 0, stream()>>>(cf, bias, C,
-                                                               total, N);
-  return launched(fn);
+  }
+  float *cf = workspace;
+  const int64_t rows = std::max<int64_t>(1, std::min<int64_t>(M, need / N));
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t m0 = 0; m0 < M; m0 += rows) {
+      const int64_t mc = std::min(rows, M - m0);
+      const int64_t chunk = mc * N;
+      if (K == 0) {
+        if (int st = check(cudaMemsetAsync(cf, 0,
+                                           static_cast<size_t>(chunk) * 4,
+                                           stream()),
+                           ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemsetAsync"))
+          return st;
+      } else {
+        // Rows m0 .. m0 + mc of op(A): A's rows (start m0 K), or the
+        // columns m0 .. of A^T's storage (start m0); lda is unchanged.
+        const zrt_bf16 *As = A + s * sa + (trans_a ? m0 : m0 * K);
+        cublasStatus_t st = cublasGemmEx(
+            handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, static_cast<int>(mc), k,
+            &alpha, B + s * sb, CUDA_R_16BF, ldb > 0 ? ldb : 1, As,
+            CUDA_R_16BF, lda > 0 ? lda : 1, &beta, cf, CUDA_R_32F, n,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS)
+          return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: cublasGemmEx failed: %s",
+                      fn, detail::cublas_status_name(st));
+      }
+      biasRoundKernel<<<blocksFor(chunk), kThreads, 0, stream()>>>(
+          cf, bias, C + s * sc + m0 * N, chunk, N);
+      if (int st = launched(fn))
+        return st;
+    }
+  return ZRT_OK;
 }
 
 } // namespace zrt_cuda

@@ -80,6 +80,16 @@ void backendStartup(int argc, char **argv);
 /// zrt_causal_attention and zrt_attention_forward).
 void causalSoftmax(float *p, int64_t T, float *lse);
 
+/// zrt_matmul_bf16 on the CPU with row chunks of at most `chunkFloats`
+/// f32 elements of op(A) and C rows together (zrt_matmul_bf16 passes
+/// kMatmulBf16ChunkFloats; tests pass small budgets to run many chunks).
+/// workspace: matmulBf16Workspace(batch, M, N, K, bias, chunkFloats)
+/// floats. Errors: as zrt_matmul_bf16.
+int matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
+                      const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
+                      int64_t M, int64_t N, int64_t K, int trans_a,
+                      int trans_b, float *workspace, int64_t chunkFloats);
+
 /// Minimum element count before an elementwise loop goes parallel.
 constexpr int64_t kParallelGrain = 1 << 15;
 

@@ -96,13 +96,27 @@ int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
   return zrt::matmulBf16Workspace(batch, M, N, K, has_bias != 0);
 }
 
-// The CPU has no bf16 GEMM: widen A, B and the bias into the workspace,
-// zrt_matmul in f32, round C once. This is exactly what the lowering did
-// before zrt_matmul_bf16 existed (one zrt_cast_* per tensor around
-// zrt_matmul), so results are unchanged bit for bit.
 int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
                     zrt_bf16 *C, int64_t batch, int64_t M, int64_t N,
                     int64_t K, int trans_a, int trans_b, float *workspace) {
+  return zrt::matmulBf16Chunked(A, B, bias, C, batch, M, N, K, trans_a,
+                                trans_b, workspace,
+                                zrt::kMatmulBf16ChunkFloats);
+}
+
+} // extern "C"
+
+// The CPU has no bf16 GEMM: per matrix of the batch, widen op(B) and the
+// bias into the workspace, then per chunk of C's rows widen those rows of
+// op(A), zrt_matmul in f32 and round the chunk of C once. Each element of C
+// is the same f32 dot product over K as without chunks (BLAS splits M, not
+// K, across its blocks), so chunking changes where the f32 values live,
+// not what they are.
+int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
+                           const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
+                           int64_t M, int64_t N, int64_t K, int trans_a,
+                           int trans_b, float *workspace,
+                           int64_t chunkFloats) {
   const char *fn = "zrt_matmul_bf16";
   int64_t sa = ZRT_STRIDE_PACKED, sb = ZRT_STRIDE_PACKED,
           sc = ZRT_STRIDE_PACKED;
@@ -112,22 +126,39 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
     return status;
   if (empty)
     return ZRT_OK;
-  const int64_t need = zrt::matmulBf16Workspace(batch, M, N, K, bias);
+  const int64_t need =
+      zrt::matmulBf16Workspace(batch, M, N, K, bias, chunkFloats);
   ZRT_REQUIRE(need >= 0, "%s: size overflow", fn);
   ZRT_REQUIRE(workspace != nullptr, "%s: workspace is NULL", fn);
-  const int64_t na = batch * M * K, nb = batch * K * N, nc = batch * M * N;
-  float *a = workspace, *b = a + na, *fbias = b + nb,
-        *c = fbias + (bias ? N : 0);
-  zrt_cast_bf16_to_f32(A, a, na);
-  zrt_cast_bf16_to_f32(B, b, nb);
+  const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K, chunkFloats);
+  float *b = workspace, *fbias = b + K * N, *a = fbias + (bias ? N : 0),
+        *c = a + rows * K;
   if (bias)
     zrt_cast_bf16_to_f32(bias, fbias, N);
-  if (int st = zrt_matmul(a, b, bias ? fbias : nullptr, c, batch, M, N, K,
-                          trans_a, trans_b, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
-                          ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED))
-    return st;
-  return zrt_cast_f32_to_bf16(c, C, nc);
+  for (int64_t s = 0; s < batch; ++s) {
+    const zrt_bf16 *As = A + s * M * K;
+    zrt_bf16 *Cs = C + s * M * N;
+    zrt_cast_bf16_to_f32(B + s * K * N, b, K * N);
+    for (int64_t m0 = 0; m0 < M; m0 += rows) {
+      const int64_t mc = rows < M - m0 ? rows : M - m0;
+      // Rows m0 .. m0 + mc of op(A), packed: A's rows, or for A^T the
+      // columns m0 .. m0 + mc of each of A's K rows ([K, mc]).
+      if (!trans_a)
+        zrt_cast_bf16_to_f32(As + m0 * K, a, mc * K);
+      else
+        for (int64_t k = 0; k < K; ++k)
+          zrt_cast_bf16_to_f32(As + k * M + m0, a + k * mc, mc);
+      if (int st = zrt_matmul(a, b, bias ? fbias : nullptr, c, 1, mc, N, K,
+                              trans_a, trans_b, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
+                              ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED))
+        return st;
+      zrt_cast_f32_to_bf16(c, Cs + m0 * N, mc * N);
+    }
+  }
+  return ZRT_OK;
 }
+
+extern "C" {
 
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {

@@ -8,6 +8,9 @@
 
 #include "test_util.h"
 
+#include "internal.h"
+#include "matmul_args.h"
+
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -182,7 +185,9 @@ TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
         zrt_cast_f32_to_bf16(fc.data(), want.data(), fc.size());
         const int64_t ws =
             zrt_matmul_bf16_workspace(batch, M, N, K, withBias ? 1 : 0);
-        ASSERT_EQ(ws, batch * (M * K + K * N + M * N) + (withBias ? N : 0));
+        // One widened op(B), the bias, one chunk of rows (here all M) of
+        // widened op(A) and f32 C; independent of the batch size.
+        ASSERT_EQ(ws, K * N + (withBias ? N : 0) + M * (K + N));
         std::vector<float> work(static_cast<size_t>(ws));
         ASSERT_EQ(zrt_matmul_bf16(A.data(), B.data(),
                                   withBias ? bias.data() : nullptr, got.data(),
@@ -192,6 +197,47 @@ TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
         EXPECT_EQ(got, want) << "ta=" << ta << " tb=" << tb
                              << " bias=" << withBias;
       }
+}
+
+// The CPU computes C in chunks of rows within a fixed f32 budget, so the
+// workspace stays bounded for any M (the LM head of GPT-2 at B = 16, T =
+// 1024: 55M floats instead of 875M). Chunks of 1, 2 and 3 rows give the
+// bits of the single chunk, for every transpose combination.
+TEST(MatmulBf16Test, RowChunksGiveTheSameBits) {
+  const int64_t batch = 2, M = 7, N = 5, K = 9;
+  for (int ta : {0, 1})
+    for (int tb : {0, 1})
+      for (bool withBias : {false, true}) {
+        auto A = randomBf16(batch * M * K, 11),
+             B = randomBf16(batch * K * N, 12), bias = randomBf16(N, 13);
+        const zrt_bf16 *b = withBias ? bias.data() : nullptr;
+        auto run = [&](int64_t chunkFloats) {
+          const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K, chunkFloats);
+          std::vector<float> work(static_cast<size_t>(
+              zrt::matmulBf16Workspace(batch, M, N, K, withBias, chunkFloats)));
+          EXPECT_EQ(work.size(),
+                    size_t(K * N + (withBias ? N : 0) + rows * (K + N)));
+          std::vector<zrt_bf16> c(batch * M * N, 0xffff);
+          EXPECT_EQ(zrt::matmulBf16Chunked(A.data(), B.data(), b, c.data(),
+                                           batch, M, N, K, ta, tb, work.data(),
+                                           chunkFloats),
+                    ZRT_OK)
+              << zrt_last_error();
+          return c;
+        };
+        const auto whole = run(zrt::kMatmulBf16ChunkFloats);
+        for (int64_t rows : {1, 2, 3})
+          EXPECT_EQ(run(rows * (K + N)), whole)
+              << "rows=" << rows << " ta=" << ta << " tb=" << tb
+              << " bias=" << withBias;
+      }
+  // The budget bounds the rows: at least one, at most M.
+  EXPECT_EQ(zrt::matmulBf16ChunkRows(1000, 50304, 768),
+            (int64_t(1) << 24) / (50304 + 768));
+  EXPECT_EQ(zrt::matmulBf16ChunkRows(3, 50304, 768), 3);
+  EXPECT_EQ(zrt::matmulBf16ChunkRows(1000, int64_t(1) << 25, 1), 1);
+  EXPECT_EQ(zrt_matmul_bf16_workspace(16, 1024, 50304, 768, 0),
+            768 * 50304 + 328 * (768 + 50304));
 }
 
 TEST(MatmulBf16Test, RejectsBadArguments) {
@@ -213,7 +259,10 @@ TEST(MatmulBf16Test, RejectsBadArguments) {
   EXPECT_EQ(zrt_matmul_bf16(x, x, nullptr, x, 0, 2, 2, 2, 0, 0, nullptr),
             ZRT_OK);
   EXPECT_EQ(zrt_matmul_bf16_workspace(-1, 1, 1, 1, 0), -1);
-  EXPECT_EQ(zrt_matmul_bf16_workspace(1, INT64_MAX / 2, 4, 1, 0), -1);
+  // K N overflows (M no longer multiplies: the rows come in chunks).
+  EXPECT_EQ(zrt_matmul_bf16_workspace(1, 4, INT64_MAX / 2, 4, 0), -1);
+  EXPECT_EQ(zrt_matmul_bf16_workspace(1, INT64_MAX / 2, 4, 1, 0),
+            4 + (int64_t(1) << 24) / 5 * 5);
 }
 
 TEST(PermuteTest, SwapsMiddleAxesAndInverts) {

@@ -81,6 +81,46 @@ TEST_F(CudaKernels, MatmulBf16MatchesCpu) {
         }
 }
 
+// A batched biased product whose f32 result does not fit the (bounded)
+// workspace at once: the CUDA fallback runs it in chunks of rows per batch
+// matrix (here 2 x 2 chunks of at most 4161 rows), each with its own bias
+// rounding, and still matches the CPU.
+TEST_F(CudaKernels, MatmulBf16BiasedBatchInRowChunks) {
+  const int64_t batch = 2, M = 8192, N = 4096, K = 64;
+  const int64_t ws = zrt_matmul_bf16_workspace(batch, M, N, K, 1);
+  ASSERT_LT(ws / N, M) << "the case must need more than one chunk";
+  // C (134 MB) and the workspace (68 MB) need a larger arena than the
+  // fixture's 64 MiB.
+  zrt_cuda::arena_destroy(arena_);
+  ASSERT_EQ(zrt_cuda::arena_create(int64_t(512) << 20, ZRT_MEM_TEMPORARIES,
+                                   &arena_),
+            ZRT_OK)
+      << zrt_cuda::last_error();
+  for (int ta : {0, 1}) {
+    const auto A = toBf16(randomVec(batch * M * K, 21));
+    const auto B = toBf16(randomVec(batch * K * N, 22));
+    const auto bias = toBf16(randomVec(N, 23));
+    std::vector<float> work(static_cast<size_t>(ws));
+    std::vector<zrt_bf16> want(batch * M * N);
+    ASSERT_EQ(zrt_matmul_bf16(A.data(), B.data(), bias.data(), want.data(),
+                              batch, M, N, K, ta, 1, work.data()),
+              ZRT_OK);
+    zrt_bf16 *dA = devOf(A), *dB = devOf(B), *dBias = devOf(bias);
+    auto *dC = static_cast<zrt_bf16 *>(devBytes(2 * want.size()));
+    ASSERT_EQ(zrt_cuda::matmul_bf16(dA, dB, dBias, dC, batch, M, N, K, ta, 1,
+                                    dev(ws)),
+              ZRT_OK)
+        << zrt_cuda::last_error();
+    const std::vector<zrt_bf16> got = hostOf(dC, want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const float w = zrt_bf16_to_f32(want[i]), g = zrt_bf16_to_f32(got[i]);
+      ASSERT_NEAR(g, w, 2e-4f + std::ldexp(std::fabs(w), -7))
+          << "ta=" << ta << " at " << i;
+    }
+    zrt_cuda::arena_reset(arena_);
+  }
+}
+
 // Biased products with operands, bias and result at 2-byte (not 16-byte)
 // alignment, as slices of flat buffers are: the cuBLASLt bias-epilogue plan
 // is chosen for the pointers' alignment (or the cuBLAS path runs), and the

@@ -129,11 +129,13 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
 /// zrt_matmul; A[b], B[b], C[b] packed at strides M*K, K*N, M*N; bias NULL
 /// or [N] (added to every row). `workspace` holds at least
 /// zrt_matmul_bf16_workspace() floats of scratch: the CPU backend widens
-/// into it (f32 copies of A, B, bias and C) and runs cblas_sgemm; the CUDA
-/// backend runs a bf16 tensor-core GEMM with f32 accumulation (cuBLAS,
-/// CUBLAS_COMPUTE_32F) and uses it only for C's f32 values when there is a
-/// bias (so that C is rounded once). Products and sums are f32 on both; the
-/// order of the sums may differ between backends.
+/// into it (per matrix of the batch: op(B) and the bias, then chunks of
+/// rows of op(A) and of C within a fixed 2^24-float budget) and runs
+/// cblas_sgemm per chunk; the CUDA backend runs a bf16 tensor-core GEMM
+/// with f32 accumulation (cuBLAS, CUBLAS_COMPUTE_32F) and uses it only for
+/// C's f32 values when a bias cannot go through cuBLASLt's epilogue (so
+/// that C is rounded once), in chunks of rows that fit. Products and sums
+/// are f32 on both; the order of the sums may differ between backends.
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (as zrt_matmul, and a NULL workspace
 /// when there is something to compute).
 int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
@@ -141,8 +143,10 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
                     int64_t K, int trans_a, int trans_b, float *workspace);
 
 /// Floats of scratch zrt_matmul_bf16 needs for these sizes:
-/// batch*M*K + batch*K*N + (has_bias ? N : 0) + batch*M*N; -1 for negative
-/// sizes or on overflow.
+/// K*N + (has_bias ? N : 0) + rows*(K + N), rows = min(M, max(1,
+/// 2^24 / (K + N))): bounded in M and independent of batch (GPT-2's LM
+/// head at B = 16, T = 1024: 55M floats, not 875M). -1 for negative sizes
+/// or on overflow.
 int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
                                   int64_t K, int has_bias);
 
