@@ -238,6 +238,9 @@ TEST(MatmulBf16Test, RowChunksGiveTheSameBits) {
   EXPECT_EQ(zrt::matmulBf16ChunkRows(1000, int64_t(1) << 25, 1), 1);
   EXPECT_EQ(zrt_matmul_bf16_workspace(16, 1024, 50304, 768, 0),
             768 * 50304 + 328 * (768 + 50304));
+  // The lowering reserves the same (test/Transforms/Zero/
+  // zero-buffer-assign.mlir pins this number on its side).
+  EXPECT_EQ(zrt_matmul_bf16_workspace(1, 4096, 4096, 64, 0), 17035264);
 }
 
 TEST(MatmulBf16Test, RejectsBadArguments) {

@@ -151,3 +151,22 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A bf16 matmul's scratch is zrt_matmul_bf16_workspace(1, M, N, K, 0) floats
+// (runtime/src/matmul_args.h; runtime/test/kernels_test.cpp checks the
+// same number): M = N = 4096, K = 64 needs row chunks of 2^24 / (K + N) =
+// 4032 rows, so 64 * 4096 + 4032 * (64 + 4096) = 17035264 floats =
+// 68141056 bytes, not the 4096 * 4096 f32 result.
+// CHECK-LABEL: func.func @forward(
+// CHECK: train.matmul {{.*}}zero.scratch = {arena = "temporaries", bytes = 68141056 : i64
+train.param @x : tensor<4096x64xbf16> init(<ones>) trainable
+train.param @w : tensor<4096x64xbf16> init(<ones>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %x = train.load @x : tensor<4096x64xbf16>
+  %w = train.load @w : tensor<4096x64xbf16>
+  %y = train.matmul %x, %w {transpose_b} : tensor<4096x64xbf16>, tensor<4096x64xbf16> -> tensor<4096x4096xbf16>
+  %s = train.sum_squares %y : tensor<4096x4096xbf16>
+  return %s : tensor<f32>
+}
