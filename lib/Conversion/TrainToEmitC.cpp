@@ -236,6 +236,8 @@ private:
   void decidePackSlots();
   void decideFusedCasts();
   void decideFillRuns();
+  void decideFusedCrossEntropy();
+  void shareActivations();
   int64_t scratchBytes(Operation *op);
   void request(Value v, int mem, int64_t first);
   LogicalResult assignOffsets();
@@ -315,6 +317,12 @@ private:
   };
   DenseMap<Operation *, FillRun> fillRuns;
   DenseSet<Operation *> fillsInRuns;
+  /// train.cross_entropy -> (its train.cross_entropy_grad, the constant loss
+  /// gradient): one zrt_cross_entropy_padded_fused call at the forward
+  /// writes the gradient over the logits; the grad op's result is a view of
+  /// the logits and it emits nothing.
+  DenseMap<Operation *, std::pair<Operation *, double>> fusedCe;
+  DenseSet<Operation *> fusedCeGrads;
   int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
   SmallVector<PlanBlock> blocks;               ///< Acts / temps blocks.
   DenseMap<Value, unsigned> valueBlock;        ///< value -> its block.
@@ -364,6 +372,9 @@ public:
   llvm::StringMap<unsigned> groupIndex;
   llvm::StringMap<train::ParamOp> params;
   int64_t arenaBytes[kNumMem] = {};
+  /// The activation arena @forward_backward's plan needs (-1 before it is
+  /// planned): what the other functions may use of it (shareActivations).
+  int64_t forwardBackwardActivations = -1;
   OpBuilder globals{module.getContext()};
   unsigned numPermutations = 0;
   /// zero-report's analysis of the module, for the model's plan.
@@ -637,7 +648,8 @@ SmallVector<Value> FunctionLowering::aliasSet(Value v) {
   SmallVector<Value> set{v};
   for (unsigned i = 0; i < set.size(); ++i)
     for (Operation *user : set[i].getUsers())
-      if (isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp>(user))
+      if (isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp>(user) ||
+          fusedCeGrads.contains(user))
         llvm::append_range(set, user->getResults());
   return set;
 }
@@ -697,6 +709,29 @@ int64_t FunctionLowering::blockSum(int mem) const {
         pool = std::max(pool, blk.bytes);
     }
   return sum + pool;
+}
+
+/// The functions run one at a time and the activation arena only matters
+/// to @forward_backward: the values of another function (@forward's logits
+/// at validation, @logits, the optimizer step) go to the activation arena
+/// instead of the temporaries when they fit into what @forward_backward
+/// already needs there, so the temporaries arena is sized by the largest
+/// function that does not fit (scratch stays in the temporaries). Best-fit
+/// planning only; the annotations record the arena, which the lowering
+/// then follows.
+void FunctionLowering::shareActivations() {
+  if (role == Role::ForwardBackward || ml.forwardBackwardActivations <= 0)
+    return;
+  for (PlanBlock &blk : blocks)
+    if (blk.value)
+      blk.mem = kMemActs;
+  bestFit(kMemActs);
+  if (bump[kMemActs] <= ml.forwardBackwardActivations)
+    return;
+  for (PlanBlock &blk : blocks)
+    if (blk.value)
+      blk.mem = kMemTemps;
+  bump[kMemActs] = 0;
 }
 
 /// Greedy best fit, largest block first: each block goes into the smallest
@@ -782,6 +817,10 @@ LogicalResult FunctionLowering::readAnnotations() {
         blk.value ? placementEntry(fn, blk.value)
                   : blk.scratchOp->getAttrOfType<DictionaryAttr>(kScratchAttr);
     int64_t offset = intOf(d, "offset"), bytes = intOf(d, "bytes");
+    // Outside @forward_backward a value may use either arena
+    // (shareActivations); scratch is always a temporary.
+    if (blk.value && role != Role::ForwardBackward && arenaOf(d) >= 0)
+      blk.mem = arenaOf(d);
     if (arenaOf(d) != blk.mem || offset < 0 || offset % kAlign ||
         bytes < blk.bytes) {
       InFlightDiagnostic diag = where->emitOpError("has no ");
@@ -855,7 +894,7 @@ LogicalResult FunctionLowering::assignOffsets() {
   }
   for (const PlanBlock &blk : blocks) {
     if (blk.value)
-      buffers[blk.value].place.offset = blk.offset;
+      buffers[blk.value].place = {blk.mem, blk.offset};
     else
       scratchAt[blk.scratchOp] = blk.offset;
   }
@@ -1162,6 +1201,65 @@ void FunctionLowering::decideFillRuns() {
   }
 }
 
+static bool hasNativeBf16Kernel(Operation *op);
+
+/// llm.c's fused classifier: a `train.cross_entropy` and the
+/// `train.cross_entropy_grad` of the same logits, targets and classes whose
+/// loss gradient is a constant (the loss seed) become one
+/// zrt_cross_entropy_padded_fused call at the forward that writes the
+/// gradient over the logits (the same numbers: it shares the two kernels'
+/// row code). The logits' storage must be theirs alone: an op result (not a
+/// state, a collective's or a value computed elsewhere), read only by the
+/// two ops and views of it, in f32 or with native bf16 kernels. The
+/// gradient is then a view of the logits buffer, which lives as long as
+/// the gradient does: the [N, V] gradient buffer is gone.
+void FunctionLowering::decideFusedCrossEntropy() {
+  Block &block = fn.getBody().front();
+  for (Operation &op : block) {
+    auto g = dyn_cast<train::CrossEntropyGradOp>(op);
+    if (!g)
+      continue;
+    auto seed = g.getGrad().getDefiningOp<train::FillOp>();
+    if (!seed || seed->getBlock() != &block)
+      continue;
+    train::CrossEntropyOp ce;
+    for (Operation *user : g.getLogits().getUsers())
+      if (auto c = dyn_cast<train::CrossEntropyOp>(user))
+        if (c->getBlock() == &block && c->isBeforeInBlock(g) &&
+            c.getTargets() == g.getTargets() &&
+            c.getEffectiveNumClasses() ==
+                (g.getNumClasses() ? static_cast<int64_t>(*g.getNumClasses())
+                                   : g.getType().getDimSize(1)))
+          ce = c;
+    if (!ce || fusedCe.count(ce))
+      continue;
+    Type elt = elementType(g.getLogits());
+    if (!elt.isF32() &&
+        !(elt.isBF16() && hasNativeBf16Kernel(ce) && hasNativeBf16Kernel(g)))
+      continue;
+    Value root = g.getLogits();
+    while (auto r = root.getDefiningOp<train::ReshapeOp>())
+      root = r.getInput();
+    Operation *def = root.getDefiningOp();
+    if (!def || def->getBlock() != &block || isLoad(def) ||
+        isa<zero::UnpackOp, zero::SplitOp, zero::WaitOp, train::AdamWOp,
+            zero::ShardAdamWOp>(def) ||
+        inPlaceResults.contains(root) || forwardedResults.count(root) ||
+        packSlots.count(root) || forwardedResults.count(g.getResult()) ||
+        packSlots.count(g.getResult()))
+      continue;
+    bool alone = true;
+    for (Value a : aliasSet(root))
+      for (Operation *user : a.getUsers())
+        if (!isa<train::ReshapeOp>(user) && user != ce && user != g)
+          alone = false;
+    if (!alone)
+      continue;
+    fusedCe[ce] = {g, seed.getValue().convertToDouble()};
+    fusedCeGrads.insert(g);
+  }
+}
+
 /// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
 /// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
 /// product over all of A's rows (valid because the verifier rejects
@@ -1428,6 +1526,7 @@ LogicalResult FunctionLowering::plan() {
   decidePackSlots();
   decideFusedCasts();
   decideFillRuns();
+  decideFusedCrossEntropy();
 
   for (Operation &op : block) {
     for (Value v : op.getResults())
@@ -1488,6 +1587,11 @@ LogicalResult FunctionLowering::plan() {
         buffers[v] = {Buffer::Arena, s->place};
         continue;
       }
+      if (fusedCeGrads.contains(&op)) {
+        auto g = cast<train::CrossEntropyGradOp>(op);
+        buffers[v] = {Buffer::View, {}, g.getLogits(), 0};
+        continue;
+      }
       if (auto slot = packSlots.find(v); slot != packSlots.end()) {
         buffers[v] = {Buffer::View, {}, slot->second.first,
                       slot->second.second};
@@ -1513,10 +1617,14 @@ LogicalResult FunctionLowering::plan() {
       scratchSize = std::max(scratchSize, sb);
     }
   }
+  if (assign == Assign::BestFit)
+    shareActivations();
   if (failed(assignOffsets()))
     return failure();
   for (int m : {kMemActs, kMemTemps})
     ml.arenaBytes[m] = std::max(ml.arenaBytes[m], bump[m]);
+  if (role == Role::ForwardBackward)
+    ml.forwardBackwardActivations = bump[kMemActs];
   return success();
 }
 
@@ -1966,12 +2074,21 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::CrossEntropyOp o) {
         auto [n, v] = rowsCols(o.getLogits());
+        if (auto fused = fusedCe.find(o); fused != fusedCe.end()) {
+          call(kernel("zrt_cross_entropy_padded_fused"),
+               {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
+                f32(fused->second.second), i64(n), i64(v),
+                i64(o.getEffectiveNumClasses())});
+          return success();
+        }
         call(kernel("zrt_cross_entropy_padded"),
              {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
               i64(n), i64(v), i64(o.getEffectiveNumClasses())});
         return success();
       })
       .Case([&](train::CrossEntropyGradOp o) {
+        if (fusedCeGrads.contains(o))
+          return success(); // written by the fused forward
         auto [n, v] = rowsCols(o.getLogits());
         int64_t classes =
             o.getNumClasses() ? static_cast<int64_t>(*o.getNumClasses()) : v;
@@ -2005,6 +2122,9 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
            zero::ShardStoreOp>(op) &&
       !(isLoad(op) && !copyLoads.contains(op)))
     comment(op, castsInAdamW.contains(op) ? " (written by the AdamW call)"
+                : fusedCeGrads.contains(op)
+                    ? " (over the logits, by the fused cross-entropy)"
+                : fusedCe.count(op) ? " (fused with its gradient)"
                 : fillRuns.count(op) ? " (one fill over adjacent states)"
                 : fillsInRuns.contains(op)
                     ? " (zeroed by a later fill of adjacent states)"
@@ -2934,14 +3054,16 @@ FailureOr<zero::BufferPlan> ModuleLowering::planOnly(bool annotate) {
   zero::BufferPlan plan;
   for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
     plan.stateArenaBytes += arenaBytes[m];
-  for (int i = 0; i < 4; ++i) {
+  // @forward_backward first: the others may share its activation arena.
+  SmallVector<std::pair<int, zero::ArenaBytes>> planned;
+  for (int i : {1, 0, 2, 3}) {
     if (!functions[i])
       continue;
     FunctionLowering fl(*this, functions[i], roles[i], Assign::BestFit);
     if (failed(fl.plan()))
       return failure();
     zero::ArenaBytes a{fl.arenaExtent(kMemActs), fl.arenaExtent(kMemTemps)};
-    plan.functions.push_back({functions[i].getSymName().str(), a});
+    planned.push_back({i, a});
     plan.arenas.activations = std::max(plan.arenas.activations, a.activations);
     plan.arenas.temporaries = std::max(plan.arenas.temporaries, a.temporaries);
     plan.bumpBytes.activations =
@@ -2951,6 +3073,11 @@ FailureOr<zero::BufferPlan> ModuleLowering::planOnly(bool annotate) {
     if (annotate)
       fl.annotate();
   }
+  llvm::sort(planned, [](const auto &a, const auto &b) {
+    return a.first < b.first;
+  });
+  for (auto &[i, a] : planned)
+    plan.functions.push_back({functions[i].getSymName().str(), a});
   if (annotate) {
     Builder bld(ctx);
     module->setAttr(

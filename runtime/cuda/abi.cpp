@@ -439,6 +439,13 @@ int zrt_cross_entropy_padded_backward(const float *logits,
                zrt_cuda::cross_entropy_padded_backward(
                    logits, targets, dloss, dlogits, N, V, num_classes));
 }
+int zrt_cross_entropy_padded_fused(float *logits, const int32_t *targets,
+                                   float *loss, float dloss, int64_t N,
+                                   int64_t V, int64_t num_classes) {
+  ZRT_PROFILED("zrt_cross_entropy_padded_fused",
+               zrt_cuda::cross_entropy_padded_fused(logits, targets, loss,
+                                                    dloss, N, V, num_classes));
+}
 int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
                          int64_t C, float eps) {
   ZRT_PROFILED("zrt_layer_norm_stats",
@@ -539,6 +546,14 @@ int zrt_cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
   ZRT_PROFILED("zrt_cross_entropy_padded_backward_bf16",
                zrt_cuda::cross_entropy_padded_backward_bf16(
                    logits, targets, dloss, dlogits, N, V, num_classes));
+}
+int zrt_cross_entropy_padded_fused_bf16(zrt_bf16 *logits,
+                                        const int32_t *targets, float *loss,
+                                        float dloss, int64_t N, int64_t V,
+                                        int64_t num_classes) {
+  ZRT_PROFILED("zrt_cross_entropy_padded_fused_bf16",
+               zrt_cuda::cross_entropy_padded_fused_bf16(
+                   logits, targets, loss, dloss, N, V, num_classes));
 }
 int64_t zrt_attention_workspace_bf16(int64_t T, int64_t D) {
   return zrt::attentionWorkspaceBf16(T, D);

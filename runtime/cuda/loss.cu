@@ -1,8 +1,8 @@
 //===- loss.cu - CUDA backend: embedding, cross-entropy and MSE -----------===//
 //
 // zrt_embedding(_backward), zrt_cross_entropy(_backward),
-// zrt_cross_entropy_padded(_backward) and zrt_mse(_backward) on device
-// memory, with the CPU runtime's semantics (runtime/src/loss.cpp,
+// zrt_cross_entropy_padded(_backward, _fused) and zrt_mse(_backward) on
+// device memory, with the CPU runtime's semantics (runtime/src/loss.cpp,
 // lowering_support.cpp):
 //  * Bad token ids and targets are data: the kernels clamp them into range
 //    (never reading or writing out of bounds) and raise the device error
@@ -23,6 +23,11 @@
 //    exp, separately rounded f32 gradient), dlogits rounded once. Rows
 //    longer than shared memory holds (about 115K classes) take the f32
 //    kernels' passes over global memory instead.
+//  * Fused padded cross-entropy (zrt_cross_entropy_padded_fused(_bf16),
+//    llm.c's fused classifier): one kernel per row computes the row's
+//    statistics once, writes its loss and overwrites the logits with the
+//    gradient, sharing the forward's and the backward's row code and launch
+//    configuration, so its loss and gradient are theirs bit for bit.
 //  * embedding_backward is deterministic without floating-point atomics:
 //    a stable radix sort of (id, token) pairs groups the tokens by id in
 //    token order, and each group's row of dtable is summed in that order,
@@ -339,16 +344,9 @@ __global__ void countTargetsKernel(const int32_t *targets, int64_t N,
     *count = static_cast<int64_t>(c);
 }
 
-/// Cross-entropy backward over logits [N, V] (one block per row,
-/// grid-strided), with g the gradient of one row's loss:
-///   count != NULL (zrt_cross_entropy_backward): g = dloss / *count
-///     (0 when no row counts); rows whose target is ignore_index get 0;
-///   count == NULL (padded): g = *dlossPtr / N.
-/// dlogits[i, j] = exp((row[j] - max) - f32(logSum)) * g for j < cols, minus
-/// g at the target (ceGrad); 0 for j >= cols. Separately rounded f32
-/// operations, in the CPU's order. Bad targets as crossEntropyRowsKernel.
-/// T and Staged as there; staged, dlogits is written with 16-byte stores
-/// after a scalar head up to its row's first 16-byte boundary.
+/// One gradient entry of cross-entropy: exp((x - mx) - ls) * g, minus g at
+/// the target; separately rounded f32 operations in the CPU's order
+/// (lowering_support.cpp, writeRowGradient).
 __device__ __forceinline__ float ceGrad(float x, float mx, float ls, float g,
                                         bool isTarget) {
   float d = __fmul_rn(expf(__fsub_rn(__fsub_rn(x, mx), ls)), g);
@@ -357,6 +355,75 @@ __device__ __forceinline__ float ceGrad(float x, float mx, float ls, float g,
   return d;
 }
 
+/// The gradient of one row's loss in the padded cross-entropy: dloss / N,
+/// rounded as the CPU's `*dloss / static_cast<float>(N)` (N > 0). Shared by
+/// the backward (dloss read from device memory) and the fused kernel (dloss
+/// a host value), so both get the same bits for the same dloss.
+__device__ __forceinline__ float paddedGradScale(float dloss, int64_t N) {
+  return __fdiv_rn(dloss, static_cast<float>(N));
+}
+
+/// Writes the gradient of one row by the whole block: drow[j] =
+/// ceGrad(row[j], mx, ls, g, j == t) for j < cols, 0 for j in [cols, V),
+/// every bf16 rounded once (stf). row: the logits row (global memory), or
+/// with Staged its copy in shared memory (stageRow, valid in [0, cols)).
+/// Unstaged, element j is read and written by thread j % blockDim.x only,
+/// so drow may be row (the fused kernel) once the block's reads of other
+/// threads' elements are done. Staged (bf16 only), drow is written with
+/// 16-byte stores after a scalar head up to its first 16-byte boundary; the
+/// staged row is read 16 bytes at a time where that is aligned too (it is
+/// when drow and the staged logits row are equally aligned, as stageRow
+/// places them). No barrier; call from every thread of the block.
+template <typename T, bool Staged>
+__device__ __forceinline__ void ceGradRow(const T *row, T *drow, int64_t V,
+                                          int64_t cols, int64_t t, float mx,
+                                          float ls, float g) {
+  static_assert(!Staged || std::is_same_v<T, zrt_bf16>, "staged: bf16 only");
+  if constexpr (!Staged) {
+    for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
+      stf(drow + j, j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f);
+  } else {
+    // drow[0, V): a scalar head up to drow's first 16-byte boundary, then
+    // 8 elements per 16-byte store, then a scalar tail.
+    int64_t head = bf16HeadToAlign16(drow);
+    head = head < V ? head : V;
+    const int64_t vecs = (V - head) / kBf16PerVec;
+    const int64_t body = head + vecs * kBf16PerVec;
+    const int64_t scalars = head + (V - body);
+    for (int64_t k = threadIdx.x; k < scalars; k += blockDim.x) {
+      const int64_t j = k < head ? k : body + (k - head);
+      stf(drow + j, j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f);
+    }
+    for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
+      const int64_t j0 = head + v * kBf16PerVec;
+      float d[kBf16PerVec];
+      if (j0 + kBf16PerVec <= cols &&
+          (reinterpret_cast<uintptr_t>(row + j0) & 15u) == 0) {
+        float x[kBf16PerVec];
+        unpackBf16x8(*reinterpret_cast<const uint4 *>(row + j0), x);
+#pragma unroll
+        for (int e = 0; e < kBf16PerVec; ++e)
+          d[e] = ceGrad(x[e], mx, ls, g, j0 + e == t);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kBf16PerVec; ++e) {
+          const int64_t j = j0 + e;
+          d[e] = j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f;
+        }
+      }
+      *reinterpret_cast<uint4 *>(drow + j0) = packBf16x8(d);
+    }
+  }
+}
+
+/// Cross-entropy backward over logits [N, V] (one block per row,
+/// grid-strided), with g the gradient of one row's loss:
+///   count != NULL (zrt_cross_entropy_backward): g = dloss / *count
+///     (0 when no row counts); rows whose target is ignore_index get 0;
+///   count == NULL (padded): g = paddedGradScale(*dlossPtr, N).
+/// dlogits[i, j] = exp((row[j] - max) - f32(logSum)) * g for j < cols, minus
+/// g at the target (ceGradRow); 0 for j >= cols. Bad targets as
+/// crossEntropyRowsKernel. T and Staged as there.
 template <typename T, bool Staged>
 __device__ __forceinline__ void
 crossEntropyBackward(const T *logits, const int32_t *targets, T *dlogits,
@@ -369,7 +436,7 @@ crossEntropyBackward(const T *logits, const int32_t *targets, T *dlogits,
     const int64_t c = *count;
     g = c > 0 ? __fdiv_rn(dloss, static_cast<float>(c)) : 0.0f;
   } else {
-    g = __fdiv_rn(*dlossPtr, static_cast<float>(N));
+    g = paddedGradScale(*dlossPtr, N);
   }
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
     T *drow = dlogits + i * V;
@@ -390,46 +457,8 @@ crossEntropyBackward(const T *logits, const int32_t *targets, T *dlogits,
     float mx;
     double logSum;
     blockRowLse(row, cols, &mx, &logSum);
-    const float ls = static_cast<float>(logSum);
-    if constexpr (!Staged) {
-      for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
-        stf(drow + j,
-            j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f);
-    } else {
-      // drow[0, V): a scalar head up to drow's first 16-byte boundary, then
-      // 8 elements per 16-byte store, then a scalar tail; the staged row
-      // (`row`, valid in [0, cols)) is read 16 bytes at a time where that
-      // is aligned too (logits and dlogits rows equally aligned).
-      int64_t head = bf16HeadToAlign16(drow);
-      head = head < V ? head : V;
-      const int64_t vecs = (V - head) / kBf16PerVec;
-      const int64_t body = head + vecs * kBf16PerVec;
-      const int64_t scalars = head + (V - body);
-      for (int64_t k = threadIdx.x; k < scalars; k += blockDim.x) {
-        const int64_t j = k < head ? k : body + (k - head);
-        stf(drow + j,
-            j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f);
-      }
-      for (int64_t v = threadIdx.x; v < vecs; v += blockDim.x) {
-        const int64_t j0 = head + v * kBf16PerVec;
-        float d[kBf16PerVec];
-        if (j0 + kBf16PerVec <= cols &&
-            (reinterpret_cast<uintptr_t>(row + j0) & 15u) == 0) {
-          float x[kBf16PerVec];
-          unpackBf16x8(*reinterpret_cast<const uint4 *>(row + j0), x);
-#pragma unroll
-          for (int e = 0; e < kBf16PerVec; ++e)
-            d[e] = ceGrad(x[e], mx, ls, g, j0 + e == t);
-        } else {
-#pragma unroll
-          for (int e = 0; e < kBf16PerVec; ++e) {
-            const int64_t j = j0 + e;
-            d[e] = j < cols ? ceGrad(ldf(row + j), mx, ls, g, j == t) : 0.0f;
-          }
-        }
-        *reinterpret_cast<uint4 *>(drow + j0) = packBf16x8(d);
-      }
-    }
+    ceGradRow<T, Staged>(row, drow, V, cols, t, mx, static_cast<float>(logSum),
+                         g);
   }
 }
 
@@ -452,6 +481,67 @@ __global__ void __launch_bounds__(kStagedThreads, 2)
                                      const float *dlossPtr, int *errorWord) {
   crossEntropyBackward<zrt_bf16, true>(logits, targets, dlogits, N, V, cols, 0,
                                        0, nullptr, 0.0f, dlossPtr, errorWord);
+}
+
+/// Fused padded cross-entropy (llm.c's fused classifier) over logits [N, V]
+/// of T, one block per row (grid-strided): with one blockRowLse per row,
+/// rowLoss[i] = logSum - (row[t] - max) in double, exactly as
+/// crossEntropyRows, and then the row overwritten with its gradient
+/// (ceGradRow, g = paddedGradScale(dloss, N)), exactly as
+/// crossEntropyBackward: the same launch configuration gives the same block
+/// reductions, so loss and gradient are those of the forward followed by
+/// the backward bit for bit. In place: the target's logit is read (by
+/// thread 0) before blockRowLse's first barrier, and the gradient loop
+/// reads each element in the thread that then writes it, after the
+/// reductions, which read it in that same thread. Staged (bf16 only): the
+/// row is read from its shared-memory copy (stageRow), the gradient
+/// written over the global row. A target outside [0, cols) raises the
+/// error word and is clamped.
+template <typename T, bool Staged>
+__device__ __forceinline__ void
+crossEntropyFused(T *logits, const int32_t *targets, double *rowLoss, int64_t N,
+                  int64_t V, int64_t cols, float dloss, int *errorWord) {
+  static_assert(!Staged || std::is_same_v<T, zrt_bf16>, "staged: bf16 only");
+  const float g = paddedGradScale(dloss, N);
+  for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
+    int64_t t = targets[i];
+    if (t < 0 || t >= cols) {
+      if (threadIdx.x == 0)
+        raiseDeviceError(errorWord, kDeviceErrorTarget);
+      t = t < 0 ? 0 : cols - 1;
+    }
+    T *drow = logits + i * V;
+    const T *row = drow;
+    if constexpr (Staged)
+      row = stageRow(reinterpret_cast<zrt_bf16 *>(stagedSmem), drow, cols);
+    // Before any thread of the block can overwrite it (unstaged rows).
+    const float xt = threadIdx.x == 0 ? ldf(row + t) : 0.0f;
+    float mx;
+    double logSum;
+    blockRowLse(row, cols, &mx, &logSum);
+    if (threadIdx.x == 0)
+      rowLoss[i] = logSum - static_cast<double>(xt - mx);
+    ceGradRow<T, Staged>(row, drow, V, cols, t, mx, static_cast<float>(logSum),
+                         g);
+  }
+}
+
+template <typename T>
+__global__ void crossEntropyFusedKernel(T *logits, const int32_t *targets,
+                                        double *rowLoss, int64_t N, int64_t V,
+                                        int64_t cols, float dloss,
+                                        int *errorWord) {
+  crossEntropyFused<T, false>(logits, targets, rowLoss, N, V, cols, dloss,
+                              errorWord);
+}
+
+/// Staged bf16 rows, as crossEntropyRowsStagedKernel.
+__global__ void __launch_bounds__(kStagedThreads, 2)
+    crossEntropyFusedStagedKernel(zrt_bf16 *logits, const int32_t *targets,
+                                  double *rowLoss, int64_t N, int64_t V,
+                                  int64_t cols, float dloss, int *errorWord) {
+  crossEntropyFused<zrt_bf16, true>(logits, targets, rowLoss, N, V, cols, dloss,
+                                    errorWord);
 }
 
 /// Launches the forward: per-row losses into the workspace, then the mean.
@@ -490,6 +580,46 @@ int crossEntropyForward(const char *fn, const T *logits, const int32_t *targets,
   // With N == 0 this writes the NaN of an empty mean.
   crossEntropyMeanKernel<<<1, kLossFinalThreads, 0, stream()>>>(
       rowLoss, targets, N, hasIgnore, ignoreIndex, loss);
+  return launched(fn);
+}
+
+/// Launches the fused padded cross-entropy: per-row losses into the
+/// workspace and the gradient over the logits (crossEntropyFusedKernel,
+/// with crossEntropyForward's choice of kernel and launch configuration:
+/// bf16 rows staged when they fit in shared memory), then the mean.
+template <typename T>
+int crossEntropyPaddedFused(const char *fn, T *logits, const int32_t *targets,
+                            float *loss, float dloss, int64_t N, int64_t V,
+                            int64_t cols) {
+  void *ws = nullptr;
+  if (int st = workspace(N * static_cast<int64_t>(sizeof(double)), &ws, fn))
+    return st;
+  double *rowLoss = static_cast<double *>(ws);
+  if (N > 0) {
+    bool staged = false;
+    if constexpr (std::is_same_v<T, zrt_bf16>) {
+      if (int st = stagedFits(cols, &staged, fn))
+        return st;
+      if (staged) {
+        const int64_t smem = stagedBytes(cols);
+        if (int st = allowDynamicSharedMemory(crossEntropyFusedStagedKernel,
+                                              smem, fn))
+          return st;
+        crossEntropyFusedStagedKernel<<<
+            lossRowBlocks(N), stagedRowThreads(cols), smem, stream()>>>(
+            logits, targets, rowLoss, N, V, cols, dloss, device_error_word());
+      }
+    }
+    if (!staged)
+      crossEntropyFusedKernel<T>
+          <<<lossRowBlocks(N), lossRowThreads(cols), 0, stream()>>>(
+              logits, targets, rowLoss, N, V, cols, dloss, device_error_word());
+    if (int st = launched(fn))
+      return st;
+  }
+  // With N == 0 this writes the NaN of an empty mean (and nothing else).
+  crossEntropyMeanKernel<<<1, kLossFinalThreads, 0, stream()>>>(
+      rowLoss, targets, N, 0, 0, loss);
   return launched(fn);
 }
 
@@ -707,6 +837,20 @@ int cross_entropy_padded_backward(const float *logits, const int32_t *targets,
   return launched(fn);
 }
 
+/// zrt_cross_entropy_padded_fused (lowering_support.cpp): cross_entropy_padded
+/// and cross_entropy_padded_backward (with *dloss = dloss) in one pass, the
+/// gradient written over the logits.
+int cross_entropy_padded_fused(float *logits, const int32_t *targets,
+                               float *loss, float dloss, int64_t N, int64_t V,
+                               int64_t num_classes) {
+  const char *fn = "zrt_cross_entropy_padded_fused";
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt_cuda::fail))
+    return st;
+  return crossEntropyPaddedFused(fn, logits, targets, loss, dloss, N, V,
+                                 num_classes);
+}
+
 /// zrt_cross_entropy_padded_bf16: cross_entropy_padded on the widened
 /// logits (staged rows: one read of each logit).
 int cross_entropy_padded_bf16(const zrt_bf16 *logits, const int32_t *targets,
@@ -753,6 +897,20 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
             dloss, device_error_word());
   }
   return launched(fn);
+}
+
+/// zrt_cross_entropy_padded_fused_bf16: cross_entropy_padded_bf16 and
+/// cross_entropy_padded_backward_bf16 in one pass (staged rows: one read of
+/// each logit, one write of each gradient, in place).
+int cross_entropy_padded_fused_bf16(zrt_bf16 *logits, const int32_t *targets,
+                                    float *loss, float dloss, int64_t N,
+                                    int64_t V, int64_t num_classes) {
+  const char *fn = "zrt_cross_entropy_padded_fused_bf16";
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt_cuda::fail))
+    return st;
+  return crossEntropyPaddedFused(fn, logits, targets, loss, dloss, N, V,
+                                 num_classes);
 }
 
 /// zrt_mse (loss.cpp): *loss = f32(sum (pred - target)^2 / n) with the sum

@@ -225,7 +225,8 @@ int attention_backward_packed(const float *dout, const float *qkv,
 //===----------------------------------------------------------------------===//
 // Embedding and losses (loss.cu). Scalar results (`loss`) are DEVICE
 // pointers; dloss of the padded backward is a device pointer, dloss of
-// cross_entropy_backward / mse_backward a host value (as zrt.h).
+// cross_entropy_backward / mse_backward / cross_entropy_padded_fused a host
+// value (as zrt.h).
 //===----------------------------------------------------------------------===//
 int embedding(const float *table, const int32_t *ids, float *out, int64_t N,
               int64_t V, int64_t C);
@@ -242,6 +243,21 @@ int cross_entropy_padded(const float *logits, const int32_t *targets,
 int cross_entropy_padded_backward(const float *logits, const int32_t *targets,
                                   const float *dloss, float *dlogits,
                                   int64_t N, int64_t V, int64_t num_classes);
+/// zrt_cross_entropy_padded_fused: logits [N, V] f32 (row stride V),
+/// OVERWRITTEN with the gradient; targets [N] in [0, num_classes); *loss
+/// (a DEVICE pointer to f32) = the mean cross-entropy over the first
+/// num_classes columns; dloss a HOST value (the loss seed). One kernel per
+/// row computes the row statistics once and writes the row's loss and
+/// gradient (llm.c's fused classifier), then one block the mean: bit for
+/// bit cross_entropy_padded followed by cross_entropy_padded_backward with
+/// a device copy of dloss and dlogits = logits. N == 0: *loss = NaN,
+/// logits untouched. Errors: zrt::checkCrossEntropyPaddedArgs (the CPU's
+/// statuses and messages, nothing queued); a target out of range is
+/// clamped and raises the device error word (the next synchronizing call
+/// returns ZRT_ERR_OUT_OF_RANGE; the outputs have been written).
+int cross_entropy_padded_fused(float *logits, const int32_t *targets,
+                               float *loss, float dloss, int64_t N, int64_t V,
+                               int64_t num_classes);
 int mse(const float *pred, const float *target, float *loss, int64_t n);
 int mse_backward(const float *pred, const float *target, float dloss,
                  float *dpred, float *dtarget, int64_t n);
@@ -294,6 +310,16 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
                                        const float *dloss, zrt_bf16 *dlogits,
                                        int64_t N, int64_t V,
                                        int64_t num_classes);
+/// zrt_cross_entropy_padded_fused_bf16: cross_entropy_padded_fused on bf16
+/// logits [N, V] (loss f32, a DEVICE pointer; dloss a HOST value), the
+/// gradient rounded once and written over the logits; bit for bit
+/// cross_entropy_padded_bf16 followed by
+/// cross_entropy_padded_backward_bf16 (dlogits = logits). Rows that fit in
+/// shared memory are staged as there (one read of each logit, one write of
+/// each gradient). Errors as cross_entropy_padded_fused.
+int cross_entropy_padded_fused_bf16(zrt_bf16 *logits, const int32_t *targets,
+                                    float *loss, float dloss, int64_t N,
+                                    int64_t V, int64_t num_classes);
 /// zrt_attention_forward_bf16 / _backward_bf16 on the CUDA cores
 /// (flash_attention.cu): the f32 flash kernels with bf16 tiles widened into
 /// their f32 shared-memory tiles and out / dq / dk / dv rounded once when

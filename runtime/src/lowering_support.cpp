@@ -73,6 +73,50 @@ int crossEntropyPadded(const char *fn, const T *logits, const int32_t *targets,
   return ZRT_OK;
 }
 
+/// One row of the gradient: drow[j] = exp((row[j] - mx) - ls) * g, minus g
+/// at the target, rounded once, for j < num_classes; 0 in the padding.
+/// drow may be row (each element is read before it is written).
+template <typename T>
+void writeRowGradient(const T *row, T *drow, int64_t t, float mx, double logSum,
+                      float g, int64_t num_classes, int64_t V) {
+  const float ls = static_cast<float>(logSum);
+  for (int64_t j = 0; j < num_classes; ++j) {
+    const float d = std::exp((zrt::toF32(row[j]) - mx) - ls) * g;
+    drow[j] = zrt::fromF32<T>(j == t ? d - g : d);
+  }
+  for (int64_t j = num_classes; j < V; ++j)
+    drow[j] = zrt::fromF32<T>(0.0f);
+}
+
+/// zrt_cross_entropy_padded_fused(_bf16): the loss of crossEntropyPadded
+/// and the gradient of crossEntropyPaddedBackward, written over the logits
+/// [N, V] of T, with one row statistics pass per row.
+template <typename T>
+int crossEntropyPaddedFused(const char *fn, T *logits, const int32_t *targets,
+                            float *loss, float dloss, int64_t N, int64_t V,
+                            int64_t num_classes) {
+  if (int st = zrt::checkCrossEntropyPaddedArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt::fail))
+    return st;
+  if (int st = checkTargetsRange(fn, targets, N, num_classes))
+    return st;
+  const float g = N > 0 ? dloss / static_cast<float>(N) : 0.0f;
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (N * num_classes > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i) {
+    T *row = logits + i * V;
+    const int64_t t = targets[i];
+    float mx;
+    double logSum;
+    rowLse(row, num_classes, &mx, &logSum);
+    total += logSum - static_cast<double>(zrt::toF32(row[t]) - mx);
+    writeRowGradient(row, row, t, mx, logSum, g, num_classes, V);
+  }
+  *loss = N > 0 ? static_cast<float>(total / static_cast<double>(N))
+                : std::numeric_limits<float>::quiet_NaN();
+  return ZRT_OK;
+}
+
 /// zrt_cross_entropy_padded_backward(_bf16): logits, dlogits [N, V] of T.
 /// The target's entry softmax - 1 is formed in f32 and rounded once.
 template <typename T>
@@ -88,19 +132,11 @@ int crossEntropyPaddedBackward(const char *fn, const T *logits,
   const float g = N > 0 ? *dloss / static_cast<float>(N) : 0.0f;
 #pragma omp parallel for schedule(static) if (N * V > zrt::kParallelGrain)
   for (int64_t i = 0; i < N; ++i) {
-    const T *row = logits + i * V;
-    T *drow = dlogits + i * V;
-    const int64_t t = targets[i];
     float mx;
     double logSum;
-    rowLse(row, num_classes, &mx, &logSum);
-    const float ls = static_cast<float>(logSum);
-    for (int64_t j = 0; j < num_classes; ++j) {
-      const float d = std::exp((zrt::toF32(row[j]) - mx) - ls) * g;
-      drow[j] = zrt::fromF32<T>(j == t ? d - g : d);
-    }
-    for (int64_t j = num_classes; j < V; ++j)
-      drow[j] = zrt::fromF32<T>(0.0f);
+    rowLse(logits + i * V, num_classes, &mx, &logSum);
+    writeRowGradient(logits + i * V, dlogits + i * V, targets[i], mx, logSum,
+                     g, num_classes, V);
   }
   return ZRT_OK;
 }
@@ -254,6 +290,21 @@ int zrt_cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
   return crossEntropyPaddedBackward("zrt_cross_entropy_padded_backward_bf16",
                                     logits, targets, dloss, dlogits, N, V,
                                     num_classes);
+}
+
+int zrt_cross_entropy_padded_fused(float *logits, const int32_t *targets,
+                                   float *loss, float dloss, int64_t N,
+                                   int64_t V, int64_t num_classes) {
+  return crossEntropyPaddedFused("zrt_cross_entropy_padded_fused", logits,
+                                 targets, loss, dloss, N, V, num_classes);
+}
+
+int zrt_cross_entropy_padded_fused_bf16(zrt_bf16 *logits,
+                                        const int32_t *targets, float *loss,
+                                        float dloss, int64_t N, int64_t V,
+                                        int64_t num_classes) {
+  return crossEntropyPaddedFused("zrt_cross_entropy_padded_fused_bf16", logits,
+                                 targets, loss, dloss, N, V, num_classes);
 }
 
 int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {

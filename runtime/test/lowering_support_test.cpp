@@ -10,7 +10,10 @@
 #include "test_util.h"
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
+#include <string>
+#include <tuple>
 
 using namespace zrt_test;
 
@@ -167,6 +170,66 @@ TEST(LoweringSupportTest, CrossEntropyPaddedEqualsUnpaddedAndGradient) {
   EXPECT_EQ(
       zrt_cross_entropy_padded(logits.data(), targets.data(), &l, N, V, V + 1),
       ZRT_ERR_INVALID_ARGUMENT);
+}
+
+// The fused cross-entropy is the forward then the backward, bit for bit:
+// the loss, and the gradient written over the logits (f32 and bf16; large
+// enough rows for the OpenMP path; padding columns zeroed).
+TEST(LoweringSupportTest, CrossEntropyFusedIsForwardThenBackward) {
+  for (auto [N, V, C] : {std::tuple<int64_t, int64_t, int64_t>{3, 7, 5},
+                         {64, 1031, 1000},
+                         {1, 1, 1}}) {
+    SCOPED_TRACE("N=" + std::to_string(N) + " V=" + std::to_string(V) +
+                 " C=" + std::to_string(C));
+    std::vector<float> logits = randomVec(N * V, 21, -4.0f, 4.0f);
+    std::vector<int32_t> targets(N);
+    for (int64_t i = 0; i < N; ++i)
+      targets[i] = static_cast<int32_t>((i * 7919) % C);
+    const float dloss = 0.75f;
+    float want = 0, got = 0;
+    std::vector<float> grad(N * V);
+    ASSERT_EQ(zrt_cross_entropy_padded(logits.data(), targets.data(), &want, N,
+                                       V, C),
+              ZRT_OK);
+    ASSERT_EQ(zrt_cross_entropy_padded_backward(logits.data(), targets.data(),
+                                                &dloss, grad.data(), N, V, C),
+              ZRT_OK);
+    std::vector<float> fused = logits;
+    ASSERT_EQ(zrt_cross_entropy_padded_fused(fused.data(), targets.data(),
+                                             &got, dloss, N, V, C),
+              ZRT_OK);
+    EXPECT_EQ(bitsOf(got), bitsOf(want));
+    EXPECT_EQ(0, std::memcmp(fused.data(), grad.data(), grad.size() * 4));
+
+    std::vector<zrt_bf16> h(N * V), hgrad(N * V);
+    for (size_t i = 0; i < h.size(); ++i)
+      h[i] = zrt_f32_to_bf16(logits[i]);
+    ASSERT_EQ(zrt_cross_entropy_padded_bf16(h.data(), targets.data(), &want, N,
+                                            V, C),
+              ZRT_OK);
+    ASSERT_EQ(zrt_cross_entropy_padded_backward_bf16(
+                  h.data(), targets.data(), &dloss, hgrad.data(), N, V, C),
+              ZRT_OK);
+    ASSERT_EQ(zrt_cross_entropy_padded_fused_bf16(h.data(), targets.data(),
+                                                  &got, dloss, N, V, C),
+              ZRT_OK);
+    EXPECT_EQ(bitsOf(got), bitsOf(want));
+    EXPECT_EQ(h, hgrad);
+  }
+  // Errors leave the logits alone; N = 0 is the NaN of an empty mean.
+  std::vector<float> logits = randomVec(6, 5), before = logits;
+  const std::vector<int32_t> outside = {0, 3};
+  float l = 0;
+  EXPECT_EQ(zrt_cross_entropy_padded_fused(logits.data(), outside.data(), &l,
+                                           1.0f, 2, 3, 3),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(logits, before);
+  EXPECT_EQ(zrt_cross_entropy_padded_fused(logits.data(), outside.data(),
+                                           nullptr, 1.0f, 2, 3, 3),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_cross_entropy_padded_fused(nullptr, nullptr, &l, 1.0f, 0, 3, 3),
+            ZRT_OK);
+  EXPECT_TRUE(std::isnan(l));
 }
 
 TEST(LoweringSupportTest, LayerNormStatsMatchLayerNorm) {

@@ -53,7 +53,13 @@
 
 // CHECK-LABEL: emitc.func @zrt_gen_forward_backward(
 // CHECK: verbatim "// @forward_backward: 192 bytes of activations,
-// CHECK: call_opaque "zrt_cross_entropy_padded_backward"
+// The loss and its gradient in one pass (the loss seed 1.0 is the
+// gradient's scale), the gradient written over the logits.
+// CHECK: verbatim "// train.cross_entropy -> tensor<f32> (fused with its gradient)"
+// CHECK: %[[CEL:.*]] = cast %{{.*}} : !emitc.ptr<ui8> to !emitc.ptr<f32>
+// CHECK-NEXT: call_opaque "zrt_cross_entropy_padded_fused"(%[[LOGITS:.*]], %{{.*}}, %[[CEL]]) {args = [0 : index, 1 : index, 2 : index, 1.000000e+00 : f32, 4, 3, 2]}
+// CHECK: verbatim "// train.cross_entropy_grad -> tensor<4x3xf32> (over the logits, by the fused cross-entropy)"
+// CHECK-NOT: zrt_cross_entropy_padded_backward
 // CHECK: verbatim "// train.accumulate @w.grad"
 // CHECK: call_opaque "zrt_axpy"
 // CHECK: call_opaque "zrt_embedding_backward"

@@ -202,7 +202,9 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
     GreedyBySize, XLA's heap simulator). Values live at the same op never
     share a byte (a result never aliases an operand); values with disjoint
     lives reuse the same bytes. The functions run one at a time, so the
-    arenas are shared and each is as large as the largest function needs.
+    arenas are shared and each is as large as the largest function needs;
+    the values of functions other than `@forward_backward` (planned first)
+    go to the activations arena when they fit into what it needs there.
 
     Annotates the IR:
     * `zero.placement` on every op with a planned result: one dictionary

@@ -4,7 +4,9 @@
 // within tolerances of the CPU runtime (zrt_*), with special values (NaN,
 // inf, subnormals), unaligned tensors (scalar paths), in-place calls,
 // guard elements, staged and unstaged cross-entropy rows, the row-block
-// loop (small kLossMaxRowBlocks) and the device error word for bad targets.
+// loop (small kLossMaxRowBlocks) and the device error word for bad targets;
+// the fused cross-entropy bit for bit against the forward and backward
+// kernels it shares its row code with.
 #include "test_util.h"
 #include "zrt_cuda.h"
 
@@ -229,7 +231,87 @@ static void testLayerNorm() {
   printf("layer norm done\n");
 }
 
-static void testCrossEntropy() {
+/// Bitwise equality of f32 vectors (any NaN matches any NaN).
+static bool sameF(const Vec &a, const Vec &b, const std::string &what) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (memcmp(&a[i], &b[i], 4) && !(std::isnan(a[i]) && std::isnan(b[i]))) {
+      fprintf(stderr, "FAIL %s at %zu: %.9g vs %.9g\n", what.c_str(), i, a[i],
+              b[i]);
+      allok = false;
+      return false;
+    }
+  return true;
+}
+static bool sameBits(float a, float b) {
+  return !memcmp(&a, &b, 4) || (std::isnan(a) && std::isnan(b));
+}
+
+/// The per-row losses [N] (double) that the latest cross-entropy forward or
+/// fused call left at the start of the workspace (loss.cu), to compare the
+/// block reductions bit for bit (the f32 loss rounds most differences away).
+static std::vector<double> rowLosses(int64_t N) {
+  void *p = nullptr;
+  zrt_cuda::workspace(N * 8, &p, "rowLosses"); // no growth: the same buffer
+  const double *d = static_cast<const double *>(p);
+  return std::vector<double>(d, d + N);
+}
+
+/// The fused padded cross-entropy (zrt_cuda::cross_entropy_padded_fused
+/// and _fused_bf16) on the rows `wl` / `L` of one case, in place at
+/// element offset `off`: loss and gradient bit for bit those of the two
+/// calls (`f32Loss`, `f32D`, per-row losses `f32Rows`: f32 kernels; `loss`,
+/// `bD`, `bRows`: bf16 kernels, staged when `staged`) and within tolerances of
+/// the CPU's fused call; guards untouched; N == 0 writes the NaN loss and
+/// leaves the logits alone.
+static void checkFused(const std::string &cs, const Vec &wl, const VecB &L,
+                       const std::vector<int32_t> &t, int64_t N, int64_t V,
+                       int64_t K, int off, float dloss, float f32Loss,
+                       const Vec &f32D, const std::vector<double> &f32Rows,
+                       float loss, const VecB &bD,
+                       const std::vector<double> &bRows, bool staged) {
+  // f32
+  emu_test::Guarded<float> F(N * V, off, NAN);
+  F.set(wl);
+  float fLoss = 0;
+  CHECK(zrt_cuda::cross_entropy_padded_fused(F.p, t.data(), &fLoss, dloss, N, V,
+                                             K) == 0,
+        "fused f32 %s", cs.c_str());
+  CHECK(rowLosses(N) == f32Rows, "fused f32 row losses %s", cs.c_str());
+  CHECK(sameBits(fLoss, f32Loss), "fused f32 loss %s: %.9g vs %.9g", cs.c_str(),
+        fLoss, f32Loss);
+  sameF(N > 0 ? f32D : wl, F.get(), "fused f32 gradient vs backward " + cs);
+  CHECK(F.guardsOk(), "fused f32 guards %s", cs.c_str());
+  // bf16, the same kernel choice (staged or not) as the two calls
+  BufB B(N * V, off, &L);
+  float bLoss = 0;
+  emu::maxDynSmem = 0;
+  CHECK(zrt_cuda::cross_entropy_padded_fused_bf16(B.p, t.data(), &bLoss, dloss,
+                                                  N, V, K) == 0,
+        "fused bf16 %s", cs.c_str());
+  CHECK(rowLosses(N) == bRows, "fused bf16 row losses %s", cs.c_str());
+  CHECK(staged == (emu::maxDynSmem > 0), "fused staged %s", cs.c_str());
+  CHECK(sameBits(bLoss, loss), "fused bf16 loss %s: %.9g vs %.9g", cs.c_str(),
+        bLoss, loss);
+  sameB(N > 0 ? bD : L, B.get(), "fused bf16 gradient vs backward " + cs);
+  CHECK(B.guardsOk(), "fused bf16 guards %s", cs.c_str());
+  // the CPU's fused call (its own bit-for-bit check is the CPU tests')
+  Vec cpu = wl;
+  float cpuLoss = 0;
+  CHECK(zrt_cross_entropy_padded_fused(cpu.data(), t.data(), &cpuLoss, dloss, N,
+                                       V, K) == 0,
+        "cpu fused %s", cs.c_str());
+  if (N == 0)
+    CHECK(std::isnan(fLoss) && std::isnan(bLoss) && std::isnan(cpuLoss),
+          "fused nan loss %s", cs.c_str());
+  else
+    CHECK(std::fabs(fLoss - cpuLoss) <= 1e-5f * std::fabs(cpuLoss) + 1e-7f,
+          "fused loss %s: %.9g vs cpu %.9g", cs.c_str(), fLoss, cpuLoss);
+  const float g = N > 0 ? dloss / N : 0.0f;
+  nearB(toB(cpu), B.get(), 1e-6 * g + 1e-30, 1e-5, 1,
+        "fused bf16 gradient vs cpu " + cs);
+}
+
+static void testCrossEntropy(bool full) {
   struct C {
     int64_t N, V, K;
     int offL, offD;
@@ -237,7 +319,7 @@ static void testCrossEntropy() {
     int64_t rowcap;
     int optin;
   };
-  const C cases[] = {
+  std::vector<C> cases = {
       {1, 1, 1, 0, 0, 1, 65536, 232448},
       {37, 300, 257, 0, 0, 5, 65536, 232448},
       {37, 300, 300, 1, 1, 5, 65536, 232448},
@@ -252,6 +334,11 @@ static void testCrossEntropy() {
       {2, 140000, 139999, 1, 0, 5, 65536, 232448}, // unstaged (too long)
       {5, 3000, 2999, 1, 0, 5, 65536, 4096},       // unstaged (small optin)
   };
+  if (full) // larger: rows looped at GPT-2's size, staged and unstaged
+    cases.insert(cases.end(), {{16, 50304, 50257, 1, 3, 8, 5, 232448},
+                               {3, 140000, 139999, 0, 0, 5, 2, 232448},
+                               {64, 777, 700, 3, 3, 30, 7, 232448},
+                               {9, 3000, 2999, 6, 6, 30, 4, 4096}});
   const float dloss = 0.6f;
   for (const C &c : cases) {
     emu::lossMaxRowBlocks = c.rowcap;
@@ -279,6 +366,7 @@ static void testCrossEntropy() {
     CHECK(zrt_cuda::cross_entropy_padded(wl.data(), t.data(), &f32Loss, c.N,
                                          c.V, c.K) == 0,
           "ce f32");
+    const std::vector<double> f32Rows = rowLosses(c.N);
     CHECK(zrt_cuda::cross_entropy_padded_backward(
               wl.data(), t.data(), &dloss, f32D.data(), c.N, c.V, c.K) == 0,
           "ce f32 b");
@@ -287,6 +375,7 @@ static void testCrossEntropy() {
     CHECK(zrt_cuda::cross_entropy_padded_bf16(LB.p, t.data(), &loss, c.N, c.V,
                                               c.K) == 0,
           "ce bf16");
+    const std::vector<double> bRows = rowLosses(c.N);
     CHECK(zrt_cuda::cross_entropy_padded_backward_bf16(
               LB.p, t.data(), &dloss, DB.p, c.N, c.V, c.K) == 0,
           "ce bf16 b");
@@ -320,6 +409,8 @@ static void testCrossEntropy() {
     printf("  CE %s: staged=%d loss %.9g (cpu %.9g, f32 kernel %.9g), %d/%zu "
            "dlogits differ from the f32 kernel's rounded\n",
            cs.c_str(), staged, loss, refLoss, f32Loss, diff, got.size());
+    checkFused(cs, wl, L, t, c.N, c.V, c.K, c.offL, dloss, f32Loss, f32D,
+               f32Rows, loss, got, bRows, staged);
   }
   // bad targets
   emu::lossMaxRowBlocks = 65536;
@@ -339,7 +430,21 @@ static void testCrossEntropy() {
     CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorTarget,
           "bad target bwd %d", bad);
     CHECK(DB.guardsOk(), "bad target guards");
+    *zrt_cuda::device_error_word() = 0;
+    zrt_cuda::cross_entropy_padded_fused_bf16(LB.p, t.data(), &loss, dl, 4, 16,
+                                              12);
+    CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorTarget,
+          "bad target fused bf16 %d", bad);
+    CHECK(LB.guardsOk(), "bad target fused guards");
+    emu_test::Guarded<float> F(64, 0, NAN);
+    F.set(wid(L));
+    *zrt_cuda::device_error_word() = 0;
+    zrt_cuda::cross_entropy_padded_fused(F.p, t.data(), &loss, dl, 4, 16, 12);
+    CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorTarget,
+          "bad target fused f32 %d", bad);
+    CHECK(F.guardsOk(), "bad target fused f32 guards");
   }
+  *zrt_cuda::device_error_word() = 0;
   printf("cross-entropy done\n");
 }
 
@@ -355,7 +460,7 @@ int main(int argc, char **argv) {
     if (args.set == "ci" || args.set == "full" || args.set == "ln")
       testLayerNorm();
     if (args.set == "ci" || args.set == "full" || args.set == "ce")
-      testCrossEntropy();
+      testCrossEntropy(args.set == "full");
   }
   printf(allok ? "ALL OK\n" : "FAILURES\n");
   return allok ? 0 : 1;

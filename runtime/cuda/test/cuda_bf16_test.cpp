@@ -500,6 +500,92 @@ TEST_F(CudaBf16, CrossEntropyPaddedBf16) {
   }
 }
 
+/// zrt_cross_entropy_padded_fused_bf16: the loss, the per-row losses and the
+/// gradient (written over the logits, rounded once) bit for bit those of
+/// cross_entropy_padded_bf16 followed by cross_entropy_padded_backward_bf16
+/// on the same device, staged rows (interior pointers included) and
+/// unstaged ones (rows longer than shared memory); within the bf16 tests'
+/// tolerances of the CPU's fused call.
+TEST_F(CudaBf16, CrossEntropyPaddedFusedBf16MatchesTwoCalls) {
+  struct Case {
+    int64_t N, V, numClasses;
+    int off;      ///< element offset of the logits
+    float spread; ///< logits in [-spread, spread]
+  };
+  const Case cases[] = {
+      {1, 1, 1, 0, 1.0f},
+      {37, 300, 257, 0, 5.0f},
+      {37, 300, 300, 1, 5.0f}, // rows 2 bytes off: staged with a head
+      {37, 301, 300, 3, 5.0f}, // odd V: every row differently aligned
+      {16, 64, 1, 0, 5.0f},    // one class: zero loss and gradient
+      {0, 8, 5, 0, 1.0f},      // empty: NaN loss, nothing written
+      {3, 50304, 50257, 0, 8.0f},
+      {128, 50304, 50257, 0, 8.0f}, // GPT-2 124M's logits at N = 128
+      {64, 50304, 50257, 5, 30.0f}, // misaligned rows, peaked
+      {70000, 16, 13, 0, 3.0f},     // more rows than blocks: rows looped
+      {2, 140000, 139999, 1, 5.0f}, // longer than shared memory: unstaged
+  };
+  // 1.7 / 3 and 1.7 / 37 differ from 1.7 * (1 / N) in f32: g is checked.
+  const float dlossValue = 1.7f;
+  for (const Case &c : cases) {
+    const std::string what = "N=" + std::to_string(c.N) +
+                             " V=" + std::to_string(c.V) +
+                             " num_classes=" + std::to_string(c.numClasses) +
+                             " offset=" + std::to_string(c.off);
+    std::vector<float> raw = randomVec(c.N * c.V, 47, -c.spread, c.spread);
+    for (int64_t i = 0; i < c.N; ++i)
+      for (int64_t j = c.numClasses; j < c.V; ++j)
+        raw[static_cast<size_t>(i * c.V + j)] = 1e30f;
+    const Bf16Vec logits = toBf16(raw);
+    const auto targets = randomTargets(c.N, c.numClasses, 48);
+    int32_t *dTargets = devOf(targets);
+    // The two calls (dlogits as aligned as the logits).
+    zrt_bf16 *dLogits = devB(logits, c.off), *dD = devB(c.N * c.V, c.off);
+    float *dLoss = dev(1), *dDloss = dev(std::vector<float>{dlossValue});
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded_bf16(dLogits, dTargets, dLoss, c.N,
+                                                  c.V, c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    const std::vector<double> rows = workspaceDoubles(c.N);
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded_backward_bf16(
+                  dLogits, dTargets, dDloss, dD, c.N, c.V, c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    // Fused, in place on a second copy.
+    zrt_bf16 *dFused = devB(logits, c.off);
+    float *dFusedLoss = dev(1);
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded_fused_bf16(dFused, dTargets,
+                                                        dFusedLoss, dlossValue,
+                                                        c.N, c.V, c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    expectSameBits(rows, workspaceDoubles(c.N), "row losses " + what);
+    const std::vector<float> fusedLoss = host(dFusedLoss, 1);
+    const Bf16Vec fusedD = hostB(dFused, c.N * c.V);
+    expectSameBits(host(dLoss, 1), fusedLoss, "loss " + what);
+    expectSameBits(hostB(dD, c.N * c.V), fusedD, "gradient " + what);
+    // The CPU's fused call.
+    Bf16Vec cpu = logits;
+    float cpuLoss = 0.0f;
+    ASSERT_EQ(zrt_cross_entropy_padded_fused_bf16(cpu.data(), targets.data(),
+                                                  &cpuLoss, dlossValue, c.N,
+                                                  c.V, c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_last_error();
+    if (c.N == 0) {
+      EXPECT_TRUE(std::isnan(cpuLoss)) << what;
+      EXPECT_TRUE(std::isnan(fusedLoss[0])) << what;
+    } else {
+      EXPECT_NEAR(fusedLoss[0], cpuLoss, 1e-5f * std::fabs(cpuLoss) + 1e-7f)
+          << what;
+    }
+    const float g = c.N > 0 ? dlossValue / static_cast<float>(c.N) : 0.0f;
+    expectBf16Near(cpu, fusedD, 1e-6 * std::fabs(g) + 1e-30, 1e-5, 1.0,
+                   "gradient vs cpu " + what);
+    zrt_cuda::arena_reset(arena_);
+  }
+}
+
 TEST_F(CudaBf16, CrossEntropyPaddedBf16IsDeterministic) {
   const int64_t N = 40, V = 50304, C = 50257;
   const Bf16Vec logits = randomBf16(N * V, 45, -6.0f, 6.0f);
@@ -542,6 +628,12 @@ TEST_F(CudaBf16, CrossEntropyPaddedBf16BadTargetRaisesDeviceError) {
     EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dLoss, sizeof sink),
               ZRT_ERR_OUT_OF_RANGE)
         << "backward, target " << bad;
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded_fused_bf16(dD, dTargets, dLoss,
+                                                        1.0f, N, V, 12),
+              ZRT_OK);
+    EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dLoss, sizeof sink),
+              ZRT_ERR_OUT_OF_RANGE)
+        << "fused, target " << bad;
     EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dLoss, sizeof sink), ZRT_OK)
         << "the error word was not cleared";
   }
@@ -865,6 +957,27 @@ TEST(CudaBf16Args, CrossEntropySameErrorsAsF32) {
       zrt_cross_entropy_padded_backward(fl, nullptr, &dloss, fd, 2, 4, 2),
       "zrt_cross_entropy_padded_backward",
       "zrt_cross_entropy_padded_backward_bf16");
+  // Fused: the CPU's bf16 call's status and message.
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused_bf16(l, t, &loss, 1.0f, -1, 4, 2),
+      zrt_cross_entropy_padded_fused_bf16(l, t, &loss, 1.0f, -1, 4, 2));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused_bf16(l, t, &loss, 1.0f, 2, 4, 5),
+      zrt_cross_entropy_padded_fused_bf16(l, t, &loss, 1.0f, 2, 4, 5));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused_bf16(l, t, &loss, 1.0f, 2, 4, 0),
+      zrt_cross_entropy_padded_fused_bf16(l, t, &loss, 1.0f, 2, 4, 0));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused_bf16(l, t, nullptr, 1.0f, 2, 4, 2),
+      zrt_cross_entropy_padded_fused_bf16(l, t, nullptr, 1.0f, 2, 4, 2));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused_bf16(nullptr, t, &loss, 1.0f, 2, 4,
+                                                2),
+      zrt_cross_entropy_padded_fused_bf16(nullptr, t, &loss, 1.0f, 2, 4, 2));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused_bf16(l, nullptr, &loss, 1.0f, 2, 4,
+                                                2),
+      zrt_cross_entropy_padded_fused_bf16(l, nullptr, &loss, 1.0f, 2, 4, 2));
   // N == 0 backward: nothing to do.
   EXPECT_EQ(zrt_cuda::cross_entropy_padded_backward_bf16(
                 nullptr, nullptr, &dloss, nullptr, 0, 4, 2),

@@ -2,9 +2,10 @@
 //
 // zrt_cuda's embedding(_backward), cross_entropy(_padded)(_backward),
 // mse(_backward) and causal_attention(_backward) against the CPU runtime's
-// zrt_* on the same inputs; the device error word for bad ids / targets;
-// and the argument checks (which return before any CUDA call, so they run
-// without a device too).
+// zrt_* on the same inputs; cross_entropy_padded_fused bit for bit against
+// the padded forward and backward on the device; the device error word for
+// bad ids / targets; and the argument checks (which return before any CUDA
+// call, so they run without a device too).
 //
 //===----------------------------------------------------------------------===//
 
@@ -263,6 +264,82 @@ TEST_F(CudaKernels, CrossEntropyPaddedAndBackward) {
   }
 }
 
+/// zrt_cross_entropy_padded_fused: the loss, the per-row losses and the
+/// gradient (written over the logits) bit for bit those of
+/// cross_entropy_padded followed by cross_entropy_padded_backward on the
+/// same device (the same row code and launch configuration), and within the
+/// f32 tests' tolerances of the CPU's fused call.
+TEST_F(CudaKernels, CrossEntropyPaddedFusedMatchesTwoCalls) {
+  struct Case {
+    int64_t N, V, numClasses;
+    float spread; ///< logits in [-spread, spread]
+  };
+  const Case cases[] = {
+      {1, 1, 1, 1.0f},           {37, 300, 257, 5.0f},
+      {37, 301, 300, 5.0f},      // odd V: rows differently aligned
+      {16, 64, 1, 5.0f},         // one class: zero loss and gradient
+      {0, 8, 5, 1.0f},           // empty: NaN loss, nothing written
+      {3, 50304, 50257, 8.0f},   // GPT-2's vocabulary
+      {64, 50304, 50257, 30.0f}, // peaked rows
+      {70000, 16, 13, 3.0f},     // more rows than blocks: rows looped
+  };
+  // 1.7 / 3 and 1.7 / 37 differ from 1.7 * (1 / N) in f32: g is checked.
+  const float dlossValue = 1.7f;
+  for (const Case &c : cases) {
+    const std::string what = "N=" + std::to_string(c.N) +
+                             " V=" + std::to_string(c.V) +
+                             " num_classes=" + std::to_string(c.numClasses);
+    auto logits = randomVec(c.N * c.V, 47, -c.spread, c.spread);
+    for (int64_t i = 0; i < c.N; ++i)
+      for (int64_t j = c.numClasses; j < c.V; ++j)
+        logits[static_cast<size_t>(i * c.V + j)] = 1e30f;
+    const auto targets = randomIds(c.N, c.numClasses, 48);
+    int32_t *dTargets = devOf(targets);
+    // The two calls.
+    float *dLogits = dev(logits), *dLoss = dev(1), *dD = dev(c.N * c.V);
+    float *dDloss = dev(std::vector<float>{dlossValue});
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded(dLogits, dTargets, dLoss, c.N, c.V,
+                                             c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    const std::vector<double> rows = workspaceDoubles(c.N);
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded_backward(
+                  dLogits, dTargets, dDloss, dD, c.N, c.V, c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    // Fused, in place on a second copy.
+    float *dFused = dev(logits), *dFusedLoss = dev(1);
+    ASSERT_EQ(zrt_cuda::cross_entropy_padded_fused(dFused, dTargets, dFusedLoss,
+                                                   dlossValue, c.N, c.V,
+                                                   c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    expectSameBits(rows, workspaceDoubles(c.N), "row losses " + what);
+    const std::vector<float> fusedLoss = host(dFusedLoss, 1);
+    const std::vector<float> fusedD = host(dFused, c.N * c.V);
+    expectSameBits(host(dLoss, 1), fusedLoss, "loss " + what);
+    expectSameBits(host(dD, c.N * c.V), fusedD, "gradient " + what);
+    // The CPU's fused call.
+    std::vector<float> cpu = logits;
+    float cpuLoss = 0.0f;
+    ASSERT_EQ(zrt_cross_entropy_padded_fused(cpu.data(), targets.data(),
+                                             &cpuLoss, dlossValue, c.N, c.V,
+                                             c.numClasses),
+              ZRT_OK)
+        << what << ": " << zrt_last_error();
+    if (c.N == 0) {
+      EXPECT_TRUE(std::isnan(cpuLoss)) << what;
+      EXPECT_TRUE(std::isnan(fusedLoss[0])) << what;
+    } else {
+      EXPECT_NEAR(fusedLoss[0], cpuLoss, 1e-5f * std::fabs(cpuLoss) + 1e-7f)
+          << what;
+    }
+    const float g = c.N > 0 ? dlossValue / static_cast<float>(c.N) : 0.0f;
+    expectCloseGrad(cpu, fusedD, g, "gradient vs cpu " + what);
+    zrt_cuda::arena_reset(arena_);
+  }
+}
+
 TEST_F(CudaKernels, CrossEntropyBadTargetRaisesDeviceError) {
   const int64_t N = 4, V = 10;
   const auto logits = randomVec(N * V, 44);
@@ -290,6 +367,10 @@ TEST_F(CudaKernels, CrossEntropyBadTargetRaisesDeviceError) {
                                                     dD, N, V, 8),
             ZRT_OK);
   expectPendingDeviceError(dD, "cross_entropy_padded_backward");
+  ASSERT_EQ(
+      zrt_cuda::cross_entropy_padded_fused(dD, dTargets, dLoss, 1.0f, N, V, 8),
+      ZRT_OK);
+  expectPendingDeviceError(dLoss, "cross_entropy_padded_fused");
   // With every target in range nothing is raised.
   ASSERT_EQ(zrt_cuda::cross_entropy_padded(dLogits, dTargets, dLoss, N, V, 9),
             ZRT_OK);
@@ -485,6 +566,25 @@ TEST(CudaLossAttentionArgs, SameErrorAsCpu) {
   EXPECT_SAME_ERROR(
       zrt_cuda::cross_entropy_padded_backward(nullptr, id, x, x, 1, 4, 3),
       zrt_cross_entropy_padded_backward(nullptr, id, x, x, 1, 4, 3));
+  // Fused padded cross-entropy: the forward's checks.
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused(x, id, x, 1.0f, 1, 2, 3),
+      zrt_cross_entropy_padded_fused(x, id, x, 1.0f, 1, 2, 3));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused(x, id, x, 1.0f, 1, 2, 0),
+      zrt_cross_entropy_padded_fused(x, id, x, 1.0f, 1, 2, 0));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused(x, id, x, 1.0f, -1, 2, 2),
+      zrt_cross_entropy_padded_fused(x, id, x, 1.0f, -1, 2, 2));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused(x, id, nullptr, 1.0f, 1, 2, 2),
+      zrt_cross_entropy_padded_fused(x, id, nullptr, 1.0f, 1, 2, 2));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused(x, nullptr, x, 1.0f, 1, 2, 2),
+      zrt_cross_entropy_padded_fused(x, nullptr, x, 1.0f, 1, 2, 2));
+  EXPECT_SAME_ERROR(
+      zrt_cuda::cross_entropy_padded_fused(nullptr, id, x, 1.0f, 1, 2, 2),
+      zrt_cross_entropy_padded_fused(nullptr, id, x, 1.0f, 1, 2, 2));
   // MSE.
   EXPECT_SAME_ERROR(zrt_cuda::mse(x, x, x, -1), zrt_mse(x, x, x, -1));
   EXPECT_SAME_ERROR(zrt_cuda::mse(x, x, nullptr, 1), zrt_mse(x, x, nullptr, 1));

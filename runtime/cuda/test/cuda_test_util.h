@@ -105,6 +105,19 @@ protected:
     return v;
   }
 
+  /// The first n doubles of the backend's workspace (zrt_cuda::workspace,
+  /// not grown when it holds them): where the cross-entropy forward and the
+  /// fused call leave their per-row losses (loss.cu), to compare the block
+  /// reductions bit for bit (the f32 mean rounds most differences away).
+  std::vector<double> workspaceDoubles(int64_t n) {
+    void *p = nullptr;
+    EXPECT_EQ(zrt_cuda::workspace(n * static_cast<int64_t>(sizeof(double)), &p,
+                                  "workspaceDoubles"),
+              ZRT_OK)
+        << zrt_cuda::last_error();
+    return hostOf(static_cast<const double *>(p), n);
+  }
+
   zrt_arena arena_ = nullptr;
 };
 

@@ -853,6 +853,22 @@ int zrt_cross_entropy_padded_backward(const float *logits,
                                       int64_t N, int64_t V,
                                       int64_t num_classes);
 
+/// zrt_cross_entropy_padded and its backward in one pass over the logits,
+/// the gradient written over them (llm.c's fused classifier): *loss = the
+/// mean cross-entropy of logits [N, V] (row stride V) against targets,
+/// then logits[n, j] = dloss * (softmax_j - onehot(targets[n])_j) / N for
+/// j < num_classes and 0 for the padding columns. Bit for bit what
+/// zrt_cross_entropy_padded followed by zrt_cross_entropy_padded_backward
+/// (with *dloss = dloss, dlogits = logits) computes, on either backend,
+/// without the second read of the logits or a separate [N, V] gradient
+/// buffer. dloss is the upstream gradient of the loss as a host value (the
+/// loss seed). Errors: as zrt_cross_entropy_padded (nothing is written on
+/// an error found before the pass: bad sizes, NULL pointers, a target out
+/// of range on the CPU).
+int zrt_cross_entropy_padded_fused(float *logits, const int32_t *targets,
+                                   float *loss, float dloss, int64_t N,
+                                   int64_t V, int64_t num_classes);
+
 /// Mean [N] and 1/sqrt(var + eps) [N] of the rows of x [N, C], with exactly
 /// the arithmetic of zrt_layer_norm (for a backward that recomputes them).
 int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
@@ -979,6 +995,14 @@ int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
 int zrt_cross_entropy_padded_bf16(const zrt_bf16 *logits,
                                   const int32_t *targets, float *loss,
                                   int64_t N, int64_t V, int64_t num_classes);
+
+/// zrt_cross_entropy_padded_fused on bf16 logits [N, V] (loss f32): the
+/// numbers of zrt_cross_entropy_padded_bf16 followed by
+/// zrt_cross_entropy_padded_backward_bf16, the gradient rounded once.
+int zrt_cross_entropy_padded_fused_bf16(zrt_bf16 *logits,
+                                        const int32_t *targets, float *loss,
+                                        float dloss, int64_t N, int64_t V,
+                                        int64_t num_classes);
 
 /// zrt_cross_entropy_padded_backward on bf16: logits, dlogits [N, V] bf16;
 /// dloss: one f32.

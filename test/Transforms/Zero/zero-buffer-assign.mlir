@@ -6,14 +6,17 @@
 // in @forward_backward: 0 load, 1 %a, 2 %b, 3 %r, 4 %c, 5 %s, 6 seed,
 // 7 %q, 8 %e, 9 %u, 10 %t1, 11 %t2, 12 return.
 
-// The forward: the load is a view of @w (no block), %s a 64-byte temporary.
+// The forward: the load is a view of @w (no block), %s a 64-byte value. The
+// functions run one at a time, so the forward's values go to the
+// activation arena, which @forward_backward needs anyway (384 bytes), not
+// to the temporaries.
 // Arena sizes: the max over the functions on the module, and per function.
 // CHECK: module attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}}
 // CHECK-LABEL: func.func @forward(
-// CHECK-SAME: attributes {zero.arena_bytes = {activations = 0 : i64, temporaries = 64 : i64}}
+// CHECK-SAME: attributes {zero.arena_bytes = {activations = 64 : i64, temporaries = 0 : i64}}
 // CHECK: train.load @w : tensor<16xf32>
 // CHECK-NOT: zero.placement
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 1, 2>, offset = 0 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "activations", bytes = 64 : i64, live = array<i64: 1, 2>, offset = 0 : i64}]
 
 // CHECK-LABEL: func.func @forward_backward(
 // CHECK-SAME: attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}}
@@ -169,4 +172,28 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %y = train.matmul %x, %w {transpose_b} : tensor<4096x64xbf16>, tensor<4096x64xbf16> -> tensor<4096x4096xbf16>
   %s = train.sum_squares %y : tensor<4096x4096xbf16>
   return %s : tensor<f32>
+}
+
+// -----
+
+// @forward's values (256 + 64 bytes) do not fit into the 64 bytes of
+// activations @forward_backward needs: they stay in the temporaries.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME: attributes {zero.arena_bytes = {activations = 0 : i64, temporaries = 320 : i64}}
+// CHECK: train.broadcast {{.*}}arena = "temporaries"
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK-SAME: attributes {zero.arena_bytes = {activations = 64 : i64,
+train.param @w : tensor<16xf32> init(<ones>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<16xf32>
+  %b = train.broadcast %w : tensor<16xf32> -> tensor<4x16xf32>
+  %s = train.sum_squares %b : tensor<4x16xf32>
+  return %s : tensor<f32>
+}
+func.func @forward_backward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<16xf32>
+  %a = train.gelu %w : tensor<16xf32>
+  %seed = train.fill 1.0 {train.loss_seed} : tensor<f32>
+  %q = train.sum_squares %a : tensor<16xf32>
+  return %q : tensor<f32>
 }
