@@ -352,8 +352,10 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
 }
 
 /// The [B, H, T] f32 type of the log-sum-exp of attention over [B, H, T, D].
+/// (A rank-0 type, which the verifiers reject, gives tensor<f32>.)
 defvar Train_AttentionLseType = [{::mlir::RankedTensorType::get(
-    ::llvm::cast<::mlir::RankedTensorType>($_self).getShape().drop_back(),
+    ::llvm::cast<::mlir::RankedTensorType>($_self).getShape().drop_back(
+        ::llvm::cast<::mlir::RankedTensorType>($_self).getRank() > 0 ? 1 : 0),
     ::mlir::Float32Type::get($_self.getContext()))}];
 
 def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,

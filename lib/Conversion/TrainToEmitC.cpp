@@ -1115,8 +1115,9 @@ static bool touchedBetween(Block &block, DenseMap<Operation *, int64_t> &pos,
 /// zrt_cast_f32_to_bf16): a `train.cast` f32 -> bf16 of a `train.adamw`'s
 /// new parameter that is computed in a state (the bf16 parameter) is
 /// folded into the AdamW call when nothing reads or writes that state
-/// between the two. Not under skip_nonfinite (fp16-mixed), where the update
-/// may not run.
+/// between the two, and no earlier load that reads the state in place is
+/// still read at the AdamW (the write moves from the cast to the AdamW).
+/// Not under skip_nonfinite (fp16-mixed), where the update may not run.
 void FunctionLowering::decideFusedCasts() {
   Block &block = fn.getBody().front();
   for (Operation &op : block) {
@@ -1131,6 +1132,14 @@ void FunctionLowering::decideFusedCasts() {
       StringRef sym = forwardedResults.lookup(cast.getResult());
       if (sym.empty() || touchedBetween(block, pos, sym, pos.lookup(&op),
                                         pos.lookup(cast), cast.getResult()))
+        continue;
+      bool earlierReadLive = false;
+      for (Operation &other : block)
+        if (isLoad(&other) && loadSymbol(&other) == sym &&
+            !copyLoads.contains(&other) && other.isBeforeInBlock(&op) &&
+            lastUse(other.getResult(0)) >= pos.lookup(&op))
+          earlierReadLive = true;
+      if (earlierReadLive)
         continue;
       fusedCasts[&op] = cast;
       castsInAdamW.insert(cast);

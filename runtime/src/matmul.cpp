@@ -108,10 +108,12 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
 
 // The CPU has no bf16 GEMM: per matrix of the batch, widen op(B) and the
 // bias into the workspace, then per chunk of C's rows widen those rows of
-// op(A), zrt_matmul in f32 and round the chunk of C once. Each element of C
-// is the same f32 dot product over K as without chunks (BLAS splits M, not
-// K, across its blocks), so chunking changes where the f32 values live,
-// not what they are.
+// op(A), zrt_matmul in f32 and round the chunk of C once. A product that
+// fits one chunk (M (K + N) <= chunkFloats) is exactly the unchunked one;
+// a larger one is the same sums over K, but OpenBLAS may pick other
+// micro-kernels or thread splits for the rows at a chunk's edge, so a few
+// bf16 results can differ in the last bit from one whole-matrix sgemm
+// (deterministically: the chunking depends on the shape only).
 int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
                            const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
                            int64_t M, int64_t N, int64_t K, int trans_a,

@@ -201,8 +201,10 @@ TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
 
 // The CPU computes C in chunks of rows within a fixed f32 budget, so the
 // workspace stays bounded for any M (the LM head of GPT-2 at B = 16, T =
-// 1024: 55M floats instead of 875M). Chunks of 1, 2 and 3 rows give the
-// bits of the single chunk, for every transpose combination.
+// 1024: 55M floats instead of 875M). At these small sizes chunks of 1, 2
+// and 3 rows give the bits of the single chunk, for every transpose
+// combination (at large ones OpenBLAS may round a few chunk-edge elements
+// differently: see matmul.cpp).
 TEST(MatmulBf16Test, RowChunksGiveTheSameBits) {
   const int64_t batch = 2, M = 7, N = 5, K = 9;
   for (int ta : {0, 1})

@@ -243,10 +243,12 @@ func.func @forward(%ids: tensor<2x4xi32>, %t: tensor<2x4xi32>) -> tensor<f32> {
 
 // bf16-mixed AdamW at stage 0: the AdamW call writes the rounded bf16
 // parameter itself (out_bf16) when nothing reads the parameter in between
-// (@w); a read of @b between its update and its cast keeps the cast. The
-// gradients, back to back in their arena, are zeroed by one fill at the
-// last one's place (two states of 16 and 4 bytes, each padded to 64: 128
-// bytes, 64 bf16 elements).
+// (@w); a read of @b between its update and its cast keeps the cast, and
+// so does a load of @c taken before its update and read after it (the
+// fold would move the write before that read). The gradients, back to back
+// in their arena, are zeroed by one fill at the last one's place (three
+// states of 16, 4 and 4 bytes, each padded to 64: 192 bytes, 96 bf16
+// elements).
 // CHECK-LABEL: static int zrt_gen_optimizer_step(
 // CHECK: // train.adamw -> tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
 // CHECK: zrt_bf16* [[PW:v[0-9]+]] = (zrt_bf16*) [[PARAMS:v[0-9]+]];
@@ -260,9 +262,13 @@ func.func @forward(%ids: tensor<2x4xi32>, %t: tensor<2x4xi32>) -> tensor<f32> {
 // CHECK: // train.cast -> tensor<2xbf16>
 // CHECK: zrt_bf16* [[PB:v[0-9]+]] =
 // CHECK: zrt_cast_f32_to_bf16({{v[0-9]+}}, [[PB]], 2);
+// CHECK: // train.adamw -> tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+// CHECK: zrt_adamw_step_bf16_grad({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, NULL, NULL, 2,
+// CHECK: // train.cast -> tensor<2xbf16>
+// CHECK: zrt_cast_f32_to_bf16(
 // CHECK: // train.fill -> tensor<2xbf16> (one fill over adjacent states)
 // CHECK-NEXT: zrt_bf16* [[G:v[0-9]+]] = (zrt_bf16*) [[GRADS:v[0-9]+]];
-// CHECK-NEXT: zrt_fill_bf16([[G]], 0.0e+00f, 64);
+// CHECK-NEXT: zrt_fill_bf16([[G]], 0.0e+00f, 96);
 // CHECK-NOT: zrt_fill_bf16
 // CHECK-LABEL: static void zrt_gen_destroy() {
 train.param @w : tensor<4x2xbf16> init(<normal, 2.000000e-02>) trainable
@@ -275,12 +281,18 @@ train.state @b.grad : tensor<2xbf16> kind(<grad>) of(@b)
 train.state @b.master : tensor<2xf32> kind(<master>) of(@b)
 train.state @b.exp_avg : tensor<2xf32> kind(<exp_avg>) of(@b)
 train.state @b.exp_avg_sq : tensor<2xf32> kind(<exp_avg_sq>) of(@b)
+train.param @c : tensor<2xbf16> init(<zeros>) trainable
+train.state @c.grad : tensor<2xbf16> kind(<grad>) of(@c)
+train.state @c.master : tensor<2xf32> kind(<master>) of(@c)
+train.state @c.exp_avg : tensor<2xf32> kind(<exp_avg>) of(@c)
+train.state @c.exp_avg_sq : tensor<2xf32> kind(<exp_avg_sq>) of(@c)
 func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %w = train.load @w : tensor<4x2xbf16>
   %s = train.sum_squares %w : tensor<4x2xbf16>
   return %s : tensor<f32>
 }
 func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+  %cold = train.load @c : tensor<2xbf16>
   %0 = train.load @w.grad : tensor<4x2xbf16>
   %1 = train.sum_squares %0 : tensor<4x2xbf16>
   %2 = train.load @b.grad : tensor<2xbf16>
@@ -311,7 +323,21 @@ func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i6
   train.store %nv2, @b.exp_avg_sq : tensor<2xf32>
   %14 = train.fill 0.000000e+00 : tensor<2xbf16>
   train.store %14, @b.grad : tensor<2xbf16>
-  %r = train.add %norm, %os : tensor<f32>
+  %cg = train.load @c.grad : tensor<2xbf16>
+  %cm = train.load @c.master : tensor<2xf32>
+  %ca = train.load @c.exp_avg : tensor<2xf32>
+  %cv = train.load @c.exp_avg_sq : tensor<2xf32>
+  %np3, %nm3, %nv3 = train.adamw %cm, %cg, %ca, %cv, %lr, %step, %coef beta1(9.000000e-01) beta2(0.99899999999999999) eps(1.000000e-08) weight_decay(0.000000e+00) : tensor<2xf32>, tensor<2xbf16>
+  train.store %np3, @c.master : tensor<2xf32>
+  %cs = train.sum_squares %cold : tensor<2xbf16>
+  %15 = train.cast %np3 : tensor<2xf32> -> tensor<2xbf16>
+  train.store %15, @c : tensor<2xbf16>
+  train.store %nm3, @c.exp_avg : tensor<2xf32>
+  train.store %nv3, @c.exp_avg_sq : tensor<2xf32>
+  %16 = train.fill 0.000000e+00 : tensor<2xbf16>
+  train.store %16, @c.grad : tensor<2xbf16>
+  %r0 = train.add %norm, %os : tensor<f32>
+  %r = train.add %r0, %cs : tensor<f32>
   return %r : tensor<f32>
 }
 

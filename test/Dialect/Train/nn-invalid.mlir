@@ -132,6 +132,22 @@ func.func @attention_rank(%q: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
 
 // -----
 
+func.func @attention_rank0(%q: tensor<f32>) {
+  // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<f32>'}}
+  %o, %lse = train.causal_attention %q, %q, %q : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_rank0(%q: tensor<f32>, %l: tensor<f32>) {
+  // expected-error @+1 {{'train.attention_grad' op query, key, value and grad must be [B, H, T, D], got 'tensor<f32>'}}
+  %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %l, %q) : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
 func.func @attention_rank5(%q: tensor<1x4x4x32x16xf32>) -> tensor<1x4x4x32x16xf32> {
   // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<1x4x4x32x16xf32>'}}
   %o, %lse = train.causal_attention %q, %q, %q : tensor<1x4x4x32x16xf32>
@@ -459,6 +475,14 @@ func.func @attention_packed_grad_output(%qkv: tensor<4x32x48xf32>, %y: tensor<4x
 func.func @attention_packed_grad_types(%qkv: tensor<4x32x48xf32>, %y: tensor<4x32x16xf32>, %dy: tensor<4x32x16xbf16>, %lse: tensor<4x2x32xf32>) {
   // expected-error @+1 {{'train.attention_packed_grad' op failed to verify that all of {output, grad} have same type}}
   %d = "train.attention_packed_grad"(%qkv, %y, %lse, %dy) {heads = 2 : i64} : (tensor<4x32x48xf32>, tensor<4x32x16xf32>, tensor<4x2x32xf32>, tensor<4x32x16xbf16>) -> tensor<4x32x48xf32>
+  return
+}
+
+// -----
+
+func.func @attention_packed_grad_element_type(%qkv: tensor<4x32x48xf32>, %y: tensor<4x32x16xbf16>, %lse: tensor<4x2x32xf32>) {
+  // expected-error @+1 {{'train.attention_packed_grad' op failed to verify that all of {qkv, output} have same element type}}
+  %d = train.attention_packed_grad %qkv, %y, %lse, %y heads(2) : tensor<4x32x48xf32>, tensor<4x32x16xbf16>, tensor<4x2x32xf32>
   return
 }
 
