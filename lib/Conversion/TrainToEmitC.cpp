@@ -1381,6 +1381,13 @@ static bool hasNativeBf16Kernel(Operation *op) {
       .Case([&](train::CrossEntropyOp o) {
         return bf16(o.getLogits()) && f32(o.getResult());
       })
+      // The ids are i32.
+      .Case([&](train::EmbeddingOp o) {
+        return bf16(o.getTable()) && bf16(o.getResult());
+      })
+      .Case([&](train::EmbeddingGradOp o) {
+        return bf16(o.getGrad()) && bf16(o.getResult());
+      })
       .Case([&](train::CrossEntropyGradOp o) {
         return bf16(o.getLogits()) && f32(o.getGrad()) &&
                bf16(o.getResult());
@@ -1431,6 +1438,10 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
         numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
     bytes += 2 * alignUp(rows * 4);
   }
+  if (auto g = dyn_cast<train::EmbeddingGradOp>(op); g && native)
+    // zrt_embedding_backward_bf16_workspace(N, V) words.
+    bytes += alignUp(
+        (numel(g.getIds()) + tensorType(g.getResult()).getDimSize(0) + 1) * 4);
   if (std::optional<AttentionDims> a = attentionDims(op)) {
     // The attention workspace (the forward's output and log-sum-exp are
     // tensors of the IR, kept for the backward).
@@ -2061,13 +2072,22 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::EmbeddingOp o) {
         RankedTensorType t = tensorType(o.getTable());
-        call("zrt_embedding", {ptr(o.getTable()), ptr(o.getIds()),
+        call(kernel("zrt_embedding"), {ptr(o.getTable()), ptr(o.getIds()),
                                ptr(o.getResult()), i64(numel(o.getIds())),
                                i64(t.getDimSize(0)), i64(t.getDimSize(1))});
         return success();
       })
       .Case([&](train::EmbeddingGradOp o) {
         RankedTensorType t = o.getType();
+        if (nativeBf16) {
+          // The positions sorted by id: N + V + 1 words of scratch.
+          Value work = scratch(numel(o.getIds()) + t.getDimSize(0) + 1);
+          call("zrt_embedding_backward_bf16",
+               {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
+                i64(numel(o.getIds())), i64(t.getDimSize(0)),
+                i64(t.getDimSize(1)), work});
+          return success();
+        }
         call("zrt_embedding_backward",
              {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
               i64(numel(o.getIds())), i64(t.getDimSize(0)),

@@ -12,6 +12,7 @@
 
 #include "flash_attention_tc.h"
 
+#include "../src/arg_checks.h"
 #include "../src/attention_args.h"
 #include "../src/matmul_args.h"
 
@@ -554,6 +555,23 @@ int zrt_cross_entropy_padded_fused_bf16(zrt_bf16 *logits,
   ZRT_PROFILED("zrt_cross_entropy_padded_fused_bf16",
                zrt_cuda::cross_entropy_padded_fused_bf16(
                    logits, targets, loss, dloss, N, V, num_classes));
+}
+int zrt_embedding_bf16(const zrt_bf16 *table, const int32_t *ids,
+                       zrt_bf16 *out, int64_t N, int64_t V, int64_t C) {
+  ZRT_PROFILED("zrt_embedding_bf16",
+               zrt_cuda::embedding_bf16(table, ids, out, N, V, C));
+}
+int64_t zrt_embedding_backward_bf16_workspace(int64_t N, int64_t V) {
+  // The CPU backend's size (the CUDA backend ignores the buffer), so a
+  // caller sizes it the same for both.
+  return zrt::embeddingBackwardBf16Workspace(N, V);
+}
+int zrt_embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
+                                zrt_bf16 *dtable, int64_t N, int64_t V,
+                                int64_t C, void *workspace) {
+  (void)workspace; // scratch from the runtime's device workspace
+  ZRT_PROFILED("zrt_embedding_backward_bf16",
+               zrt_cuda::embedding_backward_bf16(dout, ids, dtable, N, V, C));
 }
 int64_t zrt_attention_workspace_bf16(int64_t T, int64_t D) {
   return zrt::attentionWorkspaceBf16(T, D);

@@ -1,6 +1,6 @@
 //===- loss.cu - CUDA backend: embedding, cross-entropy and MSE -----------===//
 //
-// zrt_embedding(_backward), zrt_cross_entropy(_backward),
+// zrt_embedding(_backward)(_bf16), zrt_cross_entropy(_backward),
 // zrt_cross_entropy_padded(_backward, _fused) and zrt_mse(_backward) on
 // device memory, with the CPU runtime's semantics (runtime/src/loss.cpp,
 // lowering_support.cpp):
@@ -31,7 +31,9 @@
 //  * embedding_backward is deterministic without floating-point atomics:
 //    a stable radix sort of (id, token) pairs groups the tokens by id in
 //    token order, and each group's row of dtable is summed in that order,
-//    which is the CPU's order (bit-identical results).
+//    which is the CPU's order (bit-identical results). The bf16 embedding
+//    and its backward are the same kernels templated over the element type
+//    (rows copied; f32 sums of the widened dout, rounded once).
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,11 +119,13 @@ __device__ __forceinline__ float quietNaN() {
 // Embedding
 //===----------------------------------------------------------------------===//
 
-/// zrt_embedding: one block per token row (grid-strided):
-/// out[i, :] = table[ids[i], :]. A bad id raises the error word and reads
-/// the nearest valid row (zeros when V == 0).
-__global__ void embeddingKernel(const float *table, const int32_t *ids,
-                                float *out, int64_t N, int64_t V, int64_t C,
+/// zrt_embedding(_bf16): one block per token row (grid-strided):
+/// out[i, :] = table[ids[i], :] (T = float or zrt_bf16: the rows are
+/// copied, bits unchanged). A bad id raises the error word and reads the
+/// nearest valid row (zeros when V == 0).
+template <typename T>
+__global__ void embeddingKernel(const T *table, const int32_t *ids, T *out,
+                                int64_t N, int64_t V, int64_t C,
                                 int *errorWord) {
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
     int64_t id = ids[i];
@@ -130,13 +134,13 @@ __global__ void embeddingKernel(const float *table, const int32_t *ids,
         raiseDeviceError(errorWord, kDeviceErrorEmbeddingId);
       id = id < 0 ? 0 : V - 1;
     }
-    float *dst = out + i * C;
+    T *dst = out + i * C;
     if (V == 0) {
       for (int64_t j = threadIdx.x; j < C; j += blockDim.x)
-        dst[j] = 0.0f;
+        dst[j] = T(0); // +0 (bits 0 in f32 and bf16)
       continue;
     }
-    const float *src = table + id * C;
+    const T *src = table + id * C;
     for (int64_t j = threadIdx.x; j < C; j += blockDim.x)
       dst[j] = src[j];
   }
@@ -161,12 +165,14 @@ __global__ void embeddingKeysKernel(const int32_t *ids, int64_t N, int64_t V,
   }
 }
 
-/// embedding_backward, step 3: keys[0, N) sorted (stably) with their token
-/// rows. The block at the first position p of each run of equal keys sums
-/// dout[rows[q], :] for q over the run, in order (= token order, the CPU's
-/// order), into dtable[key, :]; other blocks return at once.
-__global__ void embeddingSegmentKernel(const float *dout, const uint32_t *keys,
-                                       const uint32_t *rows, float *dtable,
+/// embedding_backward(_bf16), step 3: keys[0, N) sorted (stably) with their
+/// token rows. The block at the first position p of each run of equal keys
+/// sums dout[rows[q], :] for q over the run, in order (= token order, the
+/// CPU's order), in f32 into dtable[key, :]; other blocks return at once.
+/// T = float, or zrt_bf16 (dout widened exactly, each sum rounded once).
+template <typename T>
+__global__ void embeddingSegmentKernel(const T *dout, const uint32_t *keys,
+                                       const uint32_t *rows, T *dtable,
                                        int64_t N, int64_t C) {
   for (int64_t p = blockIdx.x; p < N; p += gridDim.x) {
     const uint32_t key = keys[p];
@@ -182,15 +188,112 @@ __global__ void embeddingSegmentKernel(const float *dout, const uint32_t *keys,
         hi = mid;
     }
     const int64_t end = lo;
-    float *dst = dtable + static_cast<int64_t>(key) * C;
+    T *dst = dtable + static_cast<int64_t>(key) * C;
     for (int64_t j = threadIdx.x; j < C; j += blockDim.x) {
       float acc = 0.0f;
 #pragma unroll 4
       for (int64_t q = p; q < end; ++q)
-        acc += dout[static_cast<int64_t>(rows[q]) * C + j];
-      dst[j] = acc;
+        acc += ldf(dout + static_cast<int64_t>(rows[q]) * C + j);
+      stf(dst + j, acc);
     }
   }
+}
+
+/// zrt_embedding(_bf16) on T = float or zrt_bf16 (`fn`: the zrt.h name).
+template <typename T>
+int embeddingGather(const char *fn, const T *table, const int32_t *ids, T *out,
+                    int64_t N, int64_t V, int64_t C) {
+  if (int st =
+          zrt::checkEmbeddingArgs(fn, table, ids, out, N, V, C, zrt_cuda::fail))
+    return st;
+  if (N == 0)
+    return ZRT_OK;
+  // Launched even when C == 0: the ids are still checked.
+  embeddingKernel<T><<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
+      table, ids, out, N, V, C, device_error_word());
+  return launched(fn);
+}
+
+/// zrt_embedding_backward(_bf16) on T = float or zrt_bf16 (`fn`: the zrt.h
+/// name): dtable = 0, then dtable[ids[i], :] += dout[i, :] in token order,
+/// summed in f32 (bf16: rounded once). Deterministic and bit-identical to
+/// the CPU:
+///   1. cudaMemsetAsync(dtable, 0)                       V*C*sizeof(T) bytes
+///   2. keys = clamped ids, rows = 0..N-1                 O(N)
+///   3. cub::DeviceRadixSort::SortPairs (stable) on the ceil(log2 V) low
+///      bits of the keys: tokens grouped by id, in token order   O(N)
+///   4. one block per sorted position; the first of each run of equal ids
+///      sums its run's dout rows in order into dtable[id, :]: reads N*C
+///      elements once, writes the touched rows.
+/// GPT-2 f32 (N = 16K, V = 50304, C = 768): ~155 MB memset + a 16K-key
+/// sort + 50 MB of reads, well under a millisecond on an H100/H200 (bf16:
+/// half the bytes). Scratch (4 N uint32 + CUB's temporary storage) comes
+/// from the runtime's workspace. The CUDA backend needs N <= INT32_MAX
+/// (token rows are stored as uint32).
+template <typename T>
+int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
+                     T *dtable, int64_t N, int64_t V, int64_t C) {
+  if (int st = zrt::checkEmbeddingBackwardArgs(fn, dout, ids, dtable, N, V, C,
+                                               zrt_cuda::fail))
+    return st;
+  ZRT_CUDA_REQUIRE(N <= INT_MAX, "%s: N = %lld tokens exceed INT32_MAX", fn,
+                   (long long)N);
+  if (V * C > 0) {
+    if (int st = check(cudaMemsetAsync(dtable, 0,
+                                       static_cast<size_t>(V * C) * sizeof(T),
+                                       stream()),
+                       ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemsetAsync"))
+      return st;
+  }
+  if (N == 0)
+    return ZRT_OK;
+  if (V == 0 || C == 0) {
+    // Nothing to accumulate; the ids are still checked.
+    embeddingKeysKernel<<<blocksFor(N), kThreads, 0, stream()>>>(
+        ids, N, V, nullptr, nullptr, device_error_word());
+    return launched(fn);
+  }
+  // Sort only the bits an id in [0, V) can have.
+  int endBit = 1;
+  while (endBit < 32 && ((V - 1) >> endBit) != 0)
+    ++endBit;
+  const int n = static_cast<int>(N);
+  size_t sortBytes = 0;
+  if (int st =
+          check(cub::DeviceRadixSort::SortPairs(
+                    nullptr, sortBytes, static_cast<const uint32_t *>(nullptr),
+                    static_cast<uint32_t *>(nullptr),
+                    static_cast<const uint32_t *>(nullptr),
+                    static_cast<uint32_t *>(nullptr), n, 0, endBit, stream()),
+                ZRT_ERR_INVALID_ARGUMENT, fn,
+                "cub::DeviceRadixSort::SortPairs (size query)"))
+    return st;
+  const int64_t arrayBytes =
+      align256(N * static_cast<int64_t>(sizeof(uint32_t)));
+  void *ws = nullptr;
+  if (int st =
+          workspace(4 * arrayBytes + static_cast<int64_t>(sortBytes), &ws, fn))
+    return st;
+  char *base = static_cast<char *>(ws);
+  uint32_t *keysIn = reinterpret_cast<uint32_t *>(base);
+  uint32_t *rowsIn = reinterpret_cast<uint32_t *>(base + arrayBytes);
+  uint32_t *keysOut = reinterpret_cast<uint32_t *>(base + 2 * arrayBytes);
+  uint32_t *rowsOut = reinterpret_cast<uint32_t *>(base + 3 * arrayBytes);
+  void *sortTemp = base + 4 * arrayBytes;
+  embeddingKeysKernel<<<blocksFor(N), kThreads, 0, stream()>>>(
+      ids, N, V, keysIn, rowsIn, device_error_word());
+  if (int st = launched(fn))
+    return st;
+  if (int st = check(cub::DeviceRadixSort::SortPairs(
+                         sortTemp, sortBytes, keysIn, keysOut, rowsIn, rowsOut,
+                         n, 0, endBit, stream()),
+                     ZRT_ERR_INVALID_ARGUMENT, fn,
+                     "cub::DeviceRadixSort::SortPairs"))
+    return st;
+  embeddingSegmentKernel<T>
+      <<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
+          dout, keysOut, rowsOut, dtable, N, C);
+  return launched(fn);
 }
 
 //===----------------------------------------------------------------------===//
@@ -676,95 +779,28 @@ namespace zrt_cuda {
 /// zrt_embedding (loss.cpp): out[i, :] = table[ids[i], :].
 int embedding(const float *table, const int32_t *ids, float *out, int64_t N,
               int64_t V, int64_t C) {
-  const char *fn = "zrt_embedding";
-  if (int st =
-          zrt::checkEmbeddingArgs(fn, table, ids, out, N, V, C, zrt_cuda::fail))
-    return st;
-  if (N == 0)
-    return ZRT_OK;
-  // Launched even when C == 0: the ids are still checked.
-  embeddingKernel<<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
-      table, ids, out, N, V, C, device_error_word());
-  return launched(fn);
+  return embeddingGather("zrt_embedding", table, ids, out, N, V, C);
+}
+
+/// zrt_embedding_bf16: embedding's kernel on bf16 rows (copied).
+int embedding_bf16(const zrt_bf16 *table, const int32_t *ids, zrt_bf16 *out,
+                   int64_t N, int64_t V, int64_t C) {
+  return embeddingGather("zrt_embedding_bf16", table, ids, out, N, V, C);
 }
 
 /// zrt_embedding_backward (loss.cpp): dtable = 0, then dtable[ids[i], :] +=
-/// dout[i, :] in token order. Deterministic and bit-identical to the CPU:
-///   1. cudaMemsetAsync(dtable, 0)                       V*C*4 bytes
-///   2. keys = clamped ids, rows = 0..N-1                 O(N)
-///   3. cub::DeviceRadixSort::SortPairs (stable) on the ceil(log2 V) low
-///      bits of the keys: tokens grouped by id, in token order   O(N)
-///   4. one block per sorted position; the first of each run of equal ids
-///      sums its run's dout rows in order into dtable[id, :]: reads N*C
-///      floats once, writes the touched rows.
-/// GPT-2 (N = 16K, V = 50304, C = 768): ~155 MB memset + a 16K-key sort +
-/// 50 MB of reads, well under a millisecond on an H100/H200. Scratch (4 N
-/// uint32 + CUB's temporary storage) comes from the workspace. The CUDA
-/// backend needs N <= INT32_MAX (token rows are stored as uint32).
+/// dout[i, :] in token order (embeddingScatter).
 int embedding_backward(const float *dout, const int32_t *ids, float *dtable,
                        int64_t N, int64_t V, int64_t C) {
-  const char *fn = "zrt_embedding_backward";
-  if (int st = zrt::checkEmbeddingBackwardArgs(fn, dout, ids, dtable, N, V, C,
-                                               zrt_cuda::fail))
-    return st;
-  ZRT_CUDA_REQUIRE(N <= INT_MAX, "%s: N = %lld tokens exceed INT32_MAX", fn,
-                   (long long)N);
-  if (V * C > 0) {
-    if (int st =
-            check(cudaMemsetAsync(dtable, 0,
-                                  static_cast<size_t>(V * C) * sizeof(float),
-                                  stream()),
-                  ZRT_ERR_INVALID_ARGUMENT, fn, "cudaMemsetAsync"))
-      return st;
-  }
-  if (N == 0)
-    return ZRT_OK;
-  if (V == 0 || C == 0) {
-    // Nothing to accumulate; the ids are still checked.
-    embeddingKeysKernel<<<blocksFor(N), kThreads, 0, stream()>>>(
-        ids, N, V, nullptr, nullptr, device_error_word());
-    return launched(fn);
-  }
-  // Sort only the bits an id in [0, V) can have.
-  int endBit = 1;
-  while (endBit < 32 && ((V - 1) >> endBit) != 0)
-    ++endBit;
-  const int n = static_cast<int>(N);
-  size_t sortBytes = 0;
-  if (int st =
-          check(cub::DeviceRadixSort::SortPairs(
-                    nullptr, sortBytes, static_cast<const uint32_t *>(nullptr),
-                    static_cast<uint32_t *>(nullptr),
-                    static_cast<const uint32_t *>(nullptr),
-                    static_cast<uint32_t *>(nullptr), n, 0, endBit, stream()),
-                ZRT_ERR_INVALID_ARGUMENT, fn,
-                "cub::DeviceRadixSort::SortPairs (size query)"))
-    return st;
-  const int64_t arrayBytes =
-      align256(N * static_cast<int64_t>(sizeof(uint32_t)));
-  void *ws = nullptr;
-  if (int st =
-          workspace(4 * arrayBytes + static_cast<int64_t>(sortBytes), &ws, fn))
-    return st;
-  char *base = static_cast<char *>(ws);
-  uint32_t *keysIn = reinterpret_cast<uint32_t *>(base);
-  uint32_t *rowsIn = reinterpret_cast<uint32_t *>(base + arrayBytes);
-  uint32_t *keysOut = reinterpret_cast<uint32_t *>(base + 2 * arrayBytes);
-  uint32_t *rowsOut = reinterpret_cast<uint32_t *>(base + 3 * arrayBytes);
-  void *sortTemp = base + 4 * arrayBytes;
-  embeddingKeysKernel<<<blocksFor(N), kThreads, 0, stream()>>>(
-      ids, N, V, keysIn, rowsIn, device_error_word());
-  if (int st = launched(fn))
-    return st;
-  if (int st = check(cub::DeviceRadixSort::SortPairs(
-                         sortTemp, sortBytes, keysIn, keysOut, rowsIn, rowsOut,
-                         n, 0, endBit, stream()),
-                     ZRT_ERR_INVALID_ARGUMENT, fn,
-                     "cub::DeviceRadixSort::SortPairs"))
-    return st;
-  embeddingSegmentKernel<<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
-      dout, keysOut, rowsOut, dtable, N, C);
-  return launched(fn);
+  return embeddingScatter("zrt_embedding_backward", dout, ids, dtable, N, V, C);
+}
+
+/// zrt_embedding_backward_bf16: embedding_backward's steps on bf16 dout,
+/// the f32 sums rounded once into the bf16 dtable (absent ids: zeros).
+int embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
+                            zrt_bf16 *dtable, int64_t N, int64_t V, int64_t C) {
+  return embeddingScatter("zrt_embedding_backward_bf16", dout, ids, dtable, N,
+                          V, C);
 }
 
 /// zrt_cross_entropy (loss.cpp): mean over the rows whose target is not

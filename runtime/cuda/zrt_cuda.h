@@ -320,6 +320,19 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
 int cross_entropy_padded_fused_bf16(zrt_bf16 *logits, const int32_t *targets,
                                     float *loss, float dloss, int64_t N,
                                     int64_t V, int64_t num_classes);
+/// zrt_embedding_bf16 (loss.cu): embedding's kernel (one block per token
+/// row) on bf16 rows, copied bit for bit; bad ids as embedding (the device
+/// error word, the nearest valid row read).
+int embedding_bf16(const zrt_bf16 *table, const int32_t *ids, zrt_bf16 *out,
+                   int64_t N, int64_t V, int64_t C);
+/// zrt_embedding_backward_bf16 (loss.cu): embedding_backward's
+/// deterministic steps (dtable zeroed, stable radix sort of the ids, each
+/// id's run of dout rows summed in token order in f32) on bf16 dout, each
+/// sum rounded once into the bf16 dtable: bit for bit embedding_backward
+/// on the widened dout, rounded. Scratch from the runtime's workspace (the
+/// caller's zrt.h workspace is not taken); N <= INT32_MAX.
+int embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
+                            zrt_bf16 *dtable, int64_t N, int64_t V, int64_t C);
 /// zrt_attention_forward_bf16 / _backward_bf16 on the CUDA cores
 /// (flash_attention.cu): the f32 flash kernels with bf16 tiles widened into
 /// their f32 shared-memory tiles and out / dq / dk / dv rounded once when

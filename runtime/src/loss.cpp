@@ -3,6 +3,7 @@
 #include "arg_checks.h"
 #include "internal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -89,6 +90,79 @@ int zrt_embedding_backward(const float *dout, const int32_t *ids,
       const float *src = dout + i * C;
       for (int64_t j = j0; j < j1; ++j)
         dst[j] += src[j];
+    }
+  }
+  return ZRT_OK;
+}
+
+int zrt_embedding_bf16(const zrt_bf16 *table, const int32_t *ids,
+                       zrt_bf16 *out, int64_t N, int64_t V, int64_t C) {
+  const char *fn = "zrt_embedding_bf16";
+  if (int st = zrt::checkEmbeddingArgs(fn, table, ids, out, N, V, C, zrt::fail))
+    return st;
+  if (int st = checkIds(fn, ids, N, V))
+    return st;
+  const size_t rowBytes = static_cast<size_t>(C) * sizeof(zrt_bf16);
+#pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
+  for (int64_t i = 0; i < N; ++i)
+    std::memcpy(out + i * C, table + static_cast<int64_t>(ids[i]) * C,
+                rowBytes);
+  return ZRT_OK;
+}
+
+int64_t zrt_embedding_backward_bf16_workspace(int64_t N, int64_t V) {
+  return zrt::embeddingBackwardBf16Workspace(N, V);
+}
+
+// The positions are sorted by id (a stable counting sort in the
+// workspace), then each id's row is summed in f32 over its positions in
+// increasing order — the order in which zrt_embedding_backward adds them —
+// and rounded once.
+int zrt_embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
+                                zrt_bf16 *dtable, int64_t N, int64_t V,
+                                int64_t C, void *workspace) {
+  const char *fn = "zrt_embedding_backward_bf16";
+  if (int st = zrt::checkEmbeddingBackwardArgs(fn, dout, ids, dtable, N, V, C,
+                                               zrt::fail))
+    return st;
+  ZRT_REQUIRE(N <= INT32_MAX, "%s: N = %lld tokens exceed INT32_MAX", fn,
+              (long long)N);
+  if (int st = checkIds(fn, ids, N, V))
+    return st;
+  const int64_t words = zrt::embeddingBackwardBf16Workspace(N, V);
+  ZRT_REQUIRE(words >= 0, "%s: size overflow", fn);
+  zrt::FloatBuffer own;
+  if (!workspace) {
+    if (!own.reserve(words))
+      return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
+                       "%s: cannot allocate the [N + V + 1] workspace", fn);
+    workspace = own.data;
+  }
+  int32_t *order = static_cast<int32_t *>(workspace), *end = order + N;
+  // end[v] = one past the last sorted position of id v (end[-1] = 0).
+  std::fill(end, end + V + 1, 0);
+  for (int64_t i = 0; i < N; ++i)
+    ++end[ids[i] + 1];
+  for (int64_t v = 0; v < V; ++v)
+    end[v + 1] += end[v];
+  for (int64_t i = 0; i < N; ++i)
+    order[end[ids[i]]++] = static_cast<int32_t>(i);
+  // Now end[v] is where id v's positions end (and v + 1's begin).
+  constexpr int64_t kBlock = 64;
+#pragma omp parallel for schedule(dynamic, 64) if (N * C > zrt::kParallelGrain)
+  for (int64_t v = 0; v < V; ++v) {
+    const int64_t begin = v == 0 ? 0 : end[v - 1], stop = end[v];
+    zrt_bf16 *dst = dtable + v * C;
+    for (int64_t j0 = 0; j0 < C; j0 += kBlock) {
+      const int64_t n = j0 + kBlock < C ? kBlock : C - j0;
+      float acc[kBlock] = {};
+      for (int64_t k = begin; k < stop; ++k) {
+        const zrt_bf16 *src = dout + static_cast<int64_t>(order[k]) * C + j0;
+        for (int64_t j = 0; j < n; ++j)
+          acc[j] += zrt::toF32(src[j]);
+      }
+      for (int64_t j = 0; j < n; ++j)
+        dst[j0 + j] = zrt::fromF32<zrt_bf16>(acc[j]);
     }
   }
   return ZRT_OK;

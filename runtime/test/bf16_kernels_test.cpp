@@ -582,6 +582,69 @@ TEST(Bf16KernelsTest, LayerNormBadArguments) {
 // Padded cross-entropy: zrt_cross_entropy_padded(_backward)_bf16
 //===----------------------------------------------------------------------===//
 
+// The bf16 embedding: the gather copies rows; the backward is the f32
+// backward on the widened dout, rounded once, bit for bit (repeated and
+// absent ids, a C that is not a multiple of the 64-column blocks, enough
+// work for the OpenMP path).
+TEST(Bf16KernelsTest, EmbeddingMatchesF32) {
+  for (auto [N, V, C] : {std::tuple<int64_t, int64_t, int64_t>{7, 5, 3},
+                         {600, 97, 130},
+                         {1, 1, 1}}) {
+    SCOPED_TRACE("N=" + std::to_string(N) + " V=" + std::to_string(V) +
+                 " C=" + std::to_string(C));
+    std::vector<int32_t> ids(N);
+    for (int64_t i = 0; i < N; ++i) // id 0 repeated, the last id absent
+      ids[i] = static_cast<int32_t>(i % 3 == 0 ? 0 : (i * 7) % std::max<int64_t>(V - 1, 1));
+    const Bf16Vec table = randomBf16(V * C, 31), dout = randomBf16(N * C, 32);
+    Bf16Vec out(N * C, 0xffff);
+    ASSERT_EQ(zrt_embedding_bf16(table.data(), ids.data(), out.data(), N, V, C),
+              ZRT_OK);
+    FloatVec fout(N * C);
+    ASSERT_EQ(zrt_embedding(widen(table).data(), ids.data(), fout.data(), N, V,
+                            C),
+              ZRT_OK);
+    EXPECT_TRUE(bitsEqual(out.data(), narrow(fout).data(), out.size()));
+
+    const int64_t words = zrt_embedding_backward_bf16_workspace(N, V);
+    ASSERT_EQ(words, N + V + 1);
+    std::vector<int32_t> work(static_cast<size_t>(words));
+    Bf16Vec dtable(V * C, 0xffff);
+    const int64_t allocs = zrt_heap_allocations();
+    ASSERT_EQ(zrt_embedding_backward_bf16(dout.data(), ids.data(),
+                                          dtable.data(), N, V, C, work.data()),
+              ZRT_OK);
+    EXPECT_EQ(zrt_heap_allocations(), allocs);
+    FloatVec fdtable(V * C);
+    ASSERT_EQ(zrt_embedding_backward(widen(dout).data(), ids.data(),
+                                     fdtable.data(), N, V, C),
+              ZRT_OK);
+    EXPECT_TRUE(bitsEqual(dtable.data(), narrow(fdtable).data(),
+                          dtable.size()));
+    // Without a workspace: one counted allocation, the same bits.
+    Bf16Vec again(V * C, 0xffff);
+    ASSERT_EQ(zrt_embedding_backward_bf16(dout.data(), ids.data(), again.data(),
+                                          N, V, C, nullptr),
+              ZRT_OK);
+    EXPECT_EQ(zrt_heap_allocations(), allocs + 1);
+    EXPECT_EQ(again, dtable);
+  }
+  // Ids out of range: nothing written; bad sizes; the workspace formula.
+  const std::vector<int32_t> bad = {0, 3};
+  Bf16Vec t(6, 0x3f80), o(6, 0x1234);
+  EXPECT_EQ(zrt_embedding_bf16(t.data(), bad.data(), o.data(), 2, 3, 2),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(o, Bf16Vec(6, 0x1234));
+  EXPECT_EQ(zrt_embedding_backward_bf16(t.data(), bad.data(), o.data(), 2, 3, 2,
+                                        nullptr),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(o, Bf16Vec(6, 0x1234));
+  EXPECT_EQ(zrt_embedding_backward_bf16(t.data(), bad.data(), o.data(), -1, 3,
+                                        2, nullptr),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_embedding_backward_bf16_workspace(-1, 3), -1);
+  EXPECT_EQ(zrt_embedding_backward_bf16_workspace(INT64_MAX, 1), -1);
+}
+
 TEST(Bf16KernelsTest, CrossEntropyPaddedMatchesF32) {
   struct Shape {
     int64_t N, V, classes;

@@ -343,6 +343,27 @@ func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i6
 
 // -----
 
+// bf16 embedding: the gather and its backward are the _bf16 kernels on the
+// bf16 tensors (no widened [V, C] table); the backward gets N + V + 1 = 13
+// words of scratch.
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK-NOT: zrt_cast_
+// CHECK: zrt_embedding_bf16({{v[0-9]+}}, [[IDS:v[0-9]+]], [[E:v[0-9]+]], 4, 8, 4);
+// CHECK: // train.embedding_grad -> tensor<8x4xbf16>
+// CHECK: zrt_embedding_backward_bf16([[E]], [[IDS]], {{v[0-9]+}}, 4, 8, 4, {{v[0-9]+}});
+// CHECK-NOT: zrt_cast_
+// CHECK-LABEL: static void zrt_gen_destroy() {
+train.param @wte : tensor<8x4xbf16> init(<normal, 1.000000e-01>) trainable
+func.func @forward(%ids: tensor<1x4xi32>, %t: tensor<1x4xi32>) -> tensor<f32> {
+  %w = train.load @wte : tensor<8x4xbf16>
+  %e = train.embedding %w, %ids : tensor<8x4xbf16>, tensor<1x4xi32> -> tensor<1x4x4xbf16>
+  %d = train.embedding_grad %ids, %e : tensor<1x4xi32>, tensor<1x4x4xbf16> -> tensor<8x4xbf16>
+  %s = train.sum_squares %d : tensor<8x4xbf16>
+  return %s : tensor<f32>
+}
+
+// -----
+
 // Stage 3 on 2 ranks: a shard group, its layout tables, sharded
 // initialization at the rank's slice, collectives, unpack as views,
 // sharded AdamW in place.

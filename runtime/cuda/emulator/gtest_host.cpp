@@ -1,7 +1,8 @@
 // Host stand-ins for the arena and copy functions of zrt_cuda.h the
 // GoogleTest files of runtime/cuda/test use, so that a test file runs
 // unchanged against the emulated kernels: an arena is host memory, filled
-// with 0xFF (NaN) at every allocation.
+// with 0xFF (NaN) at every allocation; the copies report the device error
+// word as the real ones do.
 #include "zrt_cuda.h"
 
 #include <cstdlib>
@@ -47,12 +48,13 @@ int arena_alloc(zrt_arena arena, int64_t bytes, int64_t align, int64_t *off) {
   return ZRT_OK;
 }
 void arena_reset(zrt_arena arena) { reinterpret_cast<Arena *>(arena)->used = 0; }
+// Like the real copies, these report (and clear) a pending device error.
 int copy_to_device(void *dst, const void *src, int64_t bytes) {
   memcpy(dst, src, bytes);
-  return ZRT_OK;
+  return take_device_error("zrt_copy_to_device");
 }
 int copy_to_host(void *dst, const void *src, int64_t bytes) {
   memcpy(dst, src, bytes);
-  return ZRT_OK;
+  return take_device_error("zrt_copy_to_host");
 }
 } // namespace zrt_cuda

@@ -6,7 +6,8 @@
 // guard elements, staged and unstaged cross-entropy rows, the row-block
 // loop (small kLossMaxRowBlocks) and the device error word for bad targets;
 // the fused cross-entropy bit for bit against the forward and backward
-// kernels it shares its row code with.
+// kernels it shares its row code with; the bf16 embedding and its backward
+// bit for bit against the f32 kernels (repeated and absent ids, bad ids).
 #include "test_util.h"
 #include "zrt_cuda.h"
 
@@ -448,6 +449,111 @@ static void testCrossEntropy(bool full) {
   printf("cross-entropy done\n");
 }
 
+/// ids for an embedding of V rows: from the lower half of [0, V) (the upper
+/// half absent), every third one the first (a long run of one id).
+static std::vector<int32_t> embeddingIds(int64_t n, int64_t V, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int32_t> d(0,
+                                           static_cast<int32_t>((V - 1) / 2));
+  std::vector<int32_t> ids(n);
+  for (auto &x : ids)
+    x = d(gen);
+  for (int64_t i = 3; i < n; i += 3)
+    ids[i] = ids[0];
+  return ids;
+}
+
+/// embedding_bf16 / embedding_backward_bf16 bit for bit against the f32
+/// kernels (embedding, embedding_backward) on the widened inputs, rounded
+/// (those against the CPU runtime); the gather also against the table's
+/// rows themselves; repeated and absent ids, dtable garbage overwritten,
+/// unaligned tensors, the row-block loop (small kLossMaxRowBlocks), guards,
+/// the device error word for bad ids.
+static void testEmbedding(bool full) {
+  struct C {
+    int64_t N, V, C;
+    int off;
+    int64_t rowcap;
+  };
+  std::vector<C> cases = {{1, 1, 1, 0, 65536},     {37, 11, 19, 1, 65536},
+                          {300, 50, 64, 3, 65536}, {5, 3, 0, 0, 65536},
+                          {0, 7, 5, 2, 65536},     {70, 5, 77, 1, 4},
+                          {33, 1000, 9, 2, 65536}};
+  if (full)
+    cases.insert(cases.end(), {{2049, 97, 40, 7, 65536},
+                               {513, 1000, 33, 3, 16},
+                               {4096, 50304, 16, 0, 65536}});
+  for (const C &c : cases) {
+    emu::lossMaxRowBlocks = c.rowcap;
+    *zrt_cuda::device_error_word() = 0;
+    const std::string cs =
+        "N=" + std::to_string(c.N) + " V=" + std::to_string(c.V) +
+        " C=" + std::to_string(c.C) + " off=" + std::to_string(c.off);
+    const VecB table = specials(c.V * c.C, 5, -2, 2);
+    // A fifth of the values +-2^20, which cancel exactly in some sums and
+    // leave the small ones rounded to multiples of 2^-3 (f32) only when
+    // added after them: the order of the additions shows in the bf16 sums.
+    Vec raw = rnd(c.N * c.C, 6);
+    std::mt19937 gen(16);
+    for (float &x : raw)
+      if (gen() % 5 == 0)
+        x = x < 0 ? -1048576.0f : 1048576.0f;
+    const VecB dout = toB(raw);
+    const std::vector<int32_t> ids = embeddingIds(c.N, c.V, 7);
+    // f32: the kernels and the CPU
+    const Vec wt = wid(table), wd = wid(dout);
+    Vec fo(c.N * c.C), fdt(c.V * c.C, 5.0f), co(c.N * c.C), cdt(c.V * c.C);
+    CHECK(zrt_cuda::embedding(wt.data(), ids.data(), fo.data(), c.N, c.V,
+                              c.C) == 0,
+          "emb f32 %s", cs.c_str());
+    CHECK(zrt_cuda::embedding_backward(wd.data(), ids.data(), fdt.data(), c.N,
+                                       c.V, c.C) == 0,
+          "emb bwd f32 %s", cs.c_str());
+    zrt_embedding(wt.data(), ids.data(), co.data(), c.N, c.V, c.C);
+    zrt_embedding_backward(wd.data(), ids.data(), cdt.data(), c.N, c.V, c.C);
+    sameF(co, fo, "embedding f32 kernel vs cpu " + cs);
+    sameF(cdt, fdt, "embedding_backward f32 kernel vs cpu " + cs);
+    // bf16 (outputs start as NaN garbage)
+    BufB T(c.V * c.C, c.off, &table), O(c.N * c.C, c.off),
+        D(c.N * c.C, c.off, &dout), DT(c.V * c.C, c.off);
+    CHECK(zrt_cuda::embedding_bf16(T.p, ids.data(), O.p, c.N, c.V, c.C) == 0,
+          "emb bf16 %s", cs.c_str());
+    CHECK(zrt_cuda::embedding_backward_bf16(D.p, ids.data(), DT.p, c.N, c.V,
+                                            c.C) == 0,
+          "emb bwd bf16 %s", cs.c_str());
+    const VecB got = O.get();
+    VecB rows(c.N * c.C);
+    for (int64_t i = 0; i < c.N; ++i)
+      std::copy(table.begin() + ids[i] * c.C,
+                table.begin() + (ids[i] + 1) * c.C, rows.begin() + i * c.C);
+    CHECK(got == rows, "embedding_bf16 rows %s", cs.c_str());
+    sameB(toB(fo), got, "embedding_bf16 vs f32 kernel " + cs);
+    sameB(toB(fdt), DT.get(), "embedding_backward_bf16 vs f32 kernel " + cs);
+    CHECK(T.guardsOk() && O.guardsOk() && D.guardsOk() && DT.guardsOk(),
+          "emb guards %s", cs.c_str());
+    CHECK(*zrt_cuda::device_error_word() == 0, "emb error word %s", cs.c_str());
+  }
+  emu::lossMaxRowBlocks = 65536;
+  // bad ids
+  for (int32_t bad : {5, -1, 2147483647, -2147483647 - 1}) {
+    const int64_t N = 6, V = 5, C = 7;
+    const std::vector<int32_t> ids = {0, 4, bad, 2, 2, 1};
+    const VecB table = rndB(V * C, 8), dout = rndB(N * C, 9);
+    BufB T(V * C, 1, &table), O(N * C, 1), D(N * C, 1, &dout), DT(V * C, 1);
+    *zrt_cuda::device_error_word() = 0;
+    zrt_cuda::embedding_bf16(T.p, ids.data(), O.p, N, V, C);
+    CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorEmbeddingId,
+          "bad id fwd %d", bad);
+    *zrt_cuda::device_error_word() = 0;
+    zrt_cuda::embedding_backward_bf16(D.p, ids.data(), DT.p, N, V, C);
+    CHECK(*zrt_cuda::device_error_word() == zrt_cuda::kDeviceErrorEmbeddingId,
+          "bad id bwd %d", bad);
+    CHECK(O.guardsOk() && DT.guardsOk(), "bad id guards %d", bad);
+  }
+  *zrt_cuda::device_error_word() = 0;
+  printf("embedding done\n");
+}
+
 int main(int argc, char **argv) {
   const Args args(argc, argv);
   for (int order : args.orders) {
@@ -461,6 +567,8 @@ int main(int argc, char **argv) {
       testLayerNorm();
     if (args.set == "ci" || args.set == "full" || args.set == "ce")
       testCrossEntropy(args.set == "full");
+    if (args.set == "ci" || args.set == "full" || args.set == "emb")
+      testEmbedding(args.set == "full");
   }
   printf(allok ? "ALL OK\n" : "FAILURES\n");
   return allok ? 0 : 1;

@@ -640,6 +640,131 @@ TEST_F(CudaBf16, CrossEntropyPaddedBf16BadTargetRaisesDeviceError) {
 }
 
 //===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+/// n ids for a table of V rows (V >= 1): drawn from the lower half of
+/// [0, V) (the upper half absent), every third one the first (a long run
+/// of a frequent token), from seed.
+std::vector<int32_t> embeddingIds(int64_t n, int64_t V, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int32_t> dist(
+      0, static_cast<int32_t>((V - 1) / 2));
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (int32_t &x : ids)
+    x = dist(gen);
+  for (int64_t i = 3; i < n; i += 3)
+    ids[static_cast<size_t>(i)] = ids[0];
+  return ids;
+}
+
+/// zrt_cuda::embedding_bf16 is the CPU's f32 gather on the widened table,
+/// rounded back (a copy of the bits); embedding_backward_bf16 is the CPU's
+/// f32 embedding_backward on the widened dout (the CUDA f32 kernel's
+/// numbers, bit for bit: EmbeddingAndBackward), each sum rounded once,
+/// zeros for the absent ids, whatever dtable held. Odd sizes, interior
+/// pointers that are not 16-byte aligned, C == 0, N == 0, GPT-2's sizes.
+TEST_F(CudaBf16, EmbeddingAndBackwardBf16) {
+  // GPT-2's tables do not fit the fixture's 64 MB arena.
+  zrt_cuda::arena_destroy(arena_);
+  arena_ = nullptr;
+  ASSERT_EQ(
+      zrt_cuda::arena_create(int64_t(320) << 20, ZRT_MEM_TEMPORARIES, &arena_),
+      ZRT_OK)
+      << zrt_cuda::last_error();
+  struct Case {
+    int64_t N, V, C;
+    int off;
+  };
+  const Case cases[] = {
+      {1, 1, 1, 0},    {37, 11, 19, 1},   {300, 50, 64, 0},
+      {5, 3, 0, 0},    {0, 7, 5, 3},      {513, 1000, 33, 3},
+      {70, 5, 777, 1}, {2049, 97, 40, 7}, {16384, 50304, 768, 0}};
+  for (const Case &c : cases) {
+    const std::string what =
+        "N=" + std::to_string(c.N) + " V=" + std::to_string(c.V) +
+        " C=" + std::to_string(c.C) + " off=" + std::to_string(c.off);
+    const Bf16Vec table = specialBf16(c.V * c.C, 60, -2.0f, 2.0f);
+    // A fifth of the values +-2^20, which cancel exactly in some sums and
+    // leave the small ones rounded to multiples of 2^-3 (f32) only when
+    // added after them: the order of the additions shows in the bf16 sums.
+    std::vector<float> raw = randomVec(c.N * c.C, 61);
+    std::mt19937 gen(65);
+    for (float &x : raw)
+      if (gen() % 5 == 0)
+        x = x < 0 ? -1048576.0f : 1048576.0f;
+    const Bf16Vec dout = toBf16(raw);
+    const auto ids = embeddingIds(c.N, c.V, 62);
+    std::vector<float> out(static_cast<size_t>(c.N * c.C));
+    std::vector<float> dtable(static_cast<size_t>(c.V * c.C));
+    ASSERT_EQ(zrt_embedding(widen(table).data(), ids.data(), out.data(), c.N,
+                            c.V, c.C),
+              ZRT_OK)
+        << what;
+    ASSERT_EQ(zrt_embedding_backward(widen(dout).data(), ids.data(),
+                                     dtable.data(), c.N, c.V, c.C),
+              ZRT_OK)
+        << what;
+    const Bf16Vec refOut = toBf16(out), refDtable = toBf16(dtable);
+    zrt_bf16 *dTable = devB(table, c.off), *dOut = devB(c.N * c.C, c.off);
+    zrt_bf16 *dDout = devB(dout, c.off), *dDtable = devB(c.V * c.C, c.off);
+    int32_t *dIds = devOf(ids);
+    ASSERT_EQ(zrt_cuda::embedding_bf16(dTable, dIds, dOut, c.N, c.V, c.C),
+              ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    ASSERT_EQ(
+        zrt_cuda::embedding_backward_bf16(dDout, dIds, dDtable, c.N, c.V, c.C),
+        ZRT_OK)
+        << what << ": " << zrt_cuda::last_error();
+    // A copy: the bits themselves, NaN payloads included.
+    expectSameBits(refOut, hostB(dOut, c.N * c.C), "embedding_bf16 " + what);
+    expectSameBf16OrNaN(refDtable, hostB(dDtable, c.V * c.C),
+                        "embedding_backward_bf16 " + what);
+    zrt_cuda::arena_reset(arena_);
+  }
+}
+
+TEST_F(CudaBf16, EmbeddingBf16BadIdRaisesDeviceError) {
+  const int64_t N = 6, V = 5, C = 7;
+  const Bf16Vec table = randomBf16(V * C, 63), dout = randomBf16(N * C, 64);
+  float sink = 0.0f;
+  for (int32_t bad : {5, -1, INT_MAX, INT_MIN}) {
+    const std::vector<int32_t> ids = {0, 4, bad, 2, 2, 1};
+    zrt_bf16 *dTable = devB(table), *dOut = devB(N * C, 0), *dDout = devB(dout),
+             *dDtable = devB(V * C, 0);
+    int32_t *dIds = devOf(ids);
+    ASSERT_EQ(zrt_cuda::embedding_bf16(dTable, dIds, dOut, N, V, C), ZRT_OK);
+    EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dOut, sizeof sink),
+              ZRT_ERR_OUT_OF_RANGE)
+        << "embedding_bf16, id " << bad;
+    // The good rows were copied as usual.
+    const Bf16Vec out = hostB(dOut, N * C);
+    for (int64_t i : {0, 1, 3, 5})
+      for (int64_t j = 0; j < C; ++j)
+        ASSERT_EQ(out[static_cast<size_t>(i * C + j)],
+                  table[static_cast<size_t>(ids[i] * C + j)]);
+    ASSERT_EQ(zrt_cuda::embedding_backward_bf16(dDout, dIds, dDtable, N, V, C),
+              ZRT_OK);
+    EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dOut, sizeof sink),
+              ZRT_ERR_OUT_OF_RANGE)
+        << "embedding_backward_bf16, id " << bad;
+    // C == 0: nothing to copy, the ids are still checked.
+    ASSERT_EQ(zrt_cuda::embedding_bf16(dTable, dIds, dOut, N, V, 0), ZRT_OK);
+    EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dOut, sizeof sink),
+              ZRT_ERR_OUT_OF_RANGE)
+        << "embedding_bf16 C=0, id " << bad;
+    ASSERT_EQ(zrt_cuda::embedding_backward_bf16(dDout, dIds, dDtable, N, V, 0),
+              ZRT_OK);
+    EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dOut, sizeof sink),
+              ZRT_ERR_OUT_OF_RANGE)
+        << "embedding_backward_bf16 C=0, id " << bad;
+    EXPECT_EQ(zrt_cuda::copy_to_host(&sink, dOut, sizeof sink), ZRT_OK)
+        << "the error word was not cleared";
+    zrt_cuda::arena_reset(arena_);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Attention (the SIMT kernels)
 //===----------------------------------------------------------------------===//
 
@@ -981,6 +1106,43 @@ TEST(CudaBf16Args, CrossEntropySameErrorsAsF32) {
   // N == 0 backward: nothing to do.
   EXPECT_EQ(zrt_cuda::cross_entropy_padded_backward_bf16(
                 nullptr, nullptr, &dloss, nullptr, 0, 4, 2),
+            ZRT_OK);
+}
+
+TEST(CudaBf16Args, EmbeddingSameErrorsAsF32) {
+  zrt_bf16 b[8] = {};
+  float f[8] = {};
+  int32_t id[2] = {};
+  auto same = [&](int64_t N, int64_t V, int64_t C, bool nullTable, bool nullIds,
+                  bool nullOut) {
+    zrt_bf16 *tb = nullTable ? nullptr : b, *ob = nullOut ? nullptr : b;
+    float *tf = nullTable ? nullptr : f, *of = nullOut ? nullptr : f;
+    const int32_t *ip = nullIds ? nullptr : id;
+    EXPECT_SAME_ERROR_AS_F32(zrt_cuda::embedding_bf16(tb, ip, ob, N, V, C),
+                             zrt_embedding(tf, ip, of, N, V, C),
+                             "zrt_embedding", "zrt_embedding_bf16");
+    EXPECT_SAME_ERROR_AS_F32(
+        zrt_cuda::embedding_backward_bf16(ob, ip, tb, N, V, C),
+        zrt_embedding_backward(of, ip, tf, N, V, C), "zrt_embedding_backward",
+        "zrt_embedding_backward_bf16");
+  };
+  same(-1, 1, 1, false, false, false);
+  same(1, -1, 1, false, false, false);
+  same(1, 1, -2, false, false, false);
+  same(1, 1, 1, true, false, false);
+  same(1, 1, 1, false, true, false);
+  same(1, 1, 1, false, false, true);
+  // N above INT32_MAX (the CUDA backend stores token rows as uint32).
+  zrt_cuda::clear_error();
+  EXPECT_EQ(
+      zrt_cuda::embedding_backward_bf16(b, id, b, int64_t(INT_MAX) + 1, 1, 0),
+      ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_cuda::last_error())
+                .find("zrt_embedding_backward_bf16: N = 2147483648"),
+            std::string::npos)
+      << zrt_cuda::last_error();
+  // N == 0 with no buffers: nothing to do.
+  EXPECT_EQ(zrt_cuda::embedding_bf16(nullptr, nullptr, nullptr, 0, 0, 0),
             ZRT_OK);
 }
 

@@ -1065,6 +1065,29 @@ int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
                                        int64_t B, int64_t T, int64_t H,
                                        int64_t D);
 
+/// zrt_embedding on a bf16 table [V, C] and bf16 out [N, C]: the rows are
+/// copied (the numbers of widening, gathering and rounding back). Errors:
+/// as zrt_embedding.
+int zrt_embedding_bf16(const zrt_bf16 *table, const int32_t *ids,
+                       zrt_bf16 *out, int64_t N, int64_t V, int64_t C);
+
+/// 4-byte words of `workspace` zrt_embedding_backward_bf16 needs: N + V + 1
+/// (the CPU sorts the positions by id in it; the CUDA backend ignores it).
+/// -1 for negative sizes or on overflow.
+int64_t zrt_embedding_backward_bf16_workspace(int64_t N, int64_t V);
+
+/// zrt_embedding_backward on bf16 dout [N, C] into a bf16 dtable [V, C]
+/// (OVERWRITTEN, rows of absent ids zero): each dtable[v, j] is the f32
+/// sum of dout[i, j] over the positions i with ids[i] == v in increasing
+/// i, rounded once — the numbers of zrt_embedding_backward on the widened
+/// dout, rounded, without the [V, C] f32 table. workspace:
+/// zrt_embedding_backward_bf16_workspace(N, V) words (NULL: the CPU
+/// allocates, counted by zrt_heap_allocations). Errors: as
+/// zrt_embedding_backward (also N above INT32_MAX).
+int zrt_embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
+                                zrt_bf16 *dtable, int64_t N, int64_t V,
+                                int64_t C, void *workspace);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif
