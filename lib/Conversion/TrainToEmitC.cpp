@@ -254,6 +254,9 @@ private:
   Value ptr(Value tensor);
   Value offsetPtr(Value p, int64_t elems);
   Value scratch(int64_t elems);
+  /// The workspace of an attention op (zrt_attention_workspace[_bf16]) in
+  /// its scratch.
+  Value attentionScratch(Operation *op);
   /// The runtime function for an f32 kernel name: its zrt_X_bf16 variant
   /// while the op being emitted runs natively in bf16.
   std::string kernel(StringRef f32Name) const {
@@ -317,11 +320,12 @@ private:
   };
   DenseMap<Operation *, FillRun> fillRuns;
   DenseSet<Operation *> fillsInRuns;
-  /// train.cross_entropy -> (its train.cross_entropy_grad, the constant loss
-  /// gradient): one zrt_cross_entropy_padded_fused call at the forward
-  /// writes the gradient over the logits; the grad op's result is a view of
-  /// the logits and it emits nothing.
-  DenseMap<Operation *, std::pair<Operation *, double>> fusedCe;
+  /// train.cross_entropy -> the constant loss gradient of its
+  /// train.cross_entropy_grad (in fusedCeGrads): one
+  /// zrt_cross_entropy_padded_fused call at the forward writes the gradient
+  /// over the logits; the grad op's result is a view of the logits and it
+  /// emits nothing.
+  DenseMap<Operation *, double> fusedCe;
   DenseSet<Operation *> fusedCeGrads;
   int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
   SmallVector<PlanBlock> blocks;               ///< Acts / temps blocks.
@@ -1264,7 +1268,7 @@ void FunctionLowering::decideFusedCrossEntropy() {
           alone = false;
     if (!alone)
       continue;
-    fusedCe[ce] = {g, seed.getValue().convertToDouble()};
+    fusedCe[ce] = seed.getValue().convertToDouble();
     fusedCeGrads.insert(g);
   }
 }
@@ -1755,6 +1759,12 @@ Value FunctionLowering::scratch(int64_t elems) {
   return pointerAt(p, b.getF32Type());
 }
 
+Value FunctionLowering::attentionScratch(Operation *op) {
+  AttentionDims a = *attentionDims(op);
+  return scratch(nativeBf16 ? attentionWorkspaceBf16(a.T, a.D)
+                            : attentionWorkspace(a.T));
+}
+
 Value FunctionLowering::scalar(Value tensor) {
   // The optimizer step's scalar arguments are host values already.
   for (auto [which, irArg] : scalarArgs)
@@ -2018,8 +2028,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::CausalAttentionOp o) {
         ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(s[2], s[3])
-                                        : attentionWorkspace(s[2]));
+        Value work = attentionScratch(o);
         call(kernel("zrt_attention_forward"),
              {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
               ptr(o.getResult()), ptr(o.getLse()), work, i64(s[0]), i64(s[1]),
@@ -2030,8 +2039,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         // The probabilities are recomputed tile by tile from the forward's
         // log-sum-exp.
         ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(s[2], s[3])
-                                        : attentionWorkspace(s[2]));
+        Value work = attentionScratch(o);
         call(kernel("zrt_attention_backward"),
              {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
               ptr(o.getValue()), ptr(o.getOutput()), ptr(o.getLse()),
@@ -2042,8 +2050,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::CausalAttentionPackedOp o) {
         AttentionDims a = *attentionDims(o);
-        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(a.T, a.D)
-                                        : attentionWorkspace(a.T));
+        Value work = attentionScratch(o);
         call(kernel("zrt_attention_forward_packed"),
              {ptr(o.getQkv()), ptr(o.getResult()), ptr(o.getLse()), work,
               i64(a.B), i64(a.T), i64(a.H), i64(a.D)});
@@ -2051,8 +2058,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::AttentionPackedGradOp o) {
         AttentionDims a = *attentionDims(o);
-        Value work = scratch(nativeBf16 ? attentionWorkspaceBf16(a.T, a.D)
-                                        : attentionWorkspace(a.T));
+        Value work = attentionScratch(o);
         call(kernel("zrt_attention_backward_packed"),
              {ptr(o.getGrad()), ptr(o.getQkv()), ptr(o.getOutput()),
               ptr(o.getLse()), ptr(o.getResult()), work, i64(a.B), i64(a.T),
@@ -2106,7 +2112,7 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         if (auto fused = fusedCe.find(o); fused != fusedCe.end()) {
           call(kernel("zrt_cross_entropy_padded_fused"),
                {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
-                f32(fused->second.second), i64(n), i64(v),
+                f32(fused->second), i64(n), i64(v),
                 i64(o.getEffectiveNumClasses())});
           return success();
         }
