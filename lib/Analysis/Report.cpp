@@ -226,9 +226,14 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
     os << "planned arenas (zero-buffer-assign, max over the functions):\n";
     os << llvm::format("  %-16s", "activations");
     printBytes(os, r.plannedActivationBytes);
+    if (!r.plannedActivationFunction.empty())
+      os << "  (@" << r.plannedActivationFunction << ")";
     os << "\n" << llvm::format("  %-16s", "temporaries");
     printBytes(os, r.plannedTemporaryBytes);
-    os << llvm::format("  (no reuse: %lld B)\n",
+    os << "  (";
+    if (!r.plannedTemporaryFunction.empty())
+      os << "@" << r.plannedTemporaryFunction << "; ";
+    os << llvm::format("no reuse: %lld B)\n",
                        (long long)r.bumpTemporaryBytes);
     os << llvm::format("  %-16s", "planned peak");
     printBytes(os, r.plannedPeakBytes());
@@ -281,6 +286,8 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
   if (r.plannedActivationBytes >= 0) {
     root["planned_activation_arena_bytes"] = r.plannedActivationBytes;
     root["planned_temporary_arena_bytes"] = r.plannedTemporaryBytes;
+    root["planned_activation_arena_function"] = r.plannedActivationFunction;
+    root["planned_temporary_arena_function"] = r.plannedTemporaryFunction;
     root["bump_temporary_arena_bytes"] = r.bumpTemporaryBytes;
     root["planned_state_arena_bytes"] = r.plannedStateArenaBytes;
     root["planned_peak_bytes"] = r.plannedPeakBytes();

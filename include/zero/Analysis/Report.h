@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
+#include <string>
 #include <cstdint>
 
 namespace mlir::zero {
@@ -61,6 +62,9 @@ struct StepReport {
   /// not planned (the step cannot be lowered). The planned peak of a rank
   /// is plannedPeakBytes().
   int64_t plannedActivationBytes = -1, plannedTemporaryBytes = -1;
+  /// The function whose plan sizes each arena (the first with the maximum;
+  /// "" when not planned), e.g. "forward_backward".
+  std::string plannedActivationFunction, plannedTemporaryFunction;
   /// The model-state arenas as allocated (each state rounded up to 64
   /// bytes); -1 when not planned.
   int64_t plannedStateArenaBytes = -1;

@@ -33,7 +33,7 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
                               "before zero-partition (it partitions copies at "
                               "every stage)");
     int64_t n = svgWorldSize;
-    SmallVector<zero::StepReport> reports;
+    SmallVector<zero::StepReport, 4> reports;
     for (int stage = 0; stage <= 3; ++stage) {
       OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
       PassManager pm(module.getContext());
@@ -79,6 +79,14 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
       if (succeeded(plan)) {
         report->plannedActivationBytes = plan->arenas.activations;
         report->plannedTemporaryBytes = plan->arenas.temporaries;
+        for (const auto &[name, bytes] : plan->functions) {
+          if (report->plannedActivationFunction.empty() &&
+              bytes.activations == plan->arenas.activations)
+            report->plannedActivationFunction = name;
+          if (report->plannedTemporaryFunction.empty() &&
+              bytes.temporaries == plan->arenas.temporaries)
+            report->plannedTemporaryFunction = name;
+        }
         report->plannedStateArenaBytes = plan->stateArenaBytes;
         report->bumpActivationBytes = plan->bumpBytes.activations;
         report->bumpTemporaryBytes = plan->bumpBytes.temporaries;
