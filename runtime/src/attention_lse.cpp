@@ -198,6 +198,19 @@ void narrowSlice(const float *src, zrt_bf16 *dst, int64_t ld, int64_t T,
     zrt_cast_f32_to_bf16(src + t * D, dst + t * ld, D);
 }
 
+/// The bf16 forms' scratch: the caller's workspace (else one allocated
+/// into `own`) of attentionWorkspaceBf16(T, D) floats: *work the f32
+/// workspace of attentionWorkspace(T) floats, *slices the 8 [T, D] f32
+/// slices after it.
+int bf16Scratch(const char *fn, float *given, int64_t T, int64_t D,
+                zrt::FloatBuffer &own, float **work, float **slices) {
+  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
+                            "2 T^2 + T + 8 T D", given, own, work))
+    return st;
+  *slices = *work + zrt::attentionWorkspace(T);
+  return ZRT_OK;
+}
+
 /// zrt_attention_forward_bf16 on operands anywhere; arguments checked.
 int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
                 const zrt_bf16 *v, zrt_bf16 *out, float *lse, float *workspace,
@@ -205,14 +218,12 @@ int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
   if (B * H == 0)
     return ZRT_OK;
   zrt::FloatBuffer own;
-  float *work = nullptr;
-  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
-                            "2 T^2 + T + 8 T D", workspace, own, &work))
+  float *work = nullptr, *fq = nullptr;
+  if (int st = bf16Scratch(fn, workspace, T, D, own, &work, &fq))
     return st;
-  // The f32 workspace, then the f32 slices of q, k, v, out.
+  // The f32 slices of q, k, v, out.
   const int64_t n = T * D;
-  float *fq = work + zrt::attentionWorkspace(T), *fk = fq + n, *fv = fk + n,
-        *fo = fv + n;
+  float *fk = fq + n, *fv = fk + n, *fo = fv + n;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
@@ -236,15 +247,13 @@ int backwardBf16(const char *fn, const zrt_bf16 *dout, const zrt_bf16 *q,
   if (B * H == 0)
     return ZRT_OK;
   zrt::FloatBuffer own;
-  float *work = nullptr;
-  if (int st = workspaceFor(fn, zrt::attentionWorkspaceBf16(T, D),
-                            "2 T^2 + T + 8 T D", workspace, own, &work))
+  float *work = nullptr, *fq = nullptr;
+  if (int st = bf16Scratch(fn, workspace, T, D, own, &work, &fq))
     return st;
-  // The f32 workspace, then the f32 slices of q, k, v, out, dout, dq, dk, dv.
+  // The f32 slices of q, k, v, out, dout, dq, dk, dv.
   const int64_t n = T * D;
-  float *fq = work + zrt::attentionWorkspace(T), *fk = fq + n, *fv = fk + n,
-        *fo = fv + n, *fdo = fo + n, *fdq = fdo + n, *fdk = fdq + n,
-        *fdv = fdk + n;
+  float *fk = fq + n, *fv = fk + n, *fo = fv + n, *fdo = fo + n,
+        *fdq = fdo + n, *fdk = fdq + n, *fdv = fdk + n;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
