@@ -60,6 +60,14 @@ config.substitutions.append(("%zero_bin", config.zero_tools_dir))
 if os.path.exists(os.path.join(config.zero_tools_dir, "zero-compile")):
     config.available_features.add("zero-compile")
 
+# The CUDA backend on the CPU emulator (runtime/cuda/emulator/README.md):
+# %zrt_emulated_cxx compiles the C++ of `zero-compile --target=cuda
+# --emit=cpp` against it; `REQUIRES: cuda-emulator` once it is built.
+emulated_cxx = os.path.join(config.zero_tools_dir, "zrt-emulated-cxx")
+if os.path.exists(emulated_cxx):
+    config.available_features.add("cuda-emulator")
+config.substitutions.append(("%zrt_emulated_cxx", emulated_cxx))
+
 # Tests run OpenBLAS exactly as the machine sets it up (no driver re-exec
 # choosing kernels; see runtime/src/blas_core.cpp).
 config.environment["ZRT_BLAS_REEXEC"] = "0"

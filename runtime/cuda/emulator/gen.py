@@ -6,7 +6,9 @@
 For each SRC (a .cu or .cuh file of runtime/cuda, read at build time, never
 copied into the repository) writes OUT_DIR/<name> (.cu -> .cpp) with:
   * every <<<grid, block, smem, stream()>>> launch turned into
-    emu::launch(dim3(grid), dim3(block), smem, [&] { kernel(args); });
+    emu::launchOn(stream(), dim3(grid), dim3(block), smem,
+                  [=] { kernel(args); });
+    (queued on the emulated stream, arguments captured by value);
   * extern __shared__ arrays (macros) bound to the emulator's dynamic shared memory:
     the PROT_NONE view for files with a DEVICE PRIMITIVES block (all their
     shared accesses go through the emulated primitives), else the plain one;
@@ -43,11 +45,12 @@ def fail(msg):
 
 
 def pad(old, new):
-    """new, with newlines appended so it spans as many lines as old."""
+    """new, with newlines appended so it spans as many lines as old (line
+    continuations when old continues a macro definition)."""
     d = old.count('\n') - new.count('\n')
     if d < 0:
         fail('replacement longer than the original:\n' + old)
-    return new + '\n' * d
+    return new + (' \\\n' if '\\\n' in old else '\n') * d
 
 
 def matching(s, i, open_ch, close_ch):
@@ -115,9 +118,11 @@ def launches(s):
         if s[q + 1] != ';':
             fail('launch of %s: not a statement' % kernel)
         old = s[k:q + 2]
-        new = 'emu::launch(dim3(%s), dim3(%s), %s, [&] { %s(%s); });' % (
-            cfg[0], cfg[1], cfg[2], kernel, s[p + 1:q])
-        new = new.replace('\n', ' ')
+        # By value: the launch may run later (emulated streams), with the
+        # arguments as they were at the call, as on a GPU.
+        new = 'emu::launchOn(%s, dim3(%s), dim3(%s), %s, [=] { %s(%s); });' % (
+            cfg[3], cfg[0], cfg[1], cfg[2], kernel, s[p + 1:q])
+        new = re.sub(r'\\?\n', ' ', new)
         out += s[pos:k] + pad(old, new)
         pos = q + 2
         n += 1

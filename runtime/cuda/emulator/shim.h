@@ -67,6 +67,9 @@ struct alignas(16) uint4 {
 inline uint4 make_uint4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return {a, b, c, d};
 }
+struct alignas(8) uint2 {
+  uint32_t x, y;
+};
 struct alignas(16) float4 {
   float x, y, z, w;
 };
@@ -103,6 +106,7 @@ inline float __fdiv_rn(float a, float b) { return a / b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 
 namespace emu {
 [[noreturn]] inline void die(const char *fmt, ...)
@@ -288,8 +292,10 @@ inline void warpSync(int tag) {
     warpTag[w] = tag;
   else if (warpTag[w] != tag)
     die("warp %d: divergent collectives (tag %d vs %d)", w, tag, warpTag[w]);
+  // A partial last warp (a block of, say, 1 thread) has fewer lanes.
+  const int lanes = std::min(32, (int)fibers.size() - 32 * w);
   const long g = warpGen[w];
-  if (++warpArrived[w] == 32) {
+  if (++warpArrived[w] == lanes) {
     warpArrived[w] = 0;
     ++warpGen[w];
     progress = true;
@@ -311,6 +317,8 @@ inline Slot slots[32][32];
 template <class T> T shflXor(T v, int o) {
   const int t = linearTid(), w = t / 32, lane = t % 32;
   constexpr bool dbl = sizeof(T) == 8;
+  if ((int)fibers.size() < 32 * (w + 1))
+    die("full-mask shuffle in a warp of fewer than 32 threads");
   if (dbl)
     slots[w][lane].d = v;
   else
@@ -466,7 +474,7 @@ inline unsigned stackCount = 0;
 inline void launch(dim3 grid, dim3 block, size_t smemBytes,
                    const std::function<void()> &f) {
   const unsigned nthreads = block.x * block.y * block.z;
-  if (block.z != 1 || nthreads % 32 || nthreads > 1024 || nthreads == 0)
+  if (block.z != 1 || nthreads > 1024 || nthreads == 0)
     die("block shape %ux%ux%u", block.x, block.y, block.z);
   if (grid.x < 1 || grid.y < 1 || grid.z != 1 || grid.x > 2147483647u ||
       grid.y > 65535)
