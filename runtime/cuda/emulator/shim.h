@@ -120,7 +120,6 @@ struct Copy {
   int n, srcBytes;
 };
 struct Fiber {
-  ucontext_t ctx;
   jmp_buf jb;
   bool started = false, done = false;
   std::vector<Copy> open;
@@ -252,21 +251,34 @@ template <class T> T *aligned(T *p) {
 }
 
 inline int linearTid() { return threadIdx.x + threadIdx.y * blockDim.x; }
-// Fibers start with makecontext/swapcontext and then switch with
-// _setjmp/_longjmp, which (unlike swapcontext) make no signal-mask system
-// call: most of the emulator's time is spent switching.
+// Fibers switch with _setjmp/_longjmp, which (unlike swapcontext) make no
+// signal-mask system call: most of the emulator's time is spent switching.
+// Each stack slot gets one trampoline (makecontext/swapcontext once per
+// slot, for the life of the process) that loops: park at its start point,
+// run a thread's body when the scheduler jumps there, mark it done, park
+// again. Starting a thread is then one _longjmp.
 inline void yield() {
   if (!_setjmp(fibers[cur].jb))
     _longjmp(schedJb, 1);
 }
-inline void entry() {
-  body();
-  Fiber &f = fibers[cur];
-  if (!f.open.empty() || !f.committed.empty())
-    die("thread exits with cp.async not waited for");
-  f.done = true;
-  progress = true;
-  _longjmp(schedJb, 1);
+struct Slot0 {
+  ucontext_t ctx;
+  jmp_buf start;
+  bool made = false;
+};
+inline std::vector<Slot0> slotStarts;
+inline void trampoline() {
+  const int slot = cur;
+  for (;;) {
+    if (!_setjmp(slotStarts[slot].start))
+      _longjmp(schedJb, 1); // parked; the scheduler jumps back to start
+    body();
+    Fiber &f = fibers[cur];
+    if (!f.open.empty() || !f.committed.empty())
+      die("thread exits with cp.async not waited for");
+    f.done = true;
+    progress = true;
+  }
 }
 inline void syncthreads(int line) {
   if (blockArrived == 0)
@@ -464,10 +476,12 @@ inline void cpWait(int N) {
   }
 }
 
-/// Fiber stacks: reserved once (untouched pages cost nothing).
+/// Fiber stacks, one per thread slot of the largest block (1024): reserved
+/// once (untouched pages cost nothing), never moved, so the trampolines
+/// parked on them stay valid.
 constexpr size_t kStack = 256 << 10;
+constexpr unsigned kMaxThreads = 1024;
 inline char *stacks = nullptr;
-inline unsigned stackCount = 0;
 
 /// Runs f on every thread of every block of grid x block, with smemBytes of
 /// dynamic shared memory.
@@ -486,20 +500,22 @@ inline void launch(dim3 grid, dim3 block, size_t smemBytes,
   gridDim = grid;
   mapSmem(smemBytes + 16);
   smemSize = smemBytes;
-  if (stackCount < nthreads) {
-    if (stacks)
-      munmap(stacks, kStack * stackCount);
-    stacks = (char *)mmap(nullptr, kStack * nthreads, PROT_READ | PROT_WRITE,
+  if (!stacks) {
+    stacks = (char *)mmap(nullptr, kStack * kMaxThreads, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stacks == MAP_FAILED)
       die("stacks");
-    stackCount = nthreads;
+    slotStarts.resize(kMaxThreads);
   }
   std::vector<std::pair<unsigned, unsigned>> ord;
   for (unsigned y = 0; y < grid.y; ++y)
     for (unsigned x = 0; x < grid.x; ++x)
       ord.push_back({x, y});
-  std::mt19937 gen(seed++);
+  // Seeded per launch (the shuffled order only: seeding costs 624 words).
+  static std::mt19937 gen;
+  if (order == 2)
+    gen.seed(seed);
+  ++seed;
   if (order == 2)
     std::shuffle(ord.begin(), ord.end(), gen);
   if (order == 1)
@@ -518,12 +534,18 @@ inline void launch(dim3 grid, dim3 block, size_t smemBytes,
     blockArrived = 0;
     memset(warpArrived, 0, sizeof warpArrived);
     for (unsigned t = 0; t < nthreads; ++t) {
-      Fiber &fb = fibers[t];
-      getcontext(&fb.ctx);
-      fb.ctx.uc_stack.ss_sp = stacks + kStack * t;
-      fb.ctx.uc_stack.ss_size = kStack;
-      fb.ctx.uc_link = &schedCtx;
-      makecontext(&fb.ctx, (void (*)())entry, 0);
+      Slot0 &sl = slotStarts[t];
+      if (sl.made)
+        continue;
+      sl.made = true;
+      getcontext(&sl.ctx);
+      sl.ctx.uc_stack.ss_sp = stacks + kStack * t;
+      sl.ctx.uc_stack.ss_size = kStack;
+      sl.ctx.uc_link = nullptr;
+      makecontext(&sl.ctx, (void (*)())trampoline, 0);
+      cur = t;
+      if (!_setjmp(schedJb))
+        swapcontext(&schedCtx, &sl.ctx); // runs to the first park
     }
     std::vector<int> perm(nthreads);
     for (unsigned t = 0; t < nthreads; ++t)
@@ -548,7 +570,7 @@ inline void launch(dim3 grid, dim3 block, size_t smemBytes,
         if (!_setjmp(schedJb)) {
           if (!fb.started) {
             fb.started = true;
-            swapcontext(&schedCtx, &fb.ctx);
+            _longjmp(slotStarts[t].start, 1);
           } else
             _longjmp(fb.jb, 1);
         }

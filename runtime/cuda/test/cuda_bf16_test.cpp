@@ -311,7 +311,12 @@ TEST_F(CudaBf16, LayerNormAndStatsBf16) {
       const double outTol = 1e-5 * (1.0 + static_cast<double>(C) / 1024.0);
       expectBf16Near(ref, got, outTol, 1e-5, 1.0, what + " out");
       expectF32Near(rm, gotMean, 1e-6, 1e-5, what + " mean");
-      expectF32Near(rr, gotRstd, 0.0, 1e-5, what + " rstd");
+      // The CPU's variance is one sequential f32 sum over the row, whose
+      // relative error grows with C: at C = 70001 (x in [2, 4]) its rstd is
+      // 1.2e-5 off the exact value, the GPU's per-lane sums 5e-7 (measured
+      // on the CUDA emulator, whose f32 adds are the GPU's). So the rstd
+      // tolerance grows with C like outTol.
+      expectF32Near(rr, gotRstd, 0.0, outTol, what + " rstd");
       // The f32 kernel on the widened values: the same statistics and, once
       // rounded, the same outputs, bit for bit.
       float *fx = dev(wx), *fo = dev(N * C), *fm = dev(N), *fr = dev(N);

@@ -304,6 +304,30 @@ inline cudaError_t cudaDeviceSynchronize() {
   return cudaSuccess;
 }
 
+enum cudaMemoryType {
+  cudaMemoryTypeUnregistered = 0,
+  cudaMemoryTypeHost = 1,
+  cudaMemoryTypeDevice = 2,
+  cudaMemoryTypeManaged = 3
+};
+struct cudaPointerAttributes {
+  cudaMemoryType type;
+  int device;
+  void *devicePointer;
+  void *hostPointer;
+};
+/// Device for pointers inside a cudaMalloc block, else unregistered host
+/// memory (CUDA 11+ semantics: no error for host pointers).
+inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a,
+                                            const void *p) {
+  const bool dev = emu::isDevice(p);
+  a->type = dev ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+  a->device = dev ? 0 : -2;
+  a->devicePointer = dev ? const_cast<void *>(p) : nullptr;
+  a->hostPointer = nullptr;
+  return cudaSuccess;
+}
+
 // Streams and events (modes: see the top of this file).
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
   auto *st = new CUstream_st;
