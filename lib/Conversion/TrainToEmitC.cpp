@@ -236,7 +236,12 @@ private:
   void decidePackSlots();
   void decideFusedCasts();
   void decideFillRuns();
+  void decideAdamWRuns();
+  void decideSumSquaresRuns();
   void decideFusedCrossEntropy();
+  const StateInfo *loadedState(Value v);
+  bool quietBetween(int64_t from, int64_t to, StringRef sym,
+                    ArrayRef<Operation *> ownLoads);
   void shareActivations();
   int64_t scratchBytes(Operation *op);
   void request(Value v, int mem, int64_t first);
@@ -283,6 +288,7 @@ private:
   LogicalResult emitStateLoad(Operation *op, StringRef sym);
   LogicalResult emitStateStore(Operation *op, Value value, StringRef sym,
                                bool accumulate);
+  LogicalResult emitAdamWRun(Operation *op);
   LogicalResult emitAdamW(Operation *op, Value p, Value g, Value m, Value v,
                           Value lr, Value step, Value coef, Value finiteCheck,
                           double b1, double b2, double eps, double wd,
@@ -320,6 +326,27 @@ private:
   };
   DenseMap<Operation *, FillRun> fillRuns;
   DenseSet<Operation *> fillsInRuns;
+  /// Multi-tensor AdamW (PyTorch's fused AdamW over a flat buffer): the
+  /// train.adamw ops of a run update states that lie back to back in every
+  /// arena; the first op of the run emits one zrt_shard_adamw over the
+  /// whole range (and one bf16 cast when their casts are fused), the others
+  /// nothing.
+  struct AdamWRun {
+    SmallVector<train::AdamWOp> ops;
+    SmallVector<int64_t> offsets, numels;
+    SmallVector<bool> decay;
+    double weightDecay = 0.0;
+    int64_t total = 0;
+  };
+  DenseMap<Operation *, AdamWRun> adamwRuns;
+  DenseSet<Operation *> adamwInRuns;
+  /// Gradient norm over back-to-back states: the last train.add of a chain
+  /// add(...add(sum_squares(load a), sum_squares(load b))..., sum_squares(
+  /// load z)) over adjacent states -> (the first loaded value, elements);
+  /// that add emits one sum of squares over the range, the rest of the
+  /// chain nothing.
+  DenseMap<Operation *, std::pair<Value, int64_t>> sumSquaresRuns;
+  DenseSet<Operation *> inSumSquaresRuns;
   /// train.cross_entropy -> the constant loss gradient of its
   /// train.cross_entropy_grad (in fusedCeGrads): one
   /// zrt_cross_entropy_padded_fused call at the forward writes the gradient
@@ -393,6 +420,8 @@ public:
   Type intType() { return emitc::OpaqueType::get(ctx, "int"); }
   /// Creates a static const int64_t array global; returns its name.
   std::string int64Array(StringRef prefix, ArrayRef<int64_t> values);
+  /// The same as a static const uint8_t array.
+  std::string uint8Array(StringRef prefix, ArrayRef<int64_t> values);
 
 private:
   LogicalResult collectDeclarations();
@@ -554,14 +583,21 @@ LogicalResult ModuleLowering::collectDeclarations() {
       return op.emitOpError("state of element type ")
              << s.type.getElementType()
              << " is not supported by the CPU lowering (f32 or bf16)";
-    if (s.hasStorage) {
+    stateIndex[s.name] = states.size();
+    states.push_back(std::move(s));
+  }
+  // Each arena holds its states in declaration order, 64-byte aligned; the
+  // moments arena all first moments, then all second moments, so that each
+  // kind lies back to back as the parameters, gradients and master weights
+  // do (one AdamW call over adjacent states: decideAdamWRuns).
+  for (bool second : {false, true})
+    for (StateInfo &s : states) {
+      if (!s.hasStorage || (s.kind == kStateExpAvgSq) != second)
+        continue;
       int mem = memOfStateKind(s.kind);
       s.place = {mem, arenaBytes[mem]};
       arenaBytes[mem] += alignUp(tensorBytes(s.type));
     }
-    stateIndex[s.name] = states.size();
-    states.push_back(std::move(s));
-  }
   return success();
 }
 
@@ -617,6 +653,21 @@ std::string ModuleLowering::int64Array(StringRef prefix,
       values);
   emitc::GlobalOp::create(globals, module.getLoc(), name, type, init,
                           /*extern=*/false, /*static=*/true, /*const=*/true);
+  return name;
+}
+
+std::string ModuleLowering::uint8Array(StringRef prefix,
+                                       ArrayRef<int64_t> values) {
+  std::string name = llvm::formatv("zrt_{0}{1}", prefix, numPermutations).str();
+  auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  int64_t n = static_cast<int64_t>(values.size());
+  SmallVector<APInt> bits;
+  for (int64_t v : values)
+    bits.push_back(APInt(8, static_cast<uint64_t>(v)));
+  emitc::GlobalOp::create(
+      globals, module.getLoc(), name, emitc::ArrayType::get({n}, u8),
+      DenseIntElementsAttr::get(RankedTensorType::get({n}, u8), bits),
+      /*extern=*/false, /*static=*/true, /*const=*/true);
   return name;
 }
 
@@ -1214,6 +1265,231 @@ void FunctionLowering::decideFillRuns() {
   }
 }
 
+/// The state a non-copying train.load defines `v` as (nullptr otherwise).
+const StateInfo *FunctionLowering::loadedState(Value v) {
+  auto load = v.getDefiningOp<train::LoadOp>();
+  if (!load || copyLoads.contains(load))
+    return nullptr;
+  auto it = ml.stateIndex.find(load.getName());
+  if (it == ml.stateIndex.end() || !ml.states[it->second].hasStorage)
+    return nullptr;
+  return &ml.states[it->second];
+}
+
+/// Whether no op in positions (from, to] writes `sym` or loads it, other
+/// than the loads in `ownLoads`.
+bool FunctionLowering::quietBetween(int64_t from, int64_t to, StringRef sym,
+                                    ArrayRef<Operation *> ownLoads) {
+  for (Operation &op : fn.getBody().front()) {
+    int64_t q = pos.lookup(&op);
+    if (q <= from || q > to)
+      continue;
+    if (writtenSymbol(&op) == sym)
+      return false;
+    if (isLoad(&op) && loadSymbol(&op) == sym && !llvm::is_contained(ownLoads, &op))
+      return false;
+  }
+  return true;
+}
+
+/// Whether state b starts exactly where state a ends (no alignment gap), in
+/// the same arena: elements of a run then share one flat index.
+static bool backToBack(const StateInfo *a, const StateInfo *b) {
+  return a && b && a->place.mem == b->place.mem &&
+         b->place.offset == a->place.offset + tensorBytes(a->type);
+}
+
+/// Multi-tensor AdamW (AdamWRun): consecutive train.adamw ops (in program
+/// order) whose parameter or master weights, gradient, moments and fused
+/// bf16 copy each start where the previous op's end (PyTorch's fused AdamW
+/// and DeepSpeed's flat optimizer buffers; stage 0 of GPT-2: 148 calls
+/// become one), with the same step, learning rate, clip coefficient and
+/// hyperparameters (weight decay W or 0 per tensor), and each updated in
+/// place. The run's call happens at its first op, so no op before a later
+/// member's own position may read or write that member's states (other than
+/// its own loads). zrt_shard_adamw is bit-identical to zrt_adamw_step per
+/// element, so the numbers do not change.
+void FunctionLowering::decideAdamWRuns() {
+  struct Member {
+    train::AdamWOp op;
+    const StateInfo *p, *g, *m, *v, *bf16;
+    SmallVector<Operation *> loads;
+  };
+  auto describe = [&](train::AdamWOp a) -> std::optional<Member> {
+    if (a.getFiniteCheck())
+      return std::nullopt;
+    for (Value r : a->getResults())
+      if (!inPlaceResults.contains(r))
+        return std::nullopt;
+    Member mb{a,
+              loadedState(a.getParam()),
+              loadedState(a.getGrad()),
+              loadedState(a.getExpAvg()),
+              loadedState(a.getExpAvgSq()),
+              nullptr,
+              {}};
+    if (!mb.p || !mb.g || !mb.m || !mb.v)
+      return std::nullopt;
+    for (Value x : {a.getParam(), a.getGrad(), a.getExpAvg(), a.getExpAvgSq()})
+      mb.loads.push_back(x.getDefiningOp());
+    if (auto c = fusedCasts.find(a); c != fusedCasts.end()) {
+      auto it = ml.stateIndex.find(forwardedResults.lookup(c->second->getResult(0)));
+      if (it == ml.stateIndex.end())
+        return std::nullopt;
+      mb.bf16 = &ml.states[it->second];
+    }
+    return mb;
+  };
+  auto syms = [](const Member &mb) {
+    SmallVector<StringRef> out = {mb.p->name, mb.g->name, mb.m->name,
+                                  mb.v->name};
+    if (mb.bf16)
+      out.push_back(mb.bf16->name);
+    return out;
+  };
+  auto close = [&](SmallVector<Member> &run) {
+    if (run.size() >= 2) {
+      AdamWRun r;
+      for (Member &mb : run) {
+        double wd = mb.op.getWeightDecay().convertToDouble();
+        r.ops.push_back(mb.op);
+        r.offsets.push_back(r.total);
+        r.numels.push_back(mb.p->type.getNumElements());
+        r.decay.push_back(wd != 0.0);
+        if (wd != 0.0)
+          r.weightDecay = wd;
+        r.total += mb.p->type.getNumElements();
+        if (mb.op != run.front().op)
+          adamwInRuns.insert(mb.op);
+      }
+      adamwRuns[run.front().op] = std::move(r);
+    }
+    run.clear();
+  };
+  SmallVector<Member> run;
+  double runDecay = 0.0;
+  for (Operation &op : fn.getBody().front()) {
+    auto a = dyn_cast<train::AdamWOp>(op);
+    if (!a)
+      continue;
+    std::optional<Member> mb = describe(a);
+    if (!mb) {
+      close(run);
+      continue;
+    }
+    double wd = a.getWeightDecay().convertToDouble();
+    bool extends = false;
+    if (!run.empty()) {
+      const Member &last = run.back();
+      train::AdamWOp first = run.front().op;
+      extends =
+          backToBack(last.p, mb->p) && backToBack(last.g, mb->g) &&
+          backToBack(last.m, mb->m) && backToBack(last.v, mb->v) &&
+          (!last.bf16) == (!mb->bf16) &&
+          (!mb->bf16 || backToBack(last.bf16, mb->bf16)) &&
+          mb->p->type.getElementType() == last.p->type.getElementType() &&
+          mb->g->type.getElementType() == last.g->type.getElementType() &&
+          a.getLr() == first.getLr() && a.getStep() == first.getStep() &&
+          a.getCoef() == first.getCoef() &&
+          a.getBeta1() == first.getBeta1() &&
+          a.getBeta2() == first.getBeta2() && a.getEps() == first.getEps() &&
+          (wd == 0.0 || runDecay == 0.0 || wd == runDecay);
+      int64_t from = pos.lookup(first), to = pos.lookup(a);
+      for (StringRef sym : syms(*mb))
+        extends = extends && quietBetween(from, to, sym, mb->loads);
+    }
+    if (!extends) {
+      close(run);
+      runDecay = 0.0;
+    }
+    if (wd != 0.0)
+      runDecay = wd;
+    run.push_back(std::move(*mb));
+  }
+  close(run);
+}
+
+/// One sum of squares over adjacent gradient states (sumSquaresRuns): the
+/// gradient norm of stage 0 sums the squares of each gradient and adds the
+/// per-tensor sums in f32; over states that lie back to back, one call sums
+/// all of them (in double, as each call does) instead. The result differs
+/// from the chain only in f32 rounding (it is the more accurate one). The
+/// call happens at the chain's last add: no gradient of the chain may be
+/// written between its own sum and there.
+void FunctionLowering::decideSumSquaresRuns() {
+  // A chain value -> (its first loaded input, its last state, elements,
+  // its sum_squares and add ops).
+  struct Chain {
+    Value first;
+    const StateInfo *last = nullptr;
+    int64_t total = 0;
+    SmallVector<Operation *> ops;
+    SmallVector<std::pair<const StateInfo *, Operation *>> reads;
+  };
+  DenseMap<Value, Chain> chains;
+  auto leaf = [&](Value v) -> std::optional<Chain> {
+    auto ss = v.getDefiningOp<train::SumSquaresOp>();
+    if (!ss || !v.hasOneUse())
+      return std::nullopt;
+    const StateInfo *s = loadedState(ss.getInput());
+    if (!s)
+      return std::nullopt;
+    Chain c{ss.getInput(), s, s->type.getNumElements(), {ss}, {{s, ss}}};
+    return c;
+  };
+  SmallVector<train::AddOp> adds;
+  for (Operation &op : fn.getBody().front()) {
+    auto add = dyn_cast<train::AddOp>(op);
+    if (!add || add.getResult().getType().getRank() != 0)
+      continue;
+    std::optional<Chain> rhs = leaf(add.getRhs());
+    if (!rhs)
+      continue;
+    std::optional<Chain> lhs;
+    if (auto it = chains.find(add.getLhs());
+        it != chains.end() && add.getLhs().hasOneUse())
+      lhs = it->second;
+    else
+      lhs = leaf(add.getLhs());
+    if (!lhs || !backToBack(lhs->last, rhs->last) ||
+        lhs->last->type.getElementType() != rhs->last->type.getElementType())
+      continue;
+    Chain c = *lhs;
+    c.last = rhs->last;
+    c.total += rhs->total;
+    c.ops.append(rhs->ops);
+    c.reads.append(rhs->reads);
+    c.ops.push_back(add);
+    chains[add.getResult()] = std::move(c);
+    adds.push_back(add);
+  }
+  // Maximal chains: adds whose result does not continue a chain.
+  for (train::AddOp add : adds) {
+    Value r = add.getResult();
+    bool extended = r.hasOneUse() && chains.count(
+        (*r.getUsers().begin())->getNumResults()
+            ? (*r.getUsers().begin())->getResult(0)
+            : Value());
+    if (extended)
+      continue;
+    const Chain &c = chains[r];
+    int64_t to = pos.lookup(add);
+    bool ok = true;
+    for (auto [s, read] : c.reads)
+      for (Operation &op : fn.getBody().front()) {
+        int64_t q = pos.lookup(&op);
+        if (q > pos.lookup(read) && q <= to && writtenSymbol(&op) == s->name)
+          ok = false;
+      }
+    if (!ok)
+      continue;
+    sumSquaresRuns[add] = {c.first, c.total};
+    for (Operation *op : c.ops)
+      if (op != add)
+        inSumSquaresRuns.insert(op);
+  }
+}
+
 static bool hasNativeBf16Kernel(Operation *op);
 
 /// llm.c's fused classifier: a `train.cross_entropy` and the
@@ -1550,6 +1826,8 @@ LogicalResult FunctionLowering::plan() {
   decidePackSlots();
   decideFusedCasts();
   decideFillRuns();
+  decideAdamWRuns();
+  decideSumSquaresRuns();
   decideFusedCrossEntropy();
 
   for (Operation &op : block) {
@@ -1924,6 +2202,31 @@ LogicalResult FunctionLowering::emitAdamW(Operation *op, Value p, Value g,
   return success();
 }
 
+LogicalResult FunctionLowering::emitAdamWRun(Operation *op) {
+  const AdamWRun &run = adamwRuns.find(op)->second;
+  train::AdamWOp a = run.ops.front();
+  std::string offsets = ml.int64Array("adamw_run_offsets", run.offsets);
+  std::string numels = ml.int64Array("adamw_run_numels", run.numels);
+  SmallVector<int64_t> decay(run.decay.begin(), run.decay.end());
+  std::string decayName = ml.uint8Array("adamw_run_decay", decay);
+  ++ml.numPermutations;
+  Value pp = ptr(a.getNewParam()), pm = ptr(a.getNewExpAvg()),
+        pv = ptr(a.getNewExpAvgSq()), pg = ptr(a.getGrad());
+  call("zrt_shard_adamw",
+       {pp, pm, pv, pg,
+        opq(elementType(a.getGrad()).isBF16() ? "ZRT_BF16" : "ZRT_F32"),
+        i64(run.total), opq("0"), i64(run.ops.size()), opq(offsets),
+        opq(numels), opq(decayName), scalar(a.getLr()),
+        f64(a.getBeta1().convertToDouble()), f64(a.getBeta2().convertToDouble()),
+        f64(a.getEps().convertToDouble()), f64(run.weightDecay),
+        scalar(a.getCoef()), scalar(a.getStep())});
+  // The bf16 copies of the new parameters (the fused casts, back to back).
+  if (auto c = fusedCasts.find(a); c != fusedCasts.end())
+    call("zrt_cast_f32_to_bf16",
+         {pp, ptr(c->second->getResult(0)), i64(run.total)});
+  return success();
+}
+
 /// ZRT_SUM / ZRT_AVG / ZRT_MAX.
 static StringRef reduceOpName(zero::ReduceKind kind) {
   switch (kind) {
@@ -2163,7 +2466,25 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
                 : fillRuns.count(op) ? " (one fill over adjacent states)"
                 : fillsInRuns.contains(op)
                     ? " (zeroed by a later fill of adjacent states)"
+                : adamwRuns.count(op) ? " (one AdamW call over adjacent states)"
+                : adamwInRuns.contains(op)
+                    ? " (updated by an earlier AdamW call of adjacent states)"
+                : sumSquaresRuns.count(op)
+                    ? " (one sum of squares over adjacent states)"
+                : inSumSquaresRuns.contains(op)
+                    ? " (in a later sum of squares over adjacent states)"
                     : "");
+  if (adamwInRuns.contains(op) || inSumSquaresRuns.contains(op))
+    return success();
+  if (adamwRuns.count(op))
+    return emitAdamWRun(op);
+  if (auto run = sumSquaresRuns.find(op); run != sumSquaresRuns.end()) {
+    bool bf = elementType(run->second.first).isBF16();
+    call(bf ? "zrt_sum_squares_bf16" : "zrt_sum_squares",
+         {ptr(run->second.first), i64(run->second.second),
+          ptr(op->getResult(0))});
+    return success();
+  }
 
   // bf16 matmuls: one call with zrt_matmul_bf16_workspace floats of
   // scratch (bounded: the CPU widens row chunks).

@@ -101,6 +101,48 @@ __global__ void adamwKernel(float *param, float *m, float *v, const G *grad,
   }
 }
 
+/// Runs of one zrt_shard_adamw launch: run r covers the flat elements
+/// [start[r], start[r + 1]) and takes the weight decay when decayed[r].
+/// Passed by value (about 1.2 KB of kernel parameters, under the 4 KB every
+/// architecture allows); a call with more runs launches once per table.
+constexpr int kAdamwMaxRuns = 128;
+struct AdamwRuns {
+  int count = 0;
+  int64_t start[kAdamwMaxRuns + 1];
+  uint8_t decayed[kAdamwMaxRuns];
+};
+
+/// adamwKernel over the elements [runs.start[0], runs.start[count]) of a
+/// flat range (param, m, v, grad point at its element runs.start[0]),
+/// each element with its run's decay factor (k.decay or noDecay) and
+/// otherwise adamwElement's arithmetic: bit-identical to one adamwKernel
+/// launch per run.
+template <typename G>
+__global__ void adamwRunsKernel(float *param, float *m, float *v,
+                                const G *grad, int64_t n, AdamwScalars k,
+                                float noDecay, AdamwRuns runs) {
+  ZRT_GRID_STRIDE(i, n) {
+    // The last run starting at or before i (binary search; a warp's
+    // elements are adjacent, so its lanes mostly take the same path).
+    const int64_t at = runs.start[0] + i;
+    int lo = 0, hi = runs.count - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (runs.start[mid] <= at)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    AdamwScalars kk = k;
+    kk.decay = runs.decayed[lo] ? k.decay : noDecay;
+    float p = param[i], mi = m[i], vi = v[i];
+    adamwElement(p, mi, vi, loadGrad(grad, i), kk);
+    param[i] = p;
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
 /// optimizer.cpp adamw(): the shared argument checks (arg_checks.h), then
 /// one kernel over [0, n).
 template <typename G>
@@ -213,25 +255,68 @@ int adamw_step_bf16_grad(float *param, float *m, float *v, const zrt_bf16 *grad,
                n, lr, beta1, beta2, eps, weight_decay, grad_scale, step);
 }
 
-/// zrt_shard_adamw: one AdamW launch per run of equal
-/// weight decay in the rank's slice [rank * shard, (rank + 1) * shard):
-/// each member segment intersecting it (decay[i] ? weight_decay : 0) and
-/// the gaps between them (padding, no decay). The group tables are host
-/// arrays.
+/// zrt_shard_adamw over the rank's slice [rank * shard, (rank + 1) * shard):
+/// the runs of forEachShardRun (shard_runs.h: each member segment with
+/// decay[i] ? weight_decay : 0, the gaps between them without), adjacent
+/// runs of equal decay merged, go to adamwRunsKernel in tables of up to
+/// kAdamwMaxRuns runs: one launch for a group of up to 128 alternations of
+/// decay (a multi-tensor AdamW over all of GPT-2's 148 tensors is two),
+/// the same numbers as one zrt_adamw_step launch per run. The group tables
+/// are host arrays; nothing is allocated.
 int shard_adamw(float *param, float *m, float *v, const void *grad,
                 int grad_dtype, int64_t shard, int rank, int num_members,
                 const int64_t *offsets, const int64_t *numels,
                 const uint8_t *decay, double lr, double beta1, double beta2,
                 double eps, double weight_decay, float grad_scale,
                 int64_t step) {
+  const char *fn = "zrt_shard_adamw";
   if (int st = zrt::checkShardAdamwArgs(
-          "zrt_shard_adamw", param, m, v, grad, grad_dtype, shard, rank,
-          num_members, offsets, numels, decay, step, zrt_cuda::fail))
+          fn, param, m, v, grad, grad_dtype, shard, rank, num_members,
+          offsets, numels, decay, step, zrt_cuda::fail))
     return st;
-  return zrt::shardAdamw(param, m, v, grad, grad_dtype, shard, rank,
-                         num_members, offsets, numels, decay, lr, beta1, beta2,
-                         eps, weight_decay, grad_scale, step, adamw_step,
-                         adamw_step_bf16_grad);
+  const int64_t begin = static_cast<int64_t>(rank) * shard;
+  const AdamwScalars k = adamwScalars(lr, beta1, beta2, eps, weight_decay,
+                                      grad_scale, step);
+  const float noDecay =
+      adamwScalars(lr, beta1, beta2, eps, 0.0, grad_scale, step).decay;
+  AdamwRuns table;
+  auto flush = [&]() -> int {
+    if (table.count == 0)
+      return ZRT_OK;
+    const int64_t o = table.start[0] - begin;
+    const int64_t n = table.start[table.count] - table.start[0];
+    if (grad_dtype == ZRT_F32)
+      adamwRunsKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
+          param + o, m + o, v + o, static_cast<const float *>(grad) + o, n, k,
+          noDecay, table);
+    else
+      adamwRunsKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
+          param + o, m + o, v + o, static_cast<const uint16_t *>(grad) + o, n,
+          k, noDecay, table);
+    table.count = 0;
+    return launched(fn);
+  };
+  auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
+    if (hi <= lo)
+      return ZRT_OK;
+    const uint8_t decayed = wd != 0.0;
+    if (table.count > 0 && table.decayed[table.count - 1] == decayed &&
+        table.start[table.count] == lo) {
+      table.start[table.count] = hi; // extends the last run
+      return ZRT_OK;
+    }
+    if (table.count == kAdamwMaxRuns)
+      if (int st = flush())
+        return st;
+    table.start[table.count] = lo;
+    table.decayed[table.count] = decayed;
+    table.start[++table.count] = hi;
+    return ZRT_OK;
+  };
+  if (int st = zrt::forEachShardRun(shard, rank, num_members, offsets, numels,
+                                    decay, weight_decay, run))
+    return st;
+  return flush();
 }
 
 int sum_squares(const float *x, int64_t n, float *out) {

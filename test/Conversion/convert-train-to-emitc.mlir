@@ -79,9 +79,24 @@
 // CHECK-NEXT: assign %[[STEP]] : i64 to %[[STL]]
 // CHECK-NEXT: %[[STA:.*]] = address_of %[[STL]]
 // CHECK-NEXT: call_opaque "zrt_copy_to_device"(%{{.*}}, %[[STA]]) {args = [0 : index, 1 : index, 8]}
+// The gradient norm: the squares of @emb.grad and @w.grad (back to back in
+// the gradients arena: 128 bytes, then 48) are summed by one call over the
+// 44 elements at the add that combined them; @b.grad (after w's 16-byte
+// alignment gap) keeps its own sum and add.
+// CHECK: verbatim "// train.sum_squares -> tensor<f32> (in a later sum of squares over adjacent states)"
+// CHECK-NEXT: verbatim "// train.sum_squares -> tensor<f32> (in a later sum of squares over adjacent states)"
+// CHECK-NEXT: verbatim "// train.add -> tensor<f32> (one sum of squares over adjacent states)"
+// CHECK-NEXT: %[[G0:.*]] = cast %[[GB]] : !emitc.ptr<ui8> to !emitc.ptr<f32>
+// CHECK: call_opaque "zrt_sum_squares"(%[[G0]], %{{.*}}) {args = [0 : index, 44, 1 : index]}
+// CHECK: verbatim "// train.sum_squares -> tensor<f32>"
+// CHECK: call_opaque "zrt_sum_squares"(%{{.*}}, %{{.*}}) {args = [0 : index, 3, 1 : index]}
+// CHECK: call_opaque "zrt_add"
 // CHECK: call_opaque "zrt_clip_coef_scaled"
-// CHECK: verbatim "// train.adamw -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>"
 // CHECK-NOT: zrt_copy_any
+// @emb and @w: one AdamW call over both (their parameters, gradients and
+// moments lie back to back), with a table of the members and their weight
+// decay flags; @b after the gap: its own call.
+// CHECK: verbatim "// train.adamw -> tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32> (one AdamW call over adjacent states)"
 // The clip coefficient is copied to a host local; lr and step are the
 // arguments themselves.
 // CHECK: %[[CL:.*]] = "emitc.variable"() <{value = #emitc.opaque<"0">}> : () -> !emitc.lvalue<f32>
@@ -89,14 +104,18 @@
 // CHECK-NEXT: call_opaque "zrt_copy_to_host"(%[[CA]], %{{.*}}) {args = [0 : index, 1 : index, 4]}
 // CHECK: %[[COEF:.*]] = load %[[CL]] : <f32>
 // CHECK-NOT: zrt_copy_any
-// CHECK: call_opaque "zrt_adamw_step"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LR]], %[[COEF]], %[[STEP]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"NULL">, #emitc.opaque<"NULL">, 32, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 1.000000e-02, 5 : index, 6 : index]}
+// CHECK: call_opaque "zrt_shard_adamw"(%{{.*}}, %{{.*}}, %{{.*}}, %[[G0]], %[[LR]], %[[COEF]], %[[STEP]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"ZRT_F32">, 44, #emitc.opaque<"0">, 2, #emitc.opaque<"zrt_adamw_run_offsets0">, #emitc.opaque<"zrt_adamw_run_numels0">, #emitc.opaque<"zrt_adamw_run_decay0">, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 1.000000e-02, 5 : index, 6 : index]}
 // CHECK: verbatim "// train.store @emb (no copy: computed in place)"
 // The gradients are zeroed in their states, all three (back to back in
 // the gradients arena: 128 + 64 + 64 bytes with the 64-byte alignment) by
 // one fill at the last one's place.
 // CHECK: verbatim "// train.fill -> tensor<8x4xf32> (zeroed by a later fill of adjacent states)"
 // CHECK-NEXT: verbatim "// train.store @emb.grad (no copy: computed in place)"
+// CHECK-NEXT: verbatim "// train.adamw -> tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> (updated by an earlier AdamW call of adjacent states)"
+// CHECK-NEXT: verbatim "// train.store @w (no copy: computed in place)"
 // CHECK: verbatim "// train.fill -> tensor<3x4xf32> (zeroed by a later fill of adjacent states)"
+// CHECK: verbatim "// train.adamw -> tensor<3xf32>, tensor<3xf32>, tensor<3xf32>"
+// CHECK: call_opaque "zrt_adamw_step"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LR]], %[[COEF]], %[[STEP]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"NULL">, #emitc.opaque<"NULL">, 3, 4 : index, 9.000000e-01, 0.99899999999999999, 1.000000e-08, 0.000000e+00, 5 : index, 6 : index]}
 // CHECK: verbatim "// train.fill -> tensor<3xf32> (one fill over adjacent states)"
 // CHECK-NEXT: %[[Z:.*]] = cast %[[GB]] : !emitc.ptr<ui8> to !emitc.ptr<f32>
 // CHECK-NEXT: call_opaque "zrt_fill"(%[[Z]]) {args = [0 : index, 0.000000e+00 : f32, 64]}

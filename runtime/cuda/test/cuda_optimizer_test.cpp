@@ -10,8 +10,11 @@
 
 #include "cuda_test_util.h"
 
+#include "../../src/shard_runs.h"
+
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 
 namespace {
@@ -231,6 +234,83 @@ TEST_F(CudaKernels, ShardAdamwMatchesCpu) {
                                   0, 2, 4, offsets, numels, decay, kLr, kBeta1,
                                   kBeta2, kEps, kWd, kGradScale, 1),
             ZRT_OK);
+}
+
+TEST_F(CudaKernels, ShardAdamwInFewLaunchesMatchesOneStepPerRun) {
+  // A multi-tensor AdamW: 300 members of 1 to 40 elements with gaps between
+  // some, decay flags alternating (about 150 runs of equal decay per rank:
+  // more than one launch's table of 128), sliced over 2 ranks. zrt_shard_adamw launches a kernel per table
+  // of runs; the reference is zrt_adamw_step on each run of the same
+  // slice, as the backend did before: bit for bit.
+  const int members = 300;
+  std::vector<int64_t> offsets, numels;
+  std::vector<uint8_t> decay;
+  std::mt19937 gen(7);
+  int64_t total = 0;
+  for (int i = 0; i < members; ++i) {
+    total += gen() % 4 == 0 ? static_cast<int64_t>(gen() % 3) : 0; // gap
+    offsets.push_back(total);
+    numels.push_back(1 + static_cast<int64_t>(gen() % 40));
+    decay.push_back(static_cast<uint8_t>(i % 2));
+    total += numels.back();
+  }
+  const int64_t shard = (total + 1) / 2;
+  for (int bf16Grad = 0; bf16Grad < 2; ++bf16Grad)
+    for (int rank = 0; rank < 2; ++rank) {
+      const std::string what = std::string(bf16Grad ? "bf16" : "f32") +
+                               " rank=" + std::to_string(rank);
+      const auto p = randomVec(shard, 140 + rank),
+                 m = randomVec(shard, 150 + rank, 0.0f, 0.1f),
+                 v = randomVec(shard, 160 + rank, 0.0f, 0.01f),
+                 g = randomVec(shard, 170 + rank);
+      const auto gb = toBf16Vec(g);
+      const int dtype = bf16Grad ? ZRT_BF16 : ZRT_F32;
+      float *aP = dev(p), *aM = dev(m), *aV = dev(v);
+      float *bP = dev(p), *bM = dev(m), *bV = dev(v);
+      const void *dG = bf16Grad ? static_cast<const void *>(devOf(gb))
+                                : static_cast<const void *>(dev(g));
+      for (int64_t step = 1; step <= 2; ++step) {
+        ASSERT_EQ(zrt_cuda::shard_adamw(aP, aM, aV, dG, dtype, shard, rank,
+                                        members, offsets.data(),
+                                        numels.data(), decay.data(), kLr,
+                                        kBeta1, kBeta2, kEps, kWd, kGradScale,
+                                        step),
+                  ZRT_OK)
+            << zrt_cuda::last_error();
+        const int64_t begin = rank * shard;
+        int runs = 0; // maximal runs of equal decay
+        int lastDecayed = -1;
+        ASSERT_EQ(
+            zrt::forEachShardRun(
+                shard, rank, members, offsets.data(), numels.data(),
+                decay.data(), kWd,
+                [&](int64_t lo, int64_t hi, double wd) -> int {
+                  if (hi <= lo)
+                    return ZRT_OK;
+                  runs += (wd != 0.0) != lastDecayed;
+                  lastDecayed = wd != 0.0;
+                  const int64_t o = lo - begin;
+                  return bf16Grad
+                             ? zrt_cuda::adamw_step_bf16_grad(
+                                   bP + o, bM + o, bV + o,
+                                   static_cast<const zrt_bf16 *>(dG) + o,
+                                   nullptr, nullptr, hi - lo, kLr, kBeta1,
+                                   kBeta2, kEps, wd, kGradScale, step)
+                             : zrt_cuda::adamw_step(
+                                   bP + o, bM + o, bV + o,
+                                   static_cast<const float *>(dG) + o,
+                                   nullptr, nullptr, hi - lo, kLr, kBeta1,
+                                   kBeta2, kEps, wd, kGradScale, step);
+                }),
+            ZRT_OK);
+        EXPECT_GT(runs, 128) << what; // more than one launch's table
+        const std::string at = what + " step=" + std::to_string(step);
+        expectSameBits(host(bP, shard), host(aP, shard), "param " + at);
+        expectSameBits(host(bM, shard), host(aM, shard), "m " + at);
+        expectSameBits(host(bV, shard), host(aV, shard), "v " + at);
+      }
+      zrt_cuda::arena_reset(arena_);
+    }
 }
 
 //===----------------------------------------------------------------------===//
