@@ -164,6 +164,11 @@ struct GroupInfo {
   SmallVector<int64_t> offsets, numels;
   SmallVector<bool> decay;
   int64_t padded = 0, shard = 0;
+  /// The members' parameters (and gradient states) lie back to back in
+  /// their arena in member order, from `paramSpan` (`gradSpan`), with
+  /// (padded - total) zero elements reserved after them: a flat buffer of
+  /// the group may be that range (decideStateSpans).
+  std::optional<Placement> paramSpan, gradSpan;
 };
 
 /// The role of a function in the model.h contract.
@@ -238,6 +243,7 @@ private:
   void decideFillRuns();
   void decideAdamWRuns();
   void decideSumSquaresRuns();
+  void decideStateSpans();
   void decideFusedCrossEntropy();
   const StateInfo *loadedState(Value v);
   bool quietBetween(int64_t from, int64_t to, StringRef sym,
@@ -347,6 +353,13 @@ private:
   /// chain nothing.
   DenseMap<Operation *, std::pair<Value, int64_t>> sumSquaresRuns;
   DenseSet<Operation *> inSumSquaresRuns;
+  /// Flat buffers of a group that are its members' states (FSDP's flat
+  /// parameter, DeepSpeed's contiguous gradients): a zero.pack of the
+  /// members' gradient (or parameter) loads, and the flat value a
+  /// zero.unpack spreads into the members' parameter stores, placed at the
+  /// group's span of that arena (GroupInfo), so the pack and the stores
+  /// copy nothing.
+  DenseMap<Value, Placement> stateSpans;
   /// train.cross_entropy -> the constant loss gradient of its
   /// train.cross_entropy_grad (in fusedCeGrads): one
   /// zrt_cross_entropy_padded_fused call at the forward writes the gradient
@@ -548,6 +561,7 @@ LogicalResult ModuleLowering::collectDeclarations() {
     groups.push_back(std::move(info));
   }
 
+  llvm::StringMap<unsigned> gradOf; // parameter -> its gradient state
   for (Operation &op : module.getBody()->getOperations()) {
     StateInfo s;
     s.op = &op;
@@ -562,6 +576,8 @@ LogicalResult ModuleLowering::collectDeclarations() {
       s.name = st.getSymName().str();
       s.type = st.getTensorType();
       s.kind = stateKindOf(st.getKind());
+      if (s.kind == kStateGrad)
+        gradOf[st.getParam()] = states.size();
     } else if (auto sh = dyn_cast<zero::ShardOp>(op)) {
       s.name = sh.getSymName().str();
       s.type = sh.getTensorType();
@@ -586,18 +602,54 @@ LogicalResult ModuleLowering::collectDeclarations() {
     stateIndex[s.name] = states.size();
     states.push_back(std::move(s));
   }
-  // Each arena holds its states in declaration order, 64-byte aligned; the
-  // moments arena all first moments, then all second moments, so that each
-  // kind lies back to back as the parameters, gradients and master weights
-  // do (one AdamW call over adjacent states: decideAdamWRuns).
-  for (bool second : {false, true})
-    for (StateInfo &s : states) {
-      if (!s.hasStorage || (s.kind == kStateExpAvgSq) != second)
+  // Each arena holds its states 64-byte aligned: first the parameters and
+  // gradients of each group's members in the group's order, each group
+  // followed by its padding (padded - total elements, reserved and never
+  // written but zero: decideStateSpans), then the other states in
+  // declaration order, the moments arena all first moments, then all
+  // second moments, so that each kind lies back to back as the parameters,
+  // gradients and master weights do (decideAdamWRuns).
+  auto place = [&](StateInfo &s) {
+    int mem = memOfStateKind(s.kind);
+    s.place = {mem, arenaBytes[mem]};
+    arenaBytes[mem] += alignUp(tensorBytes(s.type));
+  };
+  SmallVector<bool> placed(states.size(), false);
+  for (GroupInfo &g : groups) {
+    for (bool grads : {false, true}) {
+      std::optional<Placement> first;
+      int64_t end = -1, eb = 0;
+      bool contiguous = true;
+      for (const std::string &m : g.members) {
+        auto it = grads ? gradOf.find(m) : stateIndex.find(m);
+        if (it == (grads ? gradOf.end() : stateIndex.end()) ||
+            placed[it->second] || !states[it->second].hasStorage) {
+          contiguous = false;
+          break;
+        }
+        StateInfo &s = states[it->second];
+        place(s);
+        placed[it->second] = true;
+        eb = elementBytes(s.type.getElementType());
+        if (!first)
+          first = s.place;
+        else if (s.place.offset != end)
+          contiguous = false;
+        end = s.place.offset + tensorBytes(s.type);
+      }
+      if (!first || !contiguous)
         continue;
-      int mem = memOfStateKind(s.kind);
-      s.place = {mem, arenaBytes[mem]};
-      arenaBytes[mem] += alignUp(tensorBytes(s.type));
+      // The padding starts right after the last member, inside the bytes
+      // its alignment left and these.
+      const int64_t total = g.offsets.back() + g.numels.back();
+      arenaBytes[first->mem] += alignUp((g.padded - total) * eb);
+      (grads ? g.gradSpan : g.paramSpan) = first;
     }
+  }
+  for (bool second : {false, true})
+    for (auto [i, s] : llvm::enumerate(states))
+      if (s.hasStorage && !placed[i] && (s.kind == kStateExpAvgSq) == second)
+        place(s);
   return success();
 }
 
@@ -1490,6 +1542,103 @@ void FunctionLowering::decideSumSquaresRuns() {
   }
 }
 
+/// Flat buffers that are state spans (stateSpans). A zero.pack whose
+/// member i is a non-copying load of the state at the group's span plus
+/// its offset (gradients at stages 0-1: the reduce-scatter or all-reduce
+/// reads the gradients where they live) when none of those states is
+/// written while the flat value is live. A zero.unpack whose flat operand
+/// has no other use and is computed into a buffer of its own (a cast, a
+/// collective's result), and whose results are each stored into its
+/// member's parameter only: the flat value is computed in the group's
+/// parameter span (stages 1-2: the all-gather writes the parameters) when
+/// nothing else reads or writes those parameters from its definition (a
+/// collective's start) to the last store.
+void FunctionLowering::decideStateSpans() {
+  Block &block = fn.getBody().front();
+  auto symWrittenIn = [&](StringRef sym, int64_t from, int64_t to,
+                          ArrayRef<Operation *> allowed) {
+    for (Operation &op : block) {
+      int64_t q = pos.lookup(&op);
+      if (q > from && q <= to && !llvm::is_contained(allowed, &op) &&
+          (writtenSymbol(&op) == sym ||
+           (!allowed.empty() && isLoad(&op) && loadSymbol(&op) == sym)))
+        return true;
+    }
+    return false;
+  };
+  for (Operation &op : block) {
+    if (auto pack = dyn_cast<zero::PackOp>(op)) {
+      auto g = ml.groupIndex.find(pack.getGroup());
+      Value flat = pack.getResult();
+      if (g == ml.groupIndex.end() || packFirst.count(flat) ||
+          forwardedResults.count(flat) || inPlaceResults.contains(flat))
+        continue;
+      const GroupInfo &gi = ml.groups[g->second];
+      const int64_t eb = elementBytes(elementType(flat));
+      std::optional<Placement> span;
+      bool ok = pack.getMembers().size() == gi.members.size();
+      for (auto [i, m] : llvm::enumerate(pack.getMembers())) {
+        const StateInfo *s = ok ? loadedState(m) : nullptr;
+        if (!s) {
+          ok = false;
+          break;
+        }
+        Placement want = *(span ? span : (span = s->place));
+        want.offset += gi.offsets[i] * eb;
+        std::optional<Placement> groupSpan =
+            s->kind == kStateGrad ? gi.gradSpan : gi.paramSpan;
+        ok = groupSpan && *groupSpan == *span && s->place == want;
+      }
+      if (!ok)
+        continue;
+      int64_t from = pos.lookup(pack), to = lastUse(flat);
+      for (Value m : pack.getMembers())
+        ok = ok && !symWrittenIn(loadSymbol(m.getDefiningOp()), from, to, {});
+      if (ok)
+        stateSpans[flat] = *span;
+      continue;
+    }
+    auto unpack = dyn_cast<zero::UnpackOp>(op);
+    if (!unpack)
+      continue;
+    auto g = ml.groupIndex.find(unpack.getGroup());
+    Value flat = unpack.getFlat();
+    Operation *def = flat.getDefiningOp();
+    if (g == ml.groupIndex.end() || !def || !flat.hasOneUse() ||
+        def->getBlock() != &block || isLoad(def) ||
+        isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::PackOp,
+            train::AdamWOp, zero::ShardAdamWOp>(def) ||
+        inPlaceResults.contains(flat) || forwardedResults.count(flat) ||
+        packSlots.count(flat) || packFirst.count(flat) ||
+        castsInAdamW.contains(def))
+      continue;
+    const GroupInfo &gi = ml.groups[g->second];
+    if (!gi.paramSpan || gi.paramSpan->mem != kMemParams)
+      continue;
+    SmallVector<Operation *> stores;
+    bool ok = true;
+    for (auto [i, r] : llvm::enumerate(unpack.getMembers())) {
+      Operation *user = r.hasOneUse() ? *r.getUsers().begin() : nullptr;
+      ok = ok && user && isa<train::StoreOp>(user) &&
+           writtenSymbol(user) == gi.members[i] && storedValue(user) == r;
+      if (ok)
+        stores.push_back(user);
+    }
+    if (!ok)
+      continue;
+    int64_t from = pos.lookup(def), to = 0;
+    if (auto w = dyn_cast<zero::WaitOp>(def))
+      if (Operation *start = w->getOperand(0).getDefiningOp())
+        from = pos.lookup(start);
+    for (Operation *st : stores)
+      to = std::max(to, pos.lookup(st));
+    for (const std::string &m : gi.members)
+      ok = ok && !symWrittenIn(m, from - 1, to, stores);
+    if (ok)
+      stateSpans[flat] = *gi.paramSpan;
+  }
+}
+
 static bool hasNativeBf16Kernel(Operation *op);
 
 /// llm.c's fused classifier: a `train.cross_entropy` and the
@@ -1828,6 +1977,7 @@ LogicalResult FunctionLowering::plan() {
   decideFillRuns();
   decideAdamWRuns();
   decideSumSquaresRuns();
+  decideStateSpans();
   decideFusedCrossEntropy();
 
   for (Operation &op : block) {
@@ -1887,6 +2037,10 @@ LogicalResult FunctionLowering::plan() {
         if (!s)
           return failure();
         buffers[v] = {Buffer::Arena, s->place};
+        continue;
+      }
+      if (auto span = stateSpans.find(v); span != stateSpans.end()) {
+        buffers[v] = {Buffer::Arena, span->second};
         continue;
       }
       if (fusedCeGrads.contains(&op)) {
@@ -2731,8 +2885,14 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         int64_t at = 0;
         for (auto [i, m] : llvm::enumerate(o.getMembers())) {
           fillZero(at, gi.offsets[i]);
-          // A member computed in its slot (decidePackSlots) is there.
-          if (!packSlots.count(m))
+          // A member computed in its slot (decidePackSlots), or loaded
+          // from a state the flat buffer spans (decideStateSpans), is there.
+          bool memberArena = false, flatArena = false;
+          Placement mp = rootPlacement(m, memberArena),
+                    fp = rootPlacement(o.getResult(), flatArena);
+          fp.offset += gi.offsets[i] * elementBytes(elt);
+          bool inPlace = memberArena && flatArena && mp == fp;
+          if (!packSlots.count(m) && !inPlace)
             call("zrt_copy_any", {ptr(m), offsetPtr(flat, gi.offsets[i]),
                                   i64(numel(m)), opq(dt)});
           at = gi.offsets[i] + numel(m);

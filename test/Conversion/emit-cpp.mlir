@@ -595,6 +595,95 @@ module attributes {zero.model_name = "toy", zero.stage = 3 : i64, zero.world_siz
 
 // -----
 
+// Stage 1 on 2 ranks, flat buffers as state spans: group @g's members @a and
+// @b (16 f32 each, 64 bytes: back to back in the parameter and gradient
+// arenas, in the group's order, with @c of group @h between them in
+// declaration order) pack their gradients by reading the gradient arena
+// in place, and the all-gather writes their parameters in place: no
+// copies. Group @h's gradient pack is in place too, but its parameter is
+// read between its all-gather and its store, so the gathered buffer keeps
+// its own block and the store copies.
+// CHECK-LABEL: static int zrt_gen_optimizer_step(
+// CHECK: uint8_t* [[G:v[0-9]+]] = zrt_mem_gradients;
+// CHECK: uint8_t* [[P:v[0-9]+]] = zrt_mem_parameters;
+// CHECK: // zero.pack -> tensor<32xf32>
+// CHECK-NOT: zrt_copy_any
+// CHECK: float* [[GF:v[0-9]+]] = (float*) [[G]];
+// CHECK: int {{v[0-9]+}} = zrt_reduce_scatter([[GF]], {{v[0-9]+}}, 16, ZRT_F32, ZRT_AVG);
+// CHECK: // zero.all_gather -> tensor<32xf32>
+// CHECK: float* [[PF:v[0-9]+]] = (float*) [[P]];
+// CHECK: int {{v[0-9]+}} = zrt_all_gather({{v[0-9]+}}, [[PF]], 16, ZRT_F32);
+// CHECK-NOT: zrt_copy_any
+// CHECK: // train.store @b (no copy: computed in place)
+// CHECK: // zero.pack -> tensor<16xf32>
+// CHECK-NOT: zrt_copy_any
+// CHECK: zrt_reduce_scatter(
+// CHECK: zrt_all_gather(
+// CHECK: // train.store @c{{$}}
+// CHECK: zrt_copy_any({{v[0-9]+}}, {{v[0-9]+}}, 16, ZRT_F32);
+// CHECK-NEXT: ZRT_CHECK
+// CHECK-LABEL: static void zrt_gen_destroy() {
+module attributes {zero.model_name = "toy", zero.stage = 1 : i64, zero.world_size = 2 : i64} {
+  train.param @a : tensor<16xf32> init(<normal, 2.000000e-02>) trainable
+  train.state @a.grad : tensor<16xf32> kind(<grad>) of(@a)
+  train.param @c : tensor<16xf32> init(<ones>) trainable
+  train.state @c.grad : tensor<16xf32> kind(<grad>) of(@c)
+  train.param @b : tensor<16xf32> init(<ones>) trainable
+  train.state @b.grad : tensor<16xf32> kind(<grad>) of(@b)
+  zero.group @g world_size(2) members [@a, @b] offsets [0, 16] decay [true, false] padded(32)
+  zero.group @h world_size(2) members [@c] offsets [0] decay [false] padded(16)
+  zero.shard @g.exp_avg : tensor<16xf32> kind(<exp_avg>) of(@g)
+  zero.shard @g.exp_avg_sq : tensor<16xf32> kind(<exp_avg_sq>) of(@g)
+  zero.shard @h.exp_avg : tensor<8xf32> kind(<exp_avg>) of(@h)
+  zero.shard @h.exp_avg_sq : tensor<8xf32> kind(<exp_avg_sq>) of(@h)
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %a = train.load @a : tensor<16xf32>
+    %l = train.sum_squares %a : tensor<16xf32>
+    return %l : tensor<f32>
+  }
+  func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+    %ga = train.load @a.grad : tensor<16xf32>
+    %gb = train.load @b.grad : tensor<16xf32>
+    %flat = zero.pack @g(%ga, %gb) : tensor<16xf32>, tensor<16xf32> -> tensor<32xf32>
+    %rs = zero.reduce_scatter %flat kind(<avg>) world_size(2) : tensor<32xf32> -> tensor<16xf32>
+    %ss = train.sum_squares %rs : tensor<16xf32>
+    %n = zero.all_reduce %ss kind(<sum>) world_size(2) : tensor<f32>
+    %coef, %norm = train.clip_coef %n, %gs max_norm(1.0) : tensor<f32>
+    %a = train.load @a : tensor<16xf32>
+    %b = train.load @b : tensor<16xf32>
+    %pflat = zero.pack @g(%a, %b) : tensor<16xf32>, tensor<16xf32> -> tensor<32xf32>
+    %p = zero.local_shard %pflat world_size(2) : tensor<32xf32> -> tensor<16xf32>
+    %m = zero.shard_load @g.exp_avg : tensor<16xf32>
+    %v = zero.shard_load @g.exp_avg_sq : tensor<16xf32>
+    %p2, %m2, %v2 = zero.shard_adamw @g %p, %rs, %m, %v, %lr, %step, %coef beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<16xf32>, tensor<16xf32>
+    zero.shard_store %m2, @g.exp_avg : tensor<16xf32>
+    zero.shard_store %v2, @g.exp_avg_sq : tensor<16xf32>
+    %full = zero.all_gather %p2 world_size(2) : tensor<16xf32> -> tensor<32xf32>
+    %u:2 = zero.unpack @g %full : tensor<32xf32> -> tensor<16xf32>, tensor<16xf32>
+    train.store %u#0, @a : tensor<16xf32>
+    train.store %u#1, @b : tensor<16xf32>
+    %gc = train.load @c.grad : tensor<16xf32>
+    %hflat = zero.pack @h(%gc) : tensor<16xf32> -> tensor<16xf32>
+    %hrs = zero.reduce_scatter %hflat kind(<avg>) world_size(2) : tensor<16xf32> -> tensor<8xf32>
+    %c = train.load @c : tensor<16xf32>
+    %cp = zero.local_shard %c world_size(2) : tensor<16xf32> -> tensor<8xf32>
+    %hm = zero.shard_load @h.exp_avg : tensor<8xf32>
+    %hv = zero.shard_load @h.exp_avg_sq : tensor<8xf32>
+    %c2, %hm2, %hv2 = zero.shard_adamw @h %cp, %hrs, %hm, %hv, %lr, %step, %coef beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<8xf32>, tensor<8xf32>
+    zero.shard_store %hm2, @h.exp_avg : tensor<8xf32>
+    zero.shard_store %hv2, @h.exp_avg_sq : tensor<8xf32>
+    %hfull = zero.all_gather %c2 world_size(2) : tensor<8xf32> -> tensor<16xf32>
+    %cpeek = train.load @c : tensor<16xf32>
+    %cs = train.sum_squares %cpeek : tensor<16xf32>
+    %hu:1 = zero.unpack @h %hfull : tensor<16xf32> -> tensor<16xf32>
+    train.store %hu#0, @c : tensor<16xf32>
+    %r = train.add %norm, %cs : tensor<f32>
+    return %r : tensor<f32>
+  }
+}
+
+// -----
+
 // Buckets (zero-bucket) as strided copies, zero.concat as copies and
 // zero.split as views; nonblocking collectives (zero-prefetch) with a
 // zrt_request each, waited by zrt_wait; AdamW skipped on a non-finite check
