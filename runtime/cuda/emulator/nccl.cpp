@@ -111,6 +111,18 @@ ncclResult_t checkArgs(ncclComm_t comm, ncclDataType_t t, const void *send,
   return ncclSuccess;
 }
 
+/// Every rank's `bytes` at `send`, in rank order (the input copied first,
+/// so a receive buffer may overlap it).
+std::vector<unsigned char> gatherAll(ncclComm_t comm, const void *send,
+                                     size_t bytes) {
+  const auto *p = static_cast<const unsigned char *>(send);
+  std::vector<unsigned char> mine(p, p + bytes), all(bytes * comm->size);
+  mpiCheck(MPI_Allgather(mine.data(), bytesAsInt(bytes), MPI_BYTE, all.data(),
+                         bytesAsInt(bytes), MPI_BYTE, comm->comm),
+           "MPI_Allgather");
+  return all;
+}
+
 /// Queues `fn` on the stream as an early operation (include/cuda_runtime.h).
 void queue(ncclComm_t comm, cudaStream_t stream, std::function<void()> fn) {
   comm->lastStream = stream;
@@ -186,13 +198,7 @@ ncclResult_t ncclAllGather(const void *send, void *recv, size_t sendcount,
   emu::checkDevice(send, bytes, "ncclAllGather send buffer");
   emu::checkDevice(recv, bytes * comm->size, "ncclAllGather receive buffer");
   queue(comm, stream, [=] {
-    std::vector<unsigned char> mine(static_cast<const unsigned char *>(send),
-                                    static_cast<const unsigned char *>(send) +
-                                        bytes),
-        all(bytes * comm->size);
-    mpiCheck(MPI_Allgather(mine.data(), bytesAsInt(bytes), MPI_BYTE,
-                           all.data(), bytesAsInt(bytes), MPI_BYTE, comm->comm),
-             "MPI_Allgather");
+    std::vector<unsigned char> all = gatherAll(comm, send, bytes);
     memcpy(recv, all.data(), all.size());
   });
   return ncclSuccess;
@@ -236,13 +242,7 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
   emu::checkDevice(send, bytes, "ncclAllReduce send buffer");
   emu::checkDevice(recv, bytes, "ncclAllReduce receive buffer");
   queue(comm, stream, [=] {
-    std::vector<unsigned char> mine(static_cast<const unsigned char *>(send),
-                                    static_cast<const unsigned char *>(send) +
-                                        bytes),
-        all(bytes * comm->size);
-    mpiCheck(MPI_Allgather(mine.data(), bytesAsInt(bytes), MPI_BYTE,
-                           all.data(), bytesAsInt(bytes), MPI_BYTE, comm->comm),
-             "MPI_Allgather");
+    std::vector<unsigned char> all = gatherAll(comm, send, bytes);
     reduce(all.data(), bytes, comm->size, count, t, op,
            static_cast<unsigned char *>(recv));
   });
