@@ -246,8 +246,18 @@ private:
   void decideStateSpans();
   void decideFusedCrossEntropy();
   const StateInfo *loadedState(Value v);
-  bool quietBetween(int64_t from, int64_t to, StringRef sym,
-                    ArrayRef<Operation *> ownLoads);
+  const StateInfo *stateAt(Value v);
+  /// One access of a state by `op`, effective over positions [first, last].
+  struct Access {
+    Operation *op;
+    int64_t first, last;
+    bool write;
+  };
+  SmallVector<Access> accesses(StringRef sym);
+  /// Whether an access of `sym` other than by `own` overlaps [from, to]:
+  /// reads when `reads`, writes when `writes`.
+  bool accessedIn(StringRef sym, int64_t from, int64_t to, bool reads,
+                  bool writes, ArrayRef<Operation *> own = {});
   void shareActivations();
   int64_t scratchBytes(Operation *op);
   void request(Value v, int mem, int64_t first);
@@ -347,11 +357,18 @@ private:
   DenseMap<Operation *, AdamWRun> adamwRuns;
   DenseSet<Operation *> adamwInRuns;
   /// Gradient norm over back-to-back states: the last train.add of a chain
-  /// add(...add(sum_squares(load a), sum_squares(load b))..., sum_squares(
-  /// load z)) over adjacent states -> (the first loaded value, elements);
-  /// that add emits one sum of squares over the range, the rest of the
-  /// chain nothing.
-  DenseMap<Operation *, std::pair<Value, int64_t>> sumSquaresRuns;
+  /// add(...add(x, sum_squares(a))..., sum_squares(z)) whose a..z are
+  /// adjacent states (x another such sum, or any value) emits one sum of
+  /// squares over the range (and adds x), the rest of the chain nothing.
+  struct SumSquaresRun {
+    Value first;     ///< The first state's value (its pointer starts the range).
+    int64_t total;   ///< Elements of the range.
+    Value base;      ///< Added to the sum (null: none).
+  };
+  DenseMap<Operation *, SumSquaresRun> sumSquaresRuns;
+  /// Values read later than their uses in the IR say (a sum-of-squares
+  /// chain's base, read at the chain's last add) -> that position.
+  DenseMap<Value, int64_t> extendedLife;
   DenseSet<Operation *> inSumSquaresRuns;
   /// Flat buffers of a group that are its members' states (FSDP's flat
   /// parameter, DeepSpeed's contiguous gradients): a zero.pack of the
@@ -774,13 +791,15 @@ static Operation *waitOf(Operation *start) {
 
 int64_t FunctionLowering::lastUse(Value v) {
   int64_t last = -1;
-  for (Value a : aliasSet(v))
+  for (Value a : aliasSet(v)) {
+    last = std::max(last, extendedLife.lookup_or(a, -1));
     for (Operation *user : a.getUsers()) {
       // A nonblocking collective reads its input until its wait.
       if (Operation *wait = waitOf(user))
         user = wait;
       last = std::max(last, pos.lookup(user));
     }
+  }
   return last;
 }
 
@@ -1328,20 +1347,77 @@ const StateInfo *FunctionLowering::loadedState(Value v) {
   return &ml.states[it->second];
 }
 
-/// Whether no op in positions (from, to] writes `sym` or loads it, other
-/// than the loads in `ownLoads`.
-bool FunctionLowering::quietBetween(int64_t from, int64_t to, StringRef sym,
-                                    ArrayRef<Operation *> ownLoads) {
+/// The state whose memory `v` is: a non-copying load's, or the member's of
+/// a zero.unpack result whose flat value is a state span (stateSpans).
+const StateInfo *FunctionLowering::stateAt(Value v) {
+  if (const StateInfo *s = loadedState(v))
+    return s;
+  auto r = dyn_cast<OpResult>(v);
+  auto u = r ? dyn_cast<zero::UnpackOp>(r.getOwner()) : zero::UnpackOp();
+  if (!u)
+    return nullptr;
+  auto span = stateSpans.find(u.getFlat());
+  auto g = ml.groupIndex.find(u.getGroup());
+  if (span == stateSpans.end() || g == ml.groupIndex.end())
+    return nullptr;
+  Placement p = span->second;
+  p.offset += ml.groups[g->second].offsets[r.getResultNumber()] *
+              elementBytes(elementType(v));
+  for (const StateInfo &s : ml.states)
+    if (s.hasStorage && s.place == p && s.type == tensorType(v))
+      return &s;
+  return nullptr;
+}
+
+/// The accesses of state `sym`, where they take effect: a non-copying load
+/// reads it from the load to its value's last use (views read the state
+/// where the value is used); a copying load at the load. A store or
+/// accumulate writes it at its position, or, when the stored value may
+/// have been computed in the state (store forwarding, AdamW in place, a
+/// flat buffer placed in a state span: anything but a copy), from the
+/// stored value's definition on (a collective's result from its start).
+SmallVector<FunctionLowering::Access>
+FunctionLowering::accesses(StringRef sym) {
+  SmallVector<Access> out;
   for (Operation &op : fn.getBody().front()) {
-    int64_t q = pos.lookup(&op);
-    if (q <= from || q > to)
+    int64_t p = pos.lookup(&op);
+    if (isLoad(&op) && loadSymbol(&op) == sym) {
+      out.push_back({&op, p,
+                     copyLoads.contains(&op) ? p : std::max(p, lastUse(op.getResult(0))),
+                     false});
       continue;
-    if (writtenSymbol(&op) == sym)
-      return false;
-    if (isLoad(&op) && loadSymbol(&op) == sym && !llvm::is_contained(ownLoads, &op))
-      return false;
+    }
+    if (writtenSymbol(&op) != sym)
+      continue;
+    int64_t first = p;
+    if (Value v = storedValue(&op))
+      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == op.getBlock()) {
+        first = std::min(first, pos.lookup(def));
+        if (auto w = dyn_cast<zero::WaitOp>(def))
+          if (Operation *start = w->getOperand(0).getDefiningOp())
+            first = std::min(first, pos.lookup(start));
+        // An unpack's results are views of its flat value.
+        if (auto u = dyn_cast<zero::UnpackOp>(def))
+          if (Operation *fd = u.getFlat().getDefiningOp()) {
+            first = std::min(first, pos.lookup(fd));
+            if (auto w = dyn_cast<zero::WaitOp>(fd))
+              if (Operation *start = w->getOperand(0).getDefiningOp())
+                first = std::min(first, pos.lookup(start));
+          }
+      }
+    out.push_back({&op, first, p, true});
   }
-  return true;
+  return out;
+}
+
+bool FunctionLowering::accessedIn(StringRef sym, int64_t from, int64_t to,
+                                  bool reads, bool writes,
+                                  ArrayRef<Operation *> own) {
+  for (const Access &a : accesses(sym))
+    if ((a.write ? writes : reads) && !llvm::is_contained(own, a.op) &&
+        a.first <= to && a.last >= from)
+      return true;
+  return false;
 }
 
 /// Whether state b starts exactly where state a ends (no alignment gap), in
@@ -1375,7 +1451,7 @@ void FunctionLowering::decideAdamWRuns() {
         return std::nullopt;
     Member mb{a,
               loadedState(a.getParam()),
-              loadedState(a.getGrad()),
+              stateAt(a.getGrad()),
               loadedState(a.getExpAvg()),
               loadedState(a.getExpAvgSq()),
               nullptr,
@@ -1446,9 +1522,21 @@ void FunctionLowering::decideAdamWRuns() {
           a.getBeta1() == first.getBeta1() &&
           a.getBeta2() == first.getBeta2() && a.getEps() == first.getEps() &&
           (wd == 0.0 || runDecay == 0.0 || wd == runDecay);
+      // The member's update moves from its own op to the run's first: no
+      // other access of its states may fall in between (its operand loads
+      // and the stores of its results, in place, are its own).
       int64_t from = pos.lookup(first), to = pos.lookup(a);
+      SmallVector<Operation *> own(mb->loads.begin(), mb->loads.end());
+      for (Value r : a->getResults())
+        for (Operation *user : r.getUsers())
+          if (writtenSymbol(user).size())
+            own.push_back(user);
+      if (auto c = fusedCasts.find(a); c != fusedCasts.end())
+        for (Operation *user : c->second->getResult(0).getUsers())
+          own.push_back(user);
       for (StringRef sym : syms(*mb))
-        extends = extends && quietBetween(from, to, sym, mb->loads);
+        extends = extends && !accessedIn(sym, from, to, /*reads=*/true,
+                                         /*writes=*/true, own);
     }
     if (!extends) {
       close(run);
@@ -1469,25 +1557,32 @@ void FunctionLowering::decideAdamWRuns() {
 /// call happens at the chain's last add: no gradient of the chain may be
 /// written between its own sum and there.
 void FunctionLowering::decideSumSquaresRuns() {
-  // A chain value -> (its first loaded input, its last state, elements,
-  // its sum_squares and add ops).
+  // A chain value -> its first input, last state, elements, the value it
+  // adds the chain's sum to (base: null when the chain starts with two
+  // sums), its sum_squares and add ops, and the states it reads.
   struct Chain {
-    Value first;
+    Value first, base;
     const StateInfo *last = nullptr;
     int64_t total = 0;
+    int leaves = 0;
     SmallVector<Operation *> ops;
     SmallVector<std::pair<const StateInfo *, Operation *>> reads;
   };
   DenseMap<Value, Chain> chains;
+  DenseSet<Value> extended; // chain values that a later add continues
   auto leaf = [&](Value v) -> std::optional<Chain> {
     auto ss = v.getDefiningOp<train::SumSquaresOp>();
     if (!ss || !v.hasOneUse())
       return std::nullopt;
-    const StateInfo *s = loadedState(ss.getInput());
+    const StateInfo *s = stateAt(ss.getInput());
     if (!s)
       return std::nullopt;
-    Chain c{ss.getInput(), s, s->type.getNumElements(), {ss}, {{s, ss}}};
-    return c;
+    return Chain{ss.getInput(), {}, s, s->type.getNumElements(), 1, {ss},
+                 {{s, ss}}};
+  };
+  auto follows = [](const Chain &a, const Chain &b) {
+    return backToBack(a.last, b.last) &&
+           a.last->type.getElementType() == b.last->type.getElementType();
   };
   SmallVector<train::AddOp> adds;
   for (Operation &op : fn.getBody().front()) {
@@ -1497,45 +1592,50 @@ void FunctionLowering::decideSumSquaresRuns() {
     std::optional<Chain> rhs = leaf(add.getRhs());
     if (!rhs)
       continue;
-    std::optional<Chain> lhs;
-    if (auto it = chains.find(add.getLhs());
-        it != chains.end() && add.getLhs().hasOneUse())
-      lhs = it->second;
-    else
-      lhs = leaf(add.getLhs());
-    if (!lhs || !backToBack(lhs->last, rhs->last) ||
-        lhs->last->type.getElementType() != rhs->last->type.getElementType())
+    Chain c;
+    auto it = chains.find(add.getLhs());
+    std::optional<Chain> lhsLeaf;
+    if (it != chains.end() && add.getLhs().hasOneUse() &&
+        follows(it->second, *rhs)) {
+      c = it->second; // continues the chain
+      extended.insert(add.getLhs());
+    } else if ((lhsLeaf = leaf(add.getLhs())) && follows(*lhsLeaf, *rhs)) {
+      c = *lhsLeaf; // two adjacent sums start a chain
+    } else {
+      // The chain's sum is added to whatever the left side is.
+      c = *rhs;
+      c.base = add.getLhs();
+      c.ops.push_back(add);
+      chains[add.getResult()] = std::move(c);
+      adds.push_back(add);
       continue;
-    Chain c = *lhs;
+    }
     c.last = rhs->last;
     c.total += rhs->total;
+    c.leaves += rhs->leaves;
     c.ops.append(rhs->ops);
     c.reads.append(rhs->reads);
     c.ops.push_back(add);
     chains[add.getResult()] = std::move(c);
     adds.push_back(add);
   }
-  // Maximal chains: adds whose result does not continue a chain.
+  // Maximal chains of two sums or more.
   for (train::AddOp add : adds) {
     Value r = add.getResult();
-    bool extended = r.hasOneUse() && chains.count(
-        (*r.getUsers().begin())->getNumResults()
-            ? (*r.getUsers().begin())->getResult(0)
-            : Value());
-    if (extended)
-      continue;
     const Chain &c = chains[r];
+    if (extended.contains(r) || c.leaves < 2)
+      continue;
+    // Each state is read at the last add instead of at its own sum.
     int64_t to = pos.lookup(add);
     bool ok = true;
     for (auto [s, read] : c.reads)
-      for (Operation &op : fn.getBody().front()) {
-        int64_t q = pos.lookup(&op);
-        if (q > pos.lookup(read) && q <= to && writtenSymbol(&op) == s->name)
-          ok = false;
-      }
+      ok = ok && !accessedIn(s->name, pos.lookup(read) + 1, to,
+                             /*reads=*/false, /*writes=*/true);
     if (!ok)
       continue;
-    sumSquaresRuns[add] = {c.first, c.total};
+    sumSquaresRuns[add] = {c.first, c.total, c.base};
+    if (c.base)
+      extendedLife[c.base] = std::max(extendedLife.lookup_or(c.base, -1), to);
     for (Operation *op : c.ops)
       if (op != add)
         inSumSquaresRuns.insert(op);
@@ -1555,17 +1655,6 @@ void FunctionLowering::decideSumSquaresRuns() {
 /// collective's start) to the last store.
 void FunctionLowering::decideStateSpans() {
   Block &block = fn.getBody().front();
-  auto symWrittenIn = [&](StringRef sym, int64_t from, int64_t to,
-                          ArrayRef<Operation *> allowed) {
-    for (Operation &op : block) {
-      int64_t q = pos.lookup(&op);
-      if (q > from && q <= to && !llvm::is_contained(allowed, &op) &&
-          (writtenSymbol(&op) == sym ||
-           (!allowed.empty() && isLoad(&op) && loadSymbol(&op) == sym)))
-        return true;
-    }
-    return false;
-  };
   for (Operation &op : block) {
     if (auto pack = dyn_cast<zero::PackOp>(op)) {
       auto g = ml.groupIndex.find(pack.getGroup());
@@ -1591,11 +1680,52 @@ void FunctionLowering::decideStateSpans() {
       }
       if (!ok)
         continue;
+      // The states must not change while the flat value is live.
       int64_t from = pos.lookup(pack), to = lastUse(flat);
       for (Value m : pack.getMembers())
-        ok = ok && !symWrittenIn(loadSymbol(m.getDefiningOp()), from, to, {});
+        ok = ok && !accessedIn(loadSymbol(m.getDefiningOp()), from, to,
+                               /*reads=*/false, /*writes=*/true);
       if (ok)
         stateSpans[flat] = *span;
+      continue;
+    }
+    // An all-reduce of a gradient span, in place (stage 0: the averaged
+    // gradients overwrite the gradients they average) when the span's
+    // states are not read again and not written until it completes.
+    Value input, reduced;
+    Operation *start = nullptr;
+    if (auto ar = dyn_cast<zero::AllReduceOp>(op)) {
+      input = ar.getInput();
+      reduced = ar.getResult();
+      start = ar;
+    } else if (auto w = dyn_cast<zero::WaitOp>(op)) {
+      if (auto st = w->getOperand(0).getDefiningOp<zero::AllReduceStartOp>()) {
+        input = st.getInput();
+        reduced = w.getResult();
+        start = st;
+      }
+    }
+    if (reduced) {
+      auto span = stateSpans.find(input);
+      auto pack = input.getDefiningOp<zero::PackOp>();
+      if (span == stateSpans.end() || !pack || !input.hasOneUse() ||
+          input.getType() != reduced.getType() ||
+          inPlaceResults.contains(reduced) || forwardedResults.count(reduced))
+        continue;
+      // Nothing reads the states after the start (they hold the averages
+      // from then on) or writes them until the wait.
+      bool ok = true;
+      int64_t from = pos.lookup(start), to = pos.lookup(&op);
+      for (Value m : pack.getMembers()) {
+        StringRef sym = loadSymbol(m.getDefiningOp());
+        ok = ok &&
+             !accessedIn(sym, from + 1, INT64_MAX, /*reads=*/true,
+                         /*writes=*/false) &&
+             !accessedIn(sym, from + 1, to - 1, /*reads=*/false,
+                         /*writes=*/true);
+      }
+      if (ok)
+        stateSpans[reduced] = span->second;
       continue;
     }
     auto unpack = dyn_cast<zero::UnpackOp>(op);
@@ -1632,8 +1762,11 @@ void FunctionLowering::decideStateSpans() {
         from = pos.lookup(start);
     for (Operation *st : stores)
       to = std::max(to, pos.lookup(st));
+    // The parameters change from the flat value's definition on: nothing
+    // else may read or write them until the last store.
     for (const std::string &m : gi.members)
-      ok = ok && !symWrittenIn(m, from - 1, to, stores);
+      ok = ok && !accessedIn(m, from, to, /*reads=*/true, /*writes=*/true,
+                             stores);
     if (ok)
       stateSpans[flat] = *gi.paramSpan;
   }
@@ -1975,9 +2108,9 @@ LogicalResult FunctionLowering::plan() {
   decidePackSlots();
   decideFusedCasts();
   decideFillRuns();
+  decideStateSpans();
   decideAdamWRuns();
   decideSumSquaresRuns();
-  decideStateSpans();
   decideFusedCrossEntropy();
 
   for (Operation &op : block) {
@@ -2633,10 +2766,13 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   if (adamwRuns.count(op))
     return emitAdamWRun(op);
   if (auto run = sumSquaresRuns.find(op); run != sumSquaresRuns.end()) {
-    bool bf = elementType(run->second.first).isBF16();
-    call(bf ? "zrt_sum_squares_bf16" : "zrt_sum_squares",
-         {ptr(run->second.first), i64(run->second.second),
-          ptr(op->getResult(0))});
+    const SumSquaresRun &r = run->second;
+    Value out = ptr(op->getResult(0));
+    call(elementType(r.first).isBF16() ? "zrt_sum_squares_bf16"
+                                       : "zrt_sum_squares",
+         {ptr(r.first), i64(r.total), out});
+    if (r.base)
+      call("zrt_add", {ptr(r.base), out, out, i64(1)});
     return success();
   }
 

@@ -684,6 +684,180 @@ module attributes {zero.model_name = "toy", zero.stage = 1 : i64, zero.world_siz
 
 // -----
 
+// Unsafe cases of the multi-tensor AdamW and the state spans, each kept as
+// separate calls or copies. (1) @b is loaded before the update of @a and
+// read after it: one call over @a and @b would update @b too early.
+// CHECK-LABEL: static int zrt_gen_optimizer_step(
+// CHECK-NOT: zrt_shard_adamw
+// CHECK: zrt_adamw_step(
+// CHECK: zrt_adamw_step(
+// CHECK-LABEL: static void zrt_gen_destroy() {
+module attributes {zero.model_name = "toy", zero.stage = 0 : i64, zero.world_size = 1 : i64} {
+  train.param @a : tensor<16xf32> init(<ones>) trainable
+  train.state @a.grad : tensor<16xf32> kind(<grad>) of(@a)
+  train.state @a.exp_avg : tensor<16xf32> kind(<exp_avg>) of(@a)
+  train.state @a.exp_avg_sq : tensor<16xf32> kind(<exp_avg_sq>) of(@a)
+  train.param @b : tensor<16xf32> init(<ones>) trainable
+  train.state @b.grad : tensor<16xf32> kind(<grad>) of(@b)
+  train.state @b.exp_avg : tensor<16xf32> kind(<exp_avg>) of(@b)
+  train.state @b.exp_avg_sq : tensor<16xf32> kind(<exp_avg_sq>) of(@b)
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %l0 = train.load @a : tensor<16xf32>
+    %s0 = train.sum_squares %l0 : tensor<16xf32>
+    return %s0 : tensor<f32>
+  }
+  func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+    %peek = train.load @b : tensor<16xf32>
+    %pa = train.load @a : tensor<16xf32>
+    %ga = train.load @a.grad : tensor<16xf32>
+    %ma = train.load @a.exp_avg : tensor<16xf32>
+    %va = train.load @a.exp_avg_sq : tensor<16xf32>
+    %pa2, %ma2, %va2 = train.adamw %pa, %ga, %ma, %va, %lr, %step, %gs beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<16xf32>, tensor<16xf32>
+    %x = train.sum_squares %peek : tensor<16xf32>
+    %pb = train.load @b : tensor<16xf32>
+    %gb = train.load @b.grad : tensor<16xf32>
+    %mb = train.load @b.exp_avg : tensor<16xf32>
+    %vb = train.load @b.exp_avg_sq : tensor<16xf32>
+    %pb2, %mb2, %vb2 = train.adamw %pb, %gb, %mb, %vb, %lr, %step, %gs beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<16xf32>, tensor<16xf32>
+    train.store %pa2, @a : tensor<16xf32>
+    train.store %ma2, @a.exp_avg : tensor<16xf32>
+    train.store %va2, @a.exp_avg_sq : tensor<16xf32>
+    train.store %pb2, @b : tensor<16xf32>
+    train.store %mb2, @b.exp_avg : tensor<16xf32>
+    train.store %vb2, @b.exp_avg_sq : tensor<16xf32>
+    return %x : tensor<f32>
+  }
+}
+
+// -----
+
+// (2) A fill computed in @a.grad (stored after the collective) would write
+// the gradient arena while the pack's flat buffer is read there: the pack
+// copies. (3) The flat value the unpack spreads into the parameters reads
+// them itself (a concat that swaps @a and @b): its own buffer, and the
+// stores copy.
+// CHECK-LABEL: static int zrt_gen_optimizer_step(
+// CHECK: // zero.pack -> tensor<32xf32>
+// CHECK: zrt_copy_any(
+// CHECK: zrt_reduce_scatter(
+// CHECK: // zero.concat -> tensor<32xf32>
+// CHECK: // train.store @a{{$}}
+// CHECK: zrt_copy_any(
+// CHECK: // train.store @b{{$}}
+// CHECK: zrt_copy_any(
+// CHECK-LABEL: static void zrt_gen_destroy() {
+module attributes {zero.model_name = "toy", zero.stage = 1 : i64, zero.world_size = 1 : i64} {
+  train.param @a : tensor<16xf32> init(<ones>) trainable
+  train.state @a.grad : tensor<16xf32> kind(<grad>) of(@a)
+  train.param @b : tensor<16xf32> init(<ones>) trainable
+  train.state @b.grad : tensor<16xf32> kind(<grad>) of(@b)
+  zero.group @g world_size(1) members [@a, @b] offsets [0, 16] decay [true, false] padded(32)
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %l0 = train.load @a : tensor<16xf32>
+    %s0 = train.sum_squares %l0 : tensor<16xf32>
+    return %s0 : tensor<f32>
+  }
+  func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+    %ga = train.load @a.grad : tensor<16xf32>
+    %gb = train.load @b.grad : tensor<16xf32>
+    %flat = zero.pack @g(%ga, %gb) : tensor<16xf32>, tensor<16xf32> -> tensor<32xf32>
+    %z = train.fill 0.5 : tensor<16xf32>
+    %rs = zero.reduce_scatter %flat kind(<sum>) world_size(1) : tensor<32xf32> -> tensor<32xf32>
+    %ss = train.sum_squares %rs : tensor<32xf32>
+    train.store %z, @a.grad : tensor<16xf32>
+    %pa = train.load @a : tensor<16xf32>
+    %pb = train.load @b : tensor<16xf32>
+    %swap = zero.concat %pb, %pa : tensor<16xf32>, tensor<16xf32> -> tensor<32xf32>
+    %u:2 = zero.unpack @g %swap : tensor<32xf32> -> tensor<16xf32>, tensor<16xf32>
+    train.store %u#0, @a : tensor<16xf32>
+    train.store %u#1, @b : tensor<16xf32>
+    return %ss : tensor<f32>
+  }
+}
+
+// -----
+
+// Stage 0 on 2 ranks: each group's gradients are all-reduced in place (the
+// pack and the result are the gradient arena: one pointer for both), the
+// AdamW of @a, @b and @c (their gradients adjacent in the arena after the
+// in-place all-reduces) is one call, and the gradient norm's chain (c,
+// then a and b) is one sum over a and b added to c's.
+// CHECK-LABEL: static int zrt_gen_optimizer_step(
+// CHECK: uint8_t* [[G:v[0-9]+]] = zrt_mem_gradients;
+// CHECK: float* [[S1:v[0-9]+]] = (float*) [[G]];
+// CHECK: float* [[R1:v[0-9]+]] = (float*) [[G]];
+// CHECK-NEXT: zrt_all_reduce([[S1]], [[R1]], 32, ZRT_F32, ZRT_AVG);
+// CHECK: zrt_all_reduce([[S2:v[0-9]+]], [[R2:v[0-9]+]], 16, ZRT_F32, ZRT_AVG);
+// CHECK: zrt_sum_squares({{v[0-9]+}}, 16, [[C:v[0-9]+]]);
+// CHECK: // train.add -> tensor<f32> (one sum of squares over adjacent states)
+// CHECK: zrt_sum_squares([[R1]], 32, [[OUT:v[0-9]+]]);
+// CHECK-NEXT: ZRT_CHECK(
+// CHECK-NEXT: zrt_add([[C]], [[OUT]], [[OUT]], 1);
+// CHECK: zrt_shard_adamw({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, [[R1]], ZRT_F32, 48, 0, 3,
+// CHECK-LABEL: static void zrt_gen_destroy() {
+module attributes {zero.model_name = "toy", zero.stage = 0 : i64, zero.world_size = 2 : i64} {
+  train.param @a : tensor<16xf32> init(<ones>) trainable
+  train.state @a.grad : tensor<16xf32> kind(<grad>) of(@a)
+  train.state @a.exp_avg : tensor<16xf32> kind(<exp_avg>) of(@a)
+  train.state @a.exp_avg_sq : tensor<16xf32> kind(<exp_avg_sq>) of(@a)
+  train.param @b : tensor<16xf32> init(<ones>) trainable
+  train.state @b.grad : tensor<16xf32> kind(<grad>) of(@b)
+  train.state @b.exp_avg : tensor<16xf32> kind(<exp_avg>) of(@b)
+  train.state @b.exp_avg_sq : tensor<16xf32> kind(<exp_avg_sq>) of(@b)
+  train.param @c : tensor<16xf32> init(<ones>) trainable
+  train.state @c.grad : tensor<16xf32> kind(<grad>) of(@c)
+  train.state @c.exp_avg : tensor<16xf32> kind(<exp_avg>) of(@c)
+  train.state @c.exp_avg_sq : tensor<16xf32> kind(<exp_avg_sq>) of(@c)
+  zero.group @g world_size(2) members [@a, @b] offsets [0, 16] decay [true, true] padded(32)
+  zero.group @h world_size(2) members [@c] offsets [0] decay [true] padded(16)
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %l0 = train.load @a : tensor<16xf32>
+    %s0 = train.sum_squares %l0 : tensor<16xf32>
+    return %s0 : tensor<f32>
+  }
+  func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+    %ga = train.load @a.grad : tensor<16xf32>
+    %gb = train.load @b.grad : tensor<16xf32>
+    %f1 = zero.pack @g(%ga, %gb) : tensor<16xf32>, tensor<16xf32> -> tensor<32xf32>
+    %r1 = zero.all_reduce %f1 kind(<avg>) world_size(2) : tensor<32xf32>
+    %u1:2 = zero.unpack @g %r1 : tensor<32xf32> -> tensor<16xf32>, tensor<16xf32>
+    %gc = train.load @c.grad : tensor<16xf32>
+    %f2 = zero.pack @h(%gc) : tensor<16xf32> -> tensor<16xf32>
+    %r2 = zero.all_reduce %f2 kind(<avg>) world_size(2) : tensor<16xf32>
+    %u2:1 = zero.unpack @h %r2 : tensor<16xf32> -> tensor<16xf32>
+    %sc = train.sum_squares %u2#0 : tensor<16xf32>
+    %sa = train.sum_squares %u1#0 : tensor<16xf32>
+    %t1 = train.add %sc, %sa : tensor<f32>
+    %sb = train.sum_squares %u1#1 : tensor<16xf32>
+    %t2 = train.add %t1, %sb : tensor<f32>
+    %coef, %norm = train.clip_coef %t2, %gs max_norm(1.0) : tensor<f32>
+    %pa = train.load @a : tensor<16xf32>
+    %ma = train.load @a.exp_avg : tensor<16xf32>
+    %va = train.load @a.exp_avg_sq : tensor<16xf32>
+    %pa2, %ma2, %va2 = train.adamw %pa, %u1#0, %ma, %va, %lr, %step, %coef beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<16xf32>, tensor<16xf32>
+    train.store %pa2, @a : tensor<16xf32>
+    train.store %ma2, @a.exp_avg : tensor<16xf32>
+    train.store %va2, @a.exp_avg_sq : tensor<16xf32>
+    %pb = train.load @b : tensor<16xf32>
+    %mb = train.load @b.exp_avg : tensor<16xf32>
+    %vb = train.load @b.exp_avg_sq : tensor<16xf32>
+    %pb2, %mb2, %vb2 = train.adamw %pb, %u1#1, %mb, %vb, %lr, %step, %coef beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<16xf32>, tensor<16xf32>
+    train.store %pb2, @b : tensor<16xf32>
+    train.store %mb2, @b.exp_avg : tensor<16xf32>
+    train.store %vb2, @b.exp_avg_sq : tensor<16xf32>
+    %pc = train.load @c : tensor<16xf32>
+    %mc = train.load @c.exp_avg : tensor<16xf32>
+    %vc = train.load @c.exp_avg_sq : tensor<16xf32>
+    %pc2, %mc2, %vc2 = train.adamw %pc, %u2#0, %mc, %vc, %lr, %step, %coef beta1(0.9) beta2(0.95) eps(1.0e-08) weight_decay(0.1) : tensor<16xf32>, tensor<16xf32>
+    train.store %pc2, @c : tensor<16xf32>
+    train.store %mc2, @c.exp_avg : tensor<16xf32>
+    train.store %vc2, @c.exp_avg_sq : tensor<16xf32>
+    return %norm : tensor<f32>
+  }
+}
+
+// -----
+
 // Buckets (zero-bucket) as strided copies, zero.concat as copies and
 // zero.split as views; nonblocking collectives (zero-prefetch) with a
 // zrt_request each, waited by zrt_wait; AdamW skipped on a non-finite check
