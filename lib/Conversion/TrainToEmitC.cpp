@@ -377,6 +377,13 @@ private:
   /// group's span of that arena (GroupInfo), so the pack and the stores
   /// copy nothing.
   DenseMap<Value, Placement> stateSpans;
+  /// All-reduces that run in place in a gradient span (decideStateSpans):
+  /// they write the members' gradient states from the start to the wait.
+  struct InPlaceReduction {
+    int64_t start, wait;
+    SmallVector<std::string> syms;
+  };
+  SmallVector<InPlaceReduction> inPlaceReductions;
   /// train.cross_entropy -> the constant loss gradient of its
   /// train.cross_entropy_grad (in fusedCeGrads): one
   /// zrt_cross_entropy_padded_fused call at the forward writes the gradient
@@ -773,7 +780,8 @@ SmallVector<Value> FunctionLowering::aliasSet(Value v) {
   for (unsigned i = 0; i < set.size(); ++i)
     for (Operation *user : set[i].getUsers())
       if (isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp>(user) ||
-          fusedCeGrads.contains(user))
+          fusedCeGrads.contains(user) ||
+          (isa<zero::PackOp>(user) && stateSpans.count(user->getResult(0))))
         llvm::append_range(set, user->getResults());
   return set;
 }
@@ -1407,6 +1415,9 @@ FunctionLowering::accesses(StringRef sym) {
       }
     out.push_back({&op, first, p, true});
   }
+  for (const InPlaceReduction &r : inPlaceReductions)
+    if (llvm::is_contained(r.syms, sym))
+      out.push_back({nullptr, r.start, r.wait, true});
   return out;
 }
 
@@ -1557,6 +1568,10 @@ void FunctionLowering::decideAdamWRuns() {
 /// call happens at the chain's last add: no gradient of the chain may be
 /// written between its own sum and there.
 void FunctionLowering::decideSumSquaresRuns() {
+  // Only the gradient norm (the optimizer step): elsewhere (a loss with a
+  // penalty) the f32 result must stay the IR's.
+  if (role != Role::OptimizerStep)
+    return;
   // A chain value -> its first input, last state, elements, the value it
   // adds the chain's sum to (base: null when the chain starts with two
   // sums), its sum_squares and add ops, and the states it reads.
@@ -1602,7 +1617,14 @@ void FunctionLowering::decideSumSquaresRuns() {
     } else if ((lhsLeaf = leaf(add.getLhs())) && follows(*lhsLeaf, *rhs)) {
       c = *lhsLeaf; // two adjacent sums start a chain
     } else {
-      // The chain's sum is added to whatever the left side is.
+      // The chain's sum is added to the left side later (at the chain's
+      // last add): only a value with a buffer of its own (a sum or an add
+      // computed here), not a view of a state that may change meanwhile.
+      Operation *def = add.getLhs().getDefiningOp();
+      if (!def || !isa<train::AddOp, train::SumSquaresOp>(def) ||
+          forwardedResults.count(add.getLhs()) ||
+          inSumSquaresRuns.contains(def))
+        continue;
       c = *rhs;
       c.base = add.getLhs();
       c.ops.push_back(add);
@@ -1712,20 +1734,60 @@ void FunctionLowering::decideStateSpans() {
           input.getType() != reduced.getType() ||
           inPlaceResults.contains(reduced) || forwardedResults.count(reduced))
         continue;
-      // Nothing reads the states after the start (they hold the averages
-      // from then on) or writes them until the wait.
+      // The states hold the averages from the start on, read through the
+      // result's views until its last use: nothing else may access them
+      // from the start until a store overwrites each of them after that
+      // last use (so no average outlives the function, e.g. into the next
+      // step's gradient accumulation).
       bool ok = true;
-      int64_t from = pos.lookup(start), to = pos.lookup(&op);
-      for (Value m : pack.getMembers()) {
-        StringRef sym = loadSymbol(m.getDefiningOp());
-        ok = ok &&
-             !accessedIn(sym, from + 1, INT64_MAX, /*reads=*/true,
-                         /*writes=*/false) &&
-             !accessedIn(sym, from + 1, to - 1, /*reads=*/false,
-                         /*writes=*/true);
+      const int64_t from = pos.lookup(start), waitPos = pos.lookup(&op);
+      // Where each member's averages are last read: its unpacked view's
+      // last use; any other use of the result reads every member.
+      int64_t whole = waitPos;
+      SmallVector<int64_t> memberLive(pack.getMembers().size(), waitPos);
+      for (Operation *user : reduced.getUsers()) {
+        auto u = dyn_cast<zero::UnpackOp>(user);
+        if (!u || u.getMembers().size() != memberLive.size()) {
+          whole = std::max(whole, pos.lookup(user));
+          continue;
+        }
+        for (auto [k, r] : llvm::enumerate(u.getMembers()))
+          memberLive[k] = std::max(memberLive[k], lastUse(r));
       }
-      if (ok)
+      SmallVector<Operation *> own;
+      for (Value m : pack.getMembers())
+        own.push_back(m.getDefiningOp());
+      InPlaceReduction rec{from, waitPos, {}};
+      for (auto [k, m] : llvm::enumerate(pack.getMembers())) {
+        const int64_t live = std::max(whole, memberLive[k]);
+        StringRef sym = loadSymbol(m.getDefiningOp());
+        rec.syms.push_back(sym.str());
+        int64_t overwrite = INT64_MAX;
+        for (Operation &other : block)
+          if (isa<train::StoreOp>(other) && writtenSymbol(&other) == sym &&
+              pos.lookup(&other) > live)
+            overwrite = std::min(overwrite, pos.lookup(&other));
+        if (overwrite == INT64_MAX) {
+          ok = false;
+          break;
+        }
+        // The overwriting store's own write interval may start earlier
+        // (a fill computed in the state): it must start after `live` too.
+        for (const Access &a : accesses(sym)) {
+          if (llvm::is_contained(own, a.op))
+            continue;
+          if (a.op && pos.lookup(a.op) == overwrite) {
+            ok = ok && a.first > live;
+            continue;
+          }
+          if (a.first <= overwrite && a.last > from)
+            ok = false;
+        }
+      }
+      if (ok) {
         stateSpans[reduced] = span->second;
+        inPlaceReductions.push_back(std::move(rec));
+      }
       continue;
     }
     auto unpack = dyn_cast<zero::UnpackOp>(op);

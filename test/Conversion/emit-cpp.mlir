@@ -778,7 +778,9 @@ module attributes {zero.model_name = "toy", zero.stage = 1 : i64, zero.world_siz
 // -----
 
 // Stage 0 on 2 ranks: each group's gradients are all-reduced in place (the
-// pack and the result are the gradient arena: one pointer for both), the
+// pack and the result are the gradient arena: one pointer for both; each
+// gradient is zeroed after its last read, so no average outlives the
+// step), the
 // AdamW of @a, @b and @c (their gradients adjacent in the arena after the
 // in-place all-reduces) is one call, and the gradient norm's chain (c,
 // then a and b) is one sum over a and b added to c's.
@@ -838,6 +840,8 @@ module attributes {zero.model_name = "toy", zero.stage = 0 : i64, zero.world_siz
     train.store %pa2, @a : tensor<16xf32>
     train.store %ma2, @a.exp_avg : tensor<16xf32>
     train.store %va2, @a.exp_avg_sq : tensor<16xf32>
+    %za = train.fill 0.0 : tensor<16xf32>
+    train.store %za, @a.grad : tensor<16xf32>
     %pb = train.load @b : tensor<16xf32>
     %mb = train.load @b.exp_avg : tensor<16xf32>
     %vb = train.load @b.exp_avg_sq : tensor<16xf32>
@@ -845,6 +849,8 @@ module attributes {zero.model_name = "toy", zero.stage = 0 : i64, zero.world_siz
     train.store %pb2, @b : tensor<16xf32>
     train.store %mb2, @b.exp_avg : tensor<16xf32>
     train.store %vb2, @b.exp_avg_sq : tensor<16xf32>
+    %zb = train.fill 0.0 : tensor<16xf32>
+    train.store %zb, @b.grad : tensor<16xf32>
     %pc = train.load @c : tensor<16xf32>
     %mc = train.load @c.exp_avg : tensor<16xf32>
     %vc = train.load @c.exp_avg_sq : tensor<16xf32>
@@ -852,7 +858,47 @@ module attributes {zero.model_name = "toy", zero.stage = 0 : i64, zero.world_siz
     train.store %pc2, @c : tensor<16xf32>
     train.store %mc2, @c.exp_avg : tensor<16xf32>
     train.store %vc2, @c.exp_avg_sq : tensor<16xf32>
+    %zc = train.fill 0.0 : tensor<16xf32>
+    train.store %zc, @c.grad : tensor<16xf32>
     return %norm : tensor<f32>
+  }
+}
+
+// -----
+
+// Not in place: the gradients are not overwritten after their averages are
+// read (the averages would outlive the step, into the next gradient
+// accumulation), so the all-reduce writes its own buffer.
+// CHECK-LABEL: static int zrt_gen_optimizer_step(
+// CHECK: uint8_t* [[G:v[0-9]+]] = zrt_mem_gradients;
+// CHECK-NEXT: uint8_t* [[ACT:v[0-9]+]] = zrt_mem_temporaries;
+// CHECK: float* [[S:v[0-9]+]] = (float*) [[G]];
+// CHECK-NEXT: // zero.all_reduce -> tensor<32xf32>
+// CHECK-NEXT: uint8_t* [[RB:v[0-9]+]] = [[ACT]] + {{[0-9]+}};
+// CHECK-NEXT: float* [[R:v[0-9]+]] = (float*) [[RB]];
+// CHECK-NEXT: zrt_all_reduce([[S]], [[R]], 32, ZRT_F32, ZRT_AVG);
+// CHECK-LABEL: static void zrt_gen_destroy() {
+module attributes {zero.model_name = "toy", zero.stage = 0 : i64, zero.world_size = 2 : i64} {
+  train.param @a : tensor<16xf32> init(<ones>) trainable
+  train.state @a.grad : tensor<16xf32> kind(<grad>) of(@a)
+  train.param @b : tensor<16xf32> init(<ones>) trainable
+  train.state @b.grad : tensor<16xf32> kind(<grad>) of(@b)
+  zero.group @g world_size(2) members [@a, @b] offsets [0, 16] decay [true, true] padded(32)
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    %l0 = train.load @a : tensor<16xf32>
+    %s0 = train.sum_squares %l0 : tensor<16xf32>
+    return %s0 : tensor<f32>
+  }
+  func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+    %ga = train.load @a.grad : tensor<16xf32>
+    %gb = train.load @b.grad : tensor<16xf32>
+    %f1 = zero.pack @g(%ga, %gb) : tensor<16xf32>, tensor<16xf32> -> tensor<32xf32>
+    %r1 = zero.all_reduce %f1 kind(<avg>) world_size(2) : tensor<32xf32>
+    %u1:2 = zero.unpack @g %r1 : tensor<32xf32> -> tensor<16xf32>, tensor<16xf32>
+    %sa = train.sum_squares %u1#0 : tensor<16xf32>
+    %sb = train.sum_squares %u1#1 : tensor<16xf32>
+    %t = train.add %sa, %sb : tensor<f32>
+    return %t : tensor<f32>
   }
 }
 
