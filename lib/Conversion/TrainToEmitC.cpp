@@ -1229,21 +1229,6 @@ void FunctionLowering::decidePackSlots() {
   }
 }
 
-/// Whether anything between positions (from, to] loads or writes `sym`,
-/// other than a store of `own` (the value computed in that state).
-static bool touchedBetween(Block &block, DenseMap<Operation *, int64_t> &pos,
-                           StringRef sym, int64_t from, int64_t to,
-                           Value own) {
-  for (Operation &op : block) {
-    int64_t p = pos.lookup(&op);
-    if (p <= from || p > to || (own && storedValue(&op) == own))
-      continue;
-    if (writtenSymbol(&op) == sym || (isLoad(&op) && loadSymbol(&op) == sym))
-      return true;
-  }
-  return false;
-}
-
 /// The AdamW kernels write the bf16 copy of the updated master weights
 /// themselves (zrt_adamw_step's out_bf16, the same round-to-nearest-even as
 /// zrt_cast_f32_to_bf16): a `train.cast` f32 -> bf16 of a `train.adamw`'s
@@ -1264,16 +1249,14 @@ void FunctionLowering::decideFusedCasts() {
           cast->getBlock() != &block)
         continue;
       StringRef sym = forwardedResults.lookup(cast.getResult());
-      if (sym.empty() || touchedBetween(block, pos, sym, pos.lookup(&op),
-                                        pos.lookup(cast), cast.getResult()))
+      if (sym.empty())
         continue;
-      bool earlierReadLive = false;
-      for (Operation &other : block)
-        if (isLoad(&other) && loadSymbol(&other) == sym &&
-            !copyLoads.contains(&other) && other.isBeforeInBlock(&op) &&
-            lastUse(other.getResult(0)) >= pos.lookup(&op))
-          earlierReadLive = true;
-      if (earlierReadLive)
+      // The write moves from the cast to the AdamW: no other access of the
+      // parameter (a read still live there included) may fall in between.
+      SmallVector<Operation *> own(cast.getResult().getUsers().begin(),
+                                   cast.getResult().getUsers().end());
+      if (accessedIn(sym, pos.lookup(&op), pos.lookup(cast), /*reads=*/true,
+                     /*writes=*/true, own))
         continue;
       fusedCasts[&op] = cast;
       castsInAdamW.insert(cast);
@@ -1328,10 +1311,16 @@ void FunctionLowering::decideFillRuns() {
       for (size_t k = i; k < j; ++k)
         if (pos.lookup(fills[k].op) > pos.lookup(last))
           last = fills[k].op;
+      // Each zeroing moves from its fill to the last: no other access of
+      // its state may fall in between.
       bool ok = true;
-      for (size_t k = i; k < j && ok; ++k)
-        ok = !touchedBetween(block, pos, fills[k].sym, pos.lookup(fills[k].op),
-                             pos.lookup(last), fills[k].op->getResult(0));
+      for (size_t k = i; k < j && ok; ++k) {
+        Value z = fills[k].op->getResult(0);
+        SmallVector<Operation *> own(z.getUsers().begin(), z.getUsers().end());
+        ok = !accessedIn(fills[k].sym, pos.lookup(fills[k].op) + 1,
+                         pos.lookup(last), /*reads=*/true, /*writes=*/true,
+                         own);
+      }
       if (ok) {
         fillRuns[last] = {fills[i].state->place,
                           end(fills[j - 1]) - fills[i].state->place.offset,
