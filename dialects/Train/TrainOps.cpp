@@ -119,47 +119,66 @@ static SmallVector<int64_t> applyTranspose(RankedTensorType t, bool transpose) {
   return shape;
 }
 
-LogicalResult MatmulOp::verify() {
-  RankedTensorType aType = getA().getType(), bType = getB().getType(),
-                   rType = getType();
+/// The operand and result checks of `train.matmul`, shared by the fused
+/// `train.matmul_gelu` / `train.matmul_gelu_grad`: `result` = op(a) · op(b)
+/// (+ bias) in one element type (see TrainOps.td).
+static LogicalResult verifyMatmul(Operation *op, RankedTensorType aType,
+                                  RankedTensorType bType, Value bias,
+                                  RankedTensorType rType, bool transposeA,
+                                  bool transposeB) {
   if (aType.getRank() < 2 || bType.getRank() < 2)
-    return emitOpError("operands must have rank >= 2, got ")
+    return op->emitOpError("operands must have rank >= 2, got ")
            << aType << " and " << bType;
   if (aType.getElementType() != bType.getElementType() ||
       aType.getElementType() != rType.getElementType())
-    return emitOpError("operands and result must have one element type");
-  SmallVector<int64_t> a = applyTranspose(aType, getTransposeA());
-  SmallVector<int64_t> b = applyTranspose(bType, getTransposeB());
+    return op->emitOpError("operands and result must have one element type");
+  SmallVector<int64_t> a = applyTranspose(aType, transposeA);
+  SmallVector<int64_t> b = applyTranspose(bType, transposeB);
   int64_t rank = aType.getRank();
   bool sharedB = bType.getRank() == 2 && rank > 2;
-  if (sharedB && getTransposeA())
-    return emitOpError("transpose_a is not supported with a rank-2 b shared "
-                       "across the batch");
+  if (sharedB && transposeA)
+    return op->emitOpError("transpose_a is not supported with a rank-2 b "
+                           "shared across the batch");
   if (!sharedB && bType.getRank() != rank)
-    return emitOpError("b must have rank 2 or the rank of a (")
+    return op->emitOpError("b must have rank 2 or the rank of a (")
            << rank << "), got " << bType.getRank();
   if (!sharedB &&
       ArrayRef<int64_t>(a).drop_back(2) != ArrayRef<int64_t>(b).drop_back(2))
-    return emitOpError("batch dimensions of a and b differ");
+    return op->emitOpError("batch dimensions of a and b differ");
   int64_t k = a[rank - 1], kb = b[b.size() - 2];
   if (k != kb)
-    return emitOpError("contraction sizes differ: a gives K = ")
+    return op->emitOpError("contraction sizes differ: a gives K = ")
            << k << ", b gives K = " << kb;
   SmallVector<int64_t> expected(ArrayRef<int64_t>(a).drop_back(1));
   expected.push_back(b.back());
   if (rType.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("result must be ")
+    return op->emitOpError("result must be ")
            << RankedTensorType::get(expected, rType.getElementType())
            << ", got " << rType;
-  if (Value bias = getBias()) {
+  if (bias) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1 || biasType.getDimSize(0) != b.back() ||
         biasType.getElementType() != rType.getElementType())
-      return emitOpError("bias must be ")
+      return op->emitOpError("bias must be ")
              << RankedTensorType::get({b.back()}, rType.getElementType())
              << ", got " << biasType;
   }
   return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyMatmul(*this, getA().getType(), getB().getType(), getBias(),
+                      getType(), getTransposeA(), getTransposeB());
+}
+
+LogicalResult MatmulGeluOp::verify() {
+  return verifyMatmul(*this, getA().getType(), getB().getType(), getBias(),
+                      getResult().getType(), getTransposeA(), getTransposeB());
+}
+
+LogicalResult MatmulGeluGradOp::verify() {
+  return verifyMatmul(*this, getA().getType(), getB().getType(), Value(),
+                      getResult().getType(), getTransposeA(), getTransposeB());
 }
 
 LogicalResult LayerNormOp::verify() {

@@ -237,6 +237,45 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
+def Train_MatmulGeluOp : Train_Op<"matmul_gelu", [Pure,
+    AllTypesMatch<["pre", "result"]>]> {
+  let summary = "Matrix product, bias and GELU in one op (a GEMM epilogue)";
+  let description = [{
+    The fusion of `train.matmul` (with or without bias) and the
+    `train.gelu` of its result, as `train-fuse-epilogues` forms it:
+    with acc = op(a) · op(b) (+ bias) in f32,
+
+    ```
+    pre    = acc                 // rounded once to the element type
+    result = gelu(acc)           // GELU of the unrounded acc, rounded once
+    ```
+
+    `pre` is the GELU's input, which `train.matmul_gelu_grad` (or a
+    `train.gelu_grad`) reads in the backward. Operands, transposes, bias
+    and shapes are those of `train.matmul`. In f32 this computes exactly
+    the unfused pair; in bf16 `result` differs from `gelu(pre)` only in
+    skipping pre's rounding before the GELU — the semantics of cuBLASLt's
+    `CUBLASLT_EPILOGUE_GELU_AUX_BIAS` and of llm.c's `gelu_fusion`, and
+    what a fused kernel of `torch.compile` computes (intermediates of a
+    fused kernel stay in f32).
+
+    The op has no gradient rule: it is formed after `train-autodiff`.
+
+    Example:
+    ```mlir
+    %pre, %y = train.matmul_gelu %x, %w bias %b {transpose_b} : tensor<4x32x64xbf16>, tensor<256x64xbf16>, tensor<256xbf16> -> tensor<4x32x256xbf16>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$a, Train_FloatTensor:$b,
+                       Optional<Train_FloatTensor>:$bias,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs Train_FloatTensor:$pre, Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`bias` $bias^)? attr-dict `:` type($a) `,` type($b) (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 class Train_BinaryElementwise<string mnemonic, list<Trait> traits = []>
     : Train_Op<mnemonic, !listconcat([Pure, Differentiable,
         AllTypesMatch<["lhs", "rhs", "result"]>], traits)> {
@@ -622,6 +661,39 @@ def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure,
   let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$grad);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+}
+
+def Train_MatmulGeluGradOp : Train_Op<"matmul_gelu_grad", [Pure,
+    AllTypesMatch<["pre", "result"]>]> {
+  let summary = "Matrix product times the GELU derivative (a GEMM epilogue)";
+  let description = [{
+    The fusion of a bias-free `train.matmul` whose only use is the `grad`
+    of a `train.gelu_grad`, as `train-fuse-epilogues` forms it: with
+    g = op(a) · op(b) in f32 (not rounded),
+
+    ```
+    result = g · gelu'(pre)      // rounded once to the element type
+    ```
+
+    where `pre` is the GELU's input saved by the forward. Operands,
+    transposes and shapes are those of `train.matmul` (without bias);
+    `pre` and the result have the product's type. In f32 this is exactly
+    the unfused pair; in bf16 it skips the rounding of g — cuBLASLt's
+    `CUBLASLT_EPILOGUE_DGELU` (llm.c's backward `gelu_fusion`).
+
+    Example:
+    ```mlir
+    %dpre = train.matmul_gelu_grad %dy, %w, %pre : tensor<4x32x64xbf16>, tensor<64x256xbf16> -> tensor<4x32x256xbf16>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$a, Train_FloatTensor:$b,
+                       Train_FloatTensor:$pre,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $pre attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def Train_ReluGradOp : Train_Op<"relu_grad", [Pure,

@@ -291,6 +291,11 @@ private:
   Value request(Operation *start);
   Value statePtr(const StateInfo &s);
   void call(StringRef callee, ArrayRef<CArg> args);
+  /// One zrt_matmul (f32; alpha 1, beta 0, packed operands) of the product
+  /// of train.matmul or a fused matmul op into `out`, plus `bias` (null:
+  /// none).
+  template <typename MatmulLikeOp>
+  void emitF32Matmul(MatmulLikeOp o, Value bias, Value out);
   Attribute i64(int64_t v);
   Attribute f32(double v);
   Attribute f64(double v);
@@ -1890,10 +1895,14 @@ struct MatmulDims {
   int64_t batch = 1, M = 0, N = 0, K = 0;
 };
 
-static MatmulDims matmulDims(train::MatmulOp o) {
+/// MatmulDims of train.matmul, train.matmul_gelu or train.matmul_gelu_grad
+/// (the same operands a, b and transposes; the product has the result's
+/// shape).
+template <typename MatmulLikeOp>
+static MatmulDims matmulDims(MatmulLikeOp o) {
   auto a = cast<RankedTensorType>(o.getA().getType());
   auto bt = cast<RankedTensorType>(o.getB().getType());
-  RankedTensorType r = o.getType();
+  auto r = cast<RankedTensorType>(o.getResult().getType());
   int64_t rank = a.getRank();
   bool ta = o.getTransposeA();
   MatmulDims d;
@@ -1907,18 +1916,36 @@ static MatmulDims matmulDims(train::MatmulOp o) {
   return d;
 }
 
+/// Whether a, b, bias (may be null) and the result are bf16 and a, b, bias
+/// distinct values.
+static bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
+  auto isBf16 = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
+  };
+  return isBf16(a) && isBf16(b) && isBf16(result) &&
+         (!bias || isBf16(bias)) && a != b &&
+         (!bias || (bias != a && bias != b));
+}
+
 /// A matmul whose operands, bias and result are all bf16 (and distinct
 /// values): lowered to one zrt_matmul_bf16, which widens on the CPU and
 /// runs a bf16 tensor-core GEMM on CUDA, instead of a widening cast per
 /// tensor around zrt_matmul.
 static bool isBf16Matmul(train::MatmulOp o) {
-  auto isBf16 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
-  };
-  Value bias = o.getBias();
-  return isBf16(o.getA()) && isBf16(o.getB()) && isBf16(o.getResult()) &&
-         (!bias || isBf16(bias)) && o.getA() != o.getB() &&
-         (!bias || (bias != o.getA() && bias != o.getB()));
+  return isBf16Matmul(o.getA(), o.getB(), o.getBias(), o.getResult());
+}
+
+/// The bf16 GEMM-epilogue ops (train.matmul_gelu / _grad, all bf16 by their
+/// verifiers once the result is) with distinct operands: one
+/// zrt_matmul_gelu_bf16 / zrt_matmul_gelu_backward_bf16. Other fused ops
+/// compute in f32 (emitCompute), widened like any compute op.
+static bool isBf16MatmulEpilogue(Operation *op) {
+  if (auto o = dyn_cast<train::MatmulGeluOp>(op))
+    return isBf16Matmul(o.getA(), o.getB(), o.getBias(), o.getResult());
+  if (auto o = dyn_cast<train::MatmulGeluGradOp>(op))
+    return isBf16Matmul(o.getA(), o.getB(), Value(), o.getResult()) &&
+           o.getPre() != o.getA() && o.getPre() != o.getB();
+  return false;
 }
 
 /// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias)
@@ -1931,6 +1958,30 @@ static int64_t matmulBf16Workspace(const MatmulDims &d, bool bias) {
                                                         1, d.K + d.N));
   rows = std::min(rows, std::max<int64_t>(d.M, 1));
   return d.K * d.N + (bias ? d.N : 0) + rows * (d.K + d.N);
+}
+
+template <typename MatmulLikeOp>
+void FunctionLowering::emitF32Matmul(MatmulLikeOp o, Value bias, Value out) {
+  MatmulDims d = matmulDims(o);
+  call("zrt_matmul",
+       {ptr(o.getA()), ptr(o.getB()), bias ? CArg(ptr(bias)) : CArg(opq("NULL")),
+        ptr(out), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
+        i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
+        f32(1.0), f32(0.0), opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED"),
+        opq("ZRT_STRIDE_PACKED")});
+}
+
+/// Floats of scratch of a bf16 GEMM-epilogue op (isBf16MatmulEpilogue):
+/// zrt_matmul_bf16_workspace of its product, as zrt.h asks of
+/// zrt_matmul_gelu_bf16 / zrt_matmul_gelu_backward_bf16; nullopt for any
+/// other op.
+static std::optional<int64_t> epilogueWorkspace(Operation *op) {
+  if (!isBf16MatmulEpilogue(op))
+    return std::nullopt;
+  if (auto o = dyn_cast<train::MatmulGeluOp>(op))
+    return matmulBf16Workspace(matmulDims(o), o.getBias() != nullptr);
+  return matmulBf16Workspace(matmulDims(cast<train::MatmulGeluGradOp>(op)),
+                             false);
 }
 
 /// Floats of zrt_attention_workspace(T): 2 T^2 + T.
@@ -2043,6 +2094,8 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
         std::max<int64_t>(matmulBf16Workspace(matmulDims(mm), mm.getBias() != nullptr),
                           1) *
         4);
+  else if (std::optional<int64_t> floats = epilogueWorkspace(op))
+    bytes += alignUp(std::max<int64_t>(*floats, 1) * 4);
   else if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
@@ -2707,14 +2760,22 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         return success();
       })
       .Case([&](train::MatmulOp o) {
-        MatmulDims d = matmulDims(o);
-        call("zrt_matmul",
-             {ptr(o.getA()), ptr(o.getB()),
-              o.getBias() ? CArg(ptr(o.getBias())) : CArg(opq("NULL")),
-              ptr(o.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-              i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
-              f32(1.0), f32(0.0), opq("ZRT_STRIDE_PACKED"),
-              opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED")});
+        emitF32Matmul(o, o.getBias(), o.getResult());
+        return success();
+      })
+      // In f32 the fused ops are exactly the pairs they replace: the
+      // product (pre-activation) first, then GELU or its derivative.
+      .Case([&](train::MatmulGeluOp o) {
+        emitF32Matmul(o, o.getBias(), o.getPre());
+        call("zrt_gelu", {ptr(o.getPre()), ptr(o.getResult()),
+                          i64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](train::MatmulGeluGradOp o) {
+        emitF32Matmul(o, Value(), o.getResult());
+        call("zrt_gelu_backward", {ptr(o.getPre()), ptr(o.getResult()),
+                                   ptr(o.getResult()),
+                                   i64(numel(o.getResult()))});
         return success();
       })
       .Case([&](train::EmbeddingOp o) {
@@ -2837,6 +2898,32 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
           mm.getBias() ? CArg(ptr(mm.getBias())) : CArg(opq("NULL")),
           ptr(mm.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
           i64(mm.getTransposeA() ? 1 : 0), i64(mm.getTransposeB() ? 1 : 0),
+          work});
+    return success();
+  }
+
+  // bf16 GEMM epilogues: the GELU (or its derivative) applied to the f32
+  // product before the one rounding.
+  if (std::optional<int64_t> floats = epilogueWorkspace(op)) {
+    Value work = scratch(*floats);
+    if (auto o = dyn_cast<train::MatmulGeluOp>(op)) {
+      MatmulDims d = matmulDims(o);
+      // Nothing reads an unused pre-activation (the forward-only function).
+      call("zrt_matmul_gelu_bf16",
+           {ptr(o.getA()), ptr(o.getB()),
+            o.getBias() ? CArg(ptr(o.getBias())) : CArg(opq("NULL")),
+            o.getPre().use_empty() ? CArg(opq("NULL")) : CArg(ptr(o.getPre())),
+            ptr(o.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
+            i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
+            work});
+      return success();
+    }
+    auto o = cast<train::MatmulGeluGradOp>(op);
+    MatmulDims d = matmulDims(o);
+    call("zrt_matmul_gelu_backward_bf16",
+         {ptr(o.getA()), ptr(o.getB()), ptr(o.getPre()), ptr(o.getResult()),
+          i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
+          i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
           work});
     return success();
   }

@@ -20,6 +20,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     checkpoint.policy = options.checkpoint;
     pm.addPass(createTrainCheckpoint(checkpoint));
   }
+  if (options.fuseEpilogues)
+    pm.addPass(createTrainFuseEpilogues());
   if (options.optimizer) {
     TrainOptimizerOptions optimizer;
     optimizer.precision = options.precision;
@@ -59,7 +61,7 @@ void zero::registerTrainingPipeline() {
   PassPipelineRegistration<TrainingPipelineOptions>(
       "zero-training-pipeline",
       "Forward graph to partitioned training step: train-autodiff, "
-      "train-checkpoint, train-optimizer, zero-partition, zero-bucket, "
+      "train-checkpoint, train-fuse-epilogues, train-optimizer, zero-partition, zero-bucket, "
       "zero-prefetch",
       buildTrainingPipeline);
 }

@@ -145,6 +145,24 @@ int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
                                   int64_t K, int has_bias) {
   return zrt::matmulBf16Workspace(batch, M, N, K, has_bias != 0);
 }
+int zrt_matmul_gelu_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                         const zrt_bf16 *bias, zrt_bf16 *pre, zrt_bf16 *out,
+                         int64_t batch, int64_t M, int64_t N, int64_t K,
+                         int trans_a, int trans_b, float *workspace) {
+  ZRT_PROFILED("zrt_matmul_gelu_bf16",
+               zrt_cuda::matmul_gelu_bf16(A, B, bias, pre, out, batch, M, N, K,
+                                          trans_a, trans_b, workspace));
+}
+int zrt_matmul_gelu_backward_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                                  const zrt_bf16 *pre, zrt_bf16 *dpre,
+                                  int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int trans_a, int trans_b,
+                                  float *workspace) {
+  ZRT_PROFILED("zrt_matmul_gelu_backward_bf16",
+               zrt_cuda::matmul_gelu_backward_bf16(A, B, pre, dpre, batch, M, N,
+                                                   K, trans_a, trans_b,
+                                                   workspace));
+}
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {
   ZRT_PROFILED("zrt_bias_backward",

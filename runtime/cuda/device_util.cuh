@@ -1,8 +1,8 @@
 //===- device_util.cuh - CUDA backend: shared device helpers -----*- CUDA -*-===//
 //
 // Launch geometry, the grid-stride loop, bf16 <-> f32 on the device with the
-// CPU runtime's exact rounding, and block reductions, shared by the .cu
-// files of the backend.
+// CPU runtime's exact rounding, the GELU arithmetic, and block reductions,
+// shared by the .cu files of the backend.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_DEVICE_UTIL_CUH
@@ -86,6 +86,34 @@ __device__ __forceinline__ uint4 packBf16x8(const float (&f)[8]) {
 __device__ __forceinline__ float expClamped(float x) {
   return expf(fminf(fmaxf(x, -87.3f), 88.3f));
 }
+
+// sqrt(2 / pi) and the cubic coefficient of the tanh GELU approximation,
+// as the CPU runtime (elementwise.cpp), through 1 + tanh(u) = 2 sigmoid(2u).
+constexpr float kGeluScale = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+
+/// op(x, unused) = gelu(x): the per-element arithmetic of zrt_gelu (the CPU
+/// runtime's, elementwise.cpp), shared by the f32 and bf16 kernels of
+/// elementwise.cu and the GELU epilogue of matmul_bf16.cu.
+struct GeluOp {
+  __device__ __forceinline__ float operator()(float v, float) const {
+    const float u = kGeluScale * (v + kGeluCubic * v * v * v);
+    return v / (1.0f + expClamped(-2.0f * u));
+  }
+};
+
+/// op(x, dout) = gelu'(x) * dout: zrt_gelu_backward's arithmetic, shared as
+/// GeluOp (the DGELU epilogue of matmul_bf16.cu).
+struct GeluBackwardOp {
+  __device__ __forceinline__ float operator()(float v, float g) const {
+    const float u = kGeluScale * (v + kGeluCubic * v * v * v);
+    const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
+    const float ex = expClamped(-2.0f * u);
+    const float s = 1.0f / (1.0f + ex);
+    const float grad = s + 2.0f * v * s * (ex * s) * du;
+    return grad * g;
+  }
+};
 
 /// Sum of `v` over the warp (every lane gets the total).
 __device__ __forceinline__ float warpSum(float v) {

@@ -35,40 +35,17 @@ namespace {
 
 using namespace zrt_cuda;
 
-// sqrt(2 / pi) and the cubic coefficient of the tanh GELU approximation,
-// as the CPU runtime (elementwise.cpp), through 1 + tanh(u) = 2 sigmoid(2u).
-constexpr float kGeluScale = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
-
 __global__ void fillKernel(float *out, float value, int64_t n) {
   ZRT_GRID_STRIDE(i, n) out[i] = value;
 }
 
 /// The per-element arithmetic of zrt_add, zrt_gelu and zrt_gelu_backward
 /// (op(x, y); y unused by the unary ones), shared by the f32 kernels and
-/// the bf16 ones.
+/// the bf16 ones (GeluOp, GeluBackwardOp: device_util.cuh, shared with the
+/// GELU epilogues of matmul_bf16.cu).
 struct AddOp {
   __device__ __forceinline__ float operator()(float a, float b) const {
     return a + b;
-  }
-};
-
-struct GeluOp {
-  __device__ __forceinline__ float operator()(float v, float) const {
-    const float u = kGeluScale * (v + kGeluCubic * v * v * v);
-    return v / (1.0f + expClamped(-2.0f * u));
-  }
-};
-
-/// op(x, dout): GELU'(x) * dout.
-struct GeluBackwardOp {
-  __device__ __forceinline__ float operator()(float v, float g) const {
-    const float u = kGeluScale * (v + kGeluCubic * v * v * v);
-    const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
-    const float ex = expClamped(-2.0f * u);
-    const float s = 1.0f / (1.0f + ex);
-    const float grad = s + 2.0f * v * s * (ex * s) * du;
-    return grad * g;
   }
 };
 

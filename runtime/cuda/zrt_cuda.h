@@ -167,6 +167,20 @@ int matmul(const float *A, const float *B, const float *bias, float *C,
 int matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
                 zrt_bf16 *C, int64_t batch, int64_t M, int64_t N, int64_t K,
                 int trans_a, int trans_b, float *workspace);
+/// zrt_matmul_gelu_bf16 / zrt_matmul_gelu_backward_bf16 (matmul_bf16.cu):
+/// a single product is one cuBLASLt matmul with the GELU(_AUX)(_BIAS) /
+/// DGELU epilogue (pre the auxiliary matrix); batched products, shapes
+/// cuBLASLt does not take, N not a multiple of 8 with pre, and dpre == pre
+/// take matmul_bf16's f32 path with a GELU / GELU' epilogue kernel (the
+/// CPU's arithmetic). Same argument checks as the CPU (matmul_args.h).
+int matmul_gelu_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
+                     zrt_bf16 *pre, zrt_bf16 *out, int64_t batch, int64_t M,
+                     int64_t N, int64_t K, int trans_a, int trans_b,
+                     float *workspace);
+int matmul_gelu_backward_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                              const zrt_bf16 *pre, zrt_bf16 *dpre,
+                              int64_t batch, int64_t M, int64_t N, int64_t K,
+                              int trans_a, int trans_b, float *workspace);
 /// Deterministic column sums (elementwise.cu, no atomics).
 int bias_backward(const float *dout, float *dbias, int64_t rows, int64_t N);
 

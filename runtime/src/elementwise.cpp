@@ -20,19 +20,23 @@ constexpr float kGeluCubic = 0.044715f;
 // with u = sqrt(2/pi) (v + 0.044715 v^3). No cancellation anywhere (the
 // tanh form loses digits in 1 + tanh for negative v), and no libm call, so
 // the loop vectorizes. NaN in v propagates through the product with v.
-// T is float (zrt_gelu) or zrt_bf16 (zrt_gelu_bf16): see zrt::toF32.
-template <typename T>
-ZRT_INLINE_LOOP void geluLoop(const T *x, T *out, int64_t b, int64_t e) {
+// Each tensor's element type is float or zrt_bf16 (see zrt::toF32): one
+// type for zrt_gelu (float) and zrt_gelu_bf16 (zrt_bf16); f32 inputs and
+// bf16 outputs for the epilogue of zrt_matmul_gelu_bf16 (matmul.cpp).
+template <typename TIn, typename TOut>
+ZRT_INLINE_LOOP void geluLoop(const TIn *x, TOut *out, int64_t b, int64_t e) {
 #pragma omp simd
   for (int64_t i = b; i < e; ++i) {
     const float v = zrt::toF32(x[i]);
     const float u = kGeluScale * (v + kGeluCubic * v * v * v);
-    out[i] = zrt::fromF32<T>(v / (1.0f + zrt::expClamped(-2.0f * u)));
+    out[i] = zrt::fromF32<TOut>(v / (1.0f + zrt::expClamped(-2.0f * u)));
   }
 }
 
-template <typename T>
-ZRT_INLINE_LOOP void geluBackwardLoop(const T *x, const T *dout, T *dx,
+// dx = gelu'(x) * dout; bf16 x, f32 dout and bf16 dx for the epilogue of
+// zrt_matmul_gelu_backward_bf16.
+template <typename TX, typename TDout, typename TDx>
+ZRT_INLINE_LOOP void geluBackwardLoop(const TX *x, const TDout *dout, TDx *dx,
                                       int64_t b, int64_t e) {
 #pragma omp simd
   for (int64_t i = b; i < e; ++i) {
@@ -42,11 +46,12 @@ ZRT_INLINE_LOOP void geluBackwardLoop(const T *x, const T *dout, T *dx,
     const float ex = zrt::expClamped(-2.0f * u);
     const float s = 1.0f / (1.0f + ex);
     const float grad = s + 2.0f * v * s * (ex * s) * du;
-    dx[i] = zrt::fromF32<T>(grad * zrt::toF32(dout[i]));
+    dx[i] = zrt::fromF32<TDx>(grad * zrt::toF32(dout[i]));
   }
 }
 
-// The multi-versioned chunks, one overload per element type.
+// The multi-versioned chunks, one overload per combination of element
+// types.
 ZRT_SIMD_CLONES
 void geluChunk(const float *x, float *out, int64_t b, int64_t e) {
   geluLoop(x, out, b, e);
@@ -54,6 +59,11 @@ void geluChunk(const float *x, float *out, int64_t b, int64_t e) {
 
 ZRT_SIMD_CLONES
 void geluChunk(const zrt_bf16 *x, zrt_bf16 *out, int64_t b, int64_t e) {
+  geluLoop(x, out, b, e);
+}
+
+ZRT_SIMD_CLONES
+void geluChunk(const float *x, zrt_bf16 *out, int64_t b, int64_t e) {
   geluLoop(x, out, b, e);
 }
 
@@ -67,6 +77,26 @@ ZRT_SIMD_CLONES
 void geluBackwardChunk(const zrt_bf16 *x, const zrt_bf16 *dout, zrt_bf16 *dx,
                        int64_t b, int64_t e) {
   geluBackwardLoop(x, dout, dx, b, e);
+}
+
+ZRT_SIMD_CLONES
+void geluBackwardChunk(const zrt_bf16 *x, const float *dout, zrt_bf16 *dx,
+                       int64_t b, int64_t e) {
+  geluBackwardLoop(x, dout, dx, b, e);
+}
+
+// The chunks over [0, n), one per OpenMP thread.
+template <typename TIn, typename TOut>
+void geluRange(const TIn *x, TOut *out, int64_t n) {
+  parallelChunks(n, kParallelGrain / 8,
+                 [&](int64_t b, int64_t e) { geluChunk(x, out, b, e); });
+}
+
+template <typename TX, typename TDout, typename TDx>
+void geluBackwardRange(const TX *x, const TDout *dout, TDx *dx, int64_t n) {
+  parallelChunks(n, kParallelGrain / 8, [&](int64_t b, int64_t e) {
+    geluBackwardChunk(x, dout, dx, b, e);
+  });
 }
 
 // zrt_add and zrt_add_bf16: out = a + b in f32, one rounding for bf16.
@@ -84,8 +114,7 @@ int add(const char *fn, const T *a, const T *b, T *out, int64_t n) {
 template <typename T> int gelu(const char *fn, const T *x, T *out, int64_t n) {
   if (int st = zrt::checkUnaryArgs(fn, x, out, n, zrt::fail))
     return st;
-  parallelChunks(n, kParallelGrain / 8,
-                 [&](int64_t b, int64_t e) { geluChunk(x, out, b, e); });
+  geluRange(x, out, n);
   return ZRT_OK;
 }
 
@@ -94,12 +123,19 @@ template <typename T>
 int geluBackward(const char *fn, const T *x, const T *dout, T *dx, int64_t n) {
   if (int st = zrt::checkActivationBackwardArgs(fn, x, dout, dx, n, zrt::fail))
     return st;
-  parallelChunks(n, kParallelGrain / 8, [&](int64_t b, int64_t e) {
-    geluBackwardChunk(x, dout, dx, b, e);
-  });
+  geluBackwardRange(x, dout, dx, n);
   return ZRT_OK;
 }
 } // namespace
+
+void zrt::geluF32ToBf16(const float *x, zrt_bf16 *out, int64_t n) {
+  geluRange(x, out, n);
+}
+
+void zrt::geluBackwardBf16F32(const zrt_bf16 *x, const float *dout,
+                              zrt_bf16 *dx, int64_t n) {
+  geluBackwardRange(x, dout, dx, n);
+}
 
 extern "C" {
 

@@ -8,6 +8,7 @@
 #ifndef ZRT_SRC_INTERNAL_H
 #define ZRT_SRC_INTERNAL_H
 
+#include "matmul_args.h"
 #include "zrt/zrt.h"
 
 #include <climits>
@@ -80,15 +81,28 @@ void backendStartup(int argc, char **argv);
 /// zrt_causal_attention and zrt_attention_forward).
 void causalSoftmax(float *p, int64_t T, float *lse);
 
-/// zrt_matmul_bf16 on the CPU with row chunks of at most `chunkFloats`
-/// f32 elements of op(A) and C rows together (zrt_matmul_bf16 passes
-/// kMatmulBf16ChunkFloats; tests pass small budgets to run many chunks).
-/// workspace: matmulBf16Workspace(batch, M, N, K, bias, chunkFloats)
-/// floats. Errors: as zrt_matmul_bf16.
+/// zrt_matmul_bf16 and its GELU forms (`epilogue`, matmul_args.h) on the
+/// CPU with row chunks of at most `chunkFloats` f32 elements of op(A) and C
+/// rows together (the zrt.h functions pass kMatmulBf16ChunkFloats; tests
+/// pass small budgets to run many chunks). workspace:
+/// matmulBf16Workspace(batch, M, N, K, bias, chunkFloats) floats. Errors:
+/// as the zrt.h function (checkMatmulBf16Args).
 int matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
                       const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
-                      int64_t M, int64_t N, int64_t K, int trans_a,
-                      int trans_b, float *workspace, int64_t chunkFloats);
+                      int64_t M, int64_t N, int64_t K, int trans_a, int trans_b,
+                      float *workspace, int64_t chunkFloats,
+                      const MatmulBf16Epilogue &epilogue = {});
+
+/// out[i] = bf16(gelu(x[i])) for i < n: zrt_gelu's f32 arithmetic (the
+/// same loop) on f32 inputs, rounded once (elementwise.cpp; no argument
+/// checks, OpenMP-parallel like zrt_gelu).
+void geluF32ToBf16(const float *x, zrt_bf16 *out, int64_t n);
+
+/// dx[i] = bf16(gelu'(f32(x[i])) * dout[i]) for i < n: zrt_gelu_backward's
+/// f32 arithmetic (the same loop) on bf16 x and f32 dout, rounded once; dx
+/// may equal x (elementwise.cpp; no argument checks).
+void geluBackwardBf16F32(const zrt_bf16 *x, const float *dout, zrt_bf16 *dx,
+                         int64_t n);
 
 /// Minimum element count before an elementwise loop goes parallel.
 constexpr int64_t kParallelGrain = 1 << 15;

@@ -104,34 +104,72 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
                                 zrt::kMatmulBf16ChunkFloats);
 }
 
+int zrt_matmul_gelu_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                         const zrt_bf16 *bias, zrt_bf16 *pre, zrt_bf16 *out,
+                         int64_t batch, int64_t M, int64_t N, int64_t K,
+                         int trans_a, int trans_b, float *workspace) {
+  return zrt::matmulBf16Chunked(A, B, bias, out, batch, M, N, K, trans_a,
+                                trans_b, workspace, zrt::kMatmulBf16ChunkFloats,
+                                zrt::MatmulBf16Epilogue::gelu(pre));
+}
+
+int zrt_matmul_gelu_backward_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                                  const zrt_bf16 *pre, zrt_bf16 *dpre,
+                                  int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int trans_a, int trans_b,
+                                  float *workspace) {
+  return zrt::matmulBf16Chunked(A, B, nullptr, dpre, batch, M, N, K, trans_a,
+                                trans_b, workspace, zrt::kMatmulBf16ChunkFloats,
+                                zrt::MatmulBf16Epilogue::geluBackward(pre));
+}
+
 } // extern "C"
+
+namespace {
+
+// Writes the bf16 outputs of one chunk of f32 results c (n elements, at
+// element `offset` of every output tensor) as `epilogue` says.
+void applyEpilogue(const zrt::MatmulBf16Epilogue &epilogue, const float *c,
+                   zrt_bf16 *C, int64_t offset, int64_t n) {
+  switch (epilogue.kind) {
+  case zrt::MatmulBf16Epilogue::Round:
+    zrt_cast_f32_to_bf16(c, C + offset, n);
+    return;
+  case zrt::MatmulBf16Epilogue::Gelu:
+    if (epilogue.preOut)
+      zrt_cast_f32_to_bf16(c, epilogue.preOut + offset, n);
+    zrt::geluF32ToBf16(c, C + offset, n);
+    return;
+  case zrt::MatmulBf16Epilogue::GeluBackward:
+    zrt::geluBackwardBf16F32(epilogue.preIn + offset, c, C + offset, n);
+    return;
+  }
+}
+
+} // namespace
 
 // The CPU has no bf16 GEMM: per matrix of the batch, widen op(B) and the
 // bias into the workspace, then per chunk of C's rows widen those rows of
-// op(A), zrt_matmul in f32 and round the chunk of C once. A product that
-// fits one chunk (M (K + N) <= chunkFloats) is exactly the unchunked one;
-// a larger one is the same sums over K, but OpenBLAS may pick other
-// micro-kernels or thread splits for the rows at a chunk's edge, so a few
-// bf16 results can differ in the last bit from one whole-matrix sgemm
-// (deterministically: the chunking depends on the shape only).
+// op(A), zrt_matmul in f32 and write the chunk's bf16 outputs from its f32
+// values (the epilogue: C rounded once, or GELU / its gradient first). A
+// product that fits one chunk (M (K + N) <= chunkFloats) is exactly the
+// unchunked one; a larger one is the same sums over K, but OpenBLAS may
+// pick other micro-kernels or thread splits for the rows at a chunk's
+// edge, so a few bf16 results can differ in the last bit from one
+// whole-matrix sgemm (deterministically: the chunking depends on the shape
+// only).
 int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
                            const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
                            int64_t M, int64_t N, int64_t K, int trans_a,
-                           int trans_b, float *workspace,
-                           int64_t chunkFloats) {
-  const char *fn = "zrt_matmul_bf16";
-  int64_t sa = ZRT_STRIDE_PACKED, sb = ZRT_STRIDE_PACKED,
-          sc = ZRT_STRIDE_PACKED;
+                           int trans_b, float *workspace, int64_t chunkFloats,
+                           const MatmulBf16Epilogue &epilogue) {
   bool empty = true;
-  if (int status = zrt::checkMatmulArgs(A, B, C, batch, M, N, K, sa, sb, sc,
-                                        &empty, zrt::fail, fn))
+  if (int status =
+          zrt::checkMatmulBf16Args(A, B, bias, C, batch, M, N, K, workspace,
+                                   epilogue, &empty, zrt::fail))
     return status;
   if (empty)
     return ZRT_OK;
-  const int64_t need =
-      zrt::matmulBf16Workspace(batch, M, N, K, bias, chunkFloats);
-  ZRT_REQUIRE(need >= 0, "%s: size overflow", fn);
-  ZRT_REQUIRE(workspace != nullptr, "%s: workspace is NULL", fn);
   const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K, chunkFloats);
   float *b = workspace, *fbias = b + K * N, *a = fbias + (bias ? N : 0),
         *c = a + rows * K;
@@ -139,7 +177,6 @@ int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
     zrt_cast_bf16_to_f32(bias, fbias, N);
   for (int64_t s = 0; s < batch; ++s) {
     const zrt_bf16 *As = A + s * M * K;
-    zrt_bf16 *Cs = C + s * M * N;
     zrt_cast_bf16_to_f32(B + s * K * N, b, K * N);
     for (int64_t m0 = 0; m0 < M; m0 += rows) {
       const int64_t mc = rows < M - m0 ? rows : M - m0;
@@ -154,7 +191,7 @@ int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
                               trans_a, trans_b, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
                               ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED))
         return st;
-      zrt_cast_f32_to_bf16(c, Cs + m0 * N, mc * N);
+      applyEpilogue(epilogue, c, C, s * M * N + m0 * N, mc * N);
     }
   }
   return ZRT_OK;

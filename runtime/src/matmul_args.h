@@ -97,6 +97,64 @@ inline int64_t matmulBf16Workspace(int64_t batch, int64_t M, int64_t N,
   return total;
 }
 
+/// What zrt_matmul_bf16 and its GELU forms write from each element of
+/// acc = op(A) op(B) + bias (f32), every output rounded once (both
+/// backends):
+///  - Round (zrt_matmul_bf16): C = bf16(acc);
+///  - Gelu (zrt_matmul_gelu_bf16): preOut = bf16(acc) unless preOut is
+///    NULL, C = bf16(gelu(acc));
+///  - GeluBackward (zrt_matmul_gelu_backward_bf16, no bias):
+///    C = bf16(acc * gelu'(f32(preIn))); preIn may equal C.
+/// preOut and preIn are [batch, M, N] like C.
+struct MatmulBf16Epilogue {
+  enum Kind { Round, Gelu, GeluBackward };
+  Kind kind = Round;
+  zrt_bf16 *preOut = nullptr;
+  const zrt_bf16 *preIn = nullptr;
+
+  static MatmulBf16Epilogue gelu(zrt_bf16 *pre) { return {Gelu, pre, nullptr}; }
+  static MatmulBf16Epilogue geluBackward(const zrt_bf16 *pre) {
+    return {GeluBackward, nullptr, pre};
+  }
+  /// The zrt.h function this epilogue implements (for messages).
+  const char *name() const {
+    return kind == Round  ? "zrt_matmul_bf16"
+           : kind == Gelu ? "zrt_matmul_gelu_bf16"
+                          : "zrt_matmul_gelu_backward_bf16";
+  }
+};
+
+/// Checks the arguments of zrt_matmul_bf16 and its GELU forms (every
+/// backend; `epilogue` names the function): checkMatmulArgs on the packed
+/// operands with C the output (out, dpre), then, when there is something
+/// to compute, a workspace size that does not overflow, a non-NULL
+/// workspace and, for the GELU backward (which reads it), a non-NULL pre.
+/// Returns ZRT_OK with *empty as checkMatmulArgs, or the status
+/// `fail(status, fmt, ...)` returned.
+template <typename Fail>
+int checkMatmulBf16Args(const zrt_bf16 *A, const zrt_bf16 *B,
+                        const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
+                        int64_t M, int64_t N, int64_t K, const float *workspace,
+                        const MatmulBf16Epilogue &epilogue, bool *empty,
+                        Fail fail) {
+  const char *fn = epilogue.name();
+  int64_t sa = ZRT_STRIDE_PACKED, sb = ZRT_STRIDE_PACKED,
+          sc = ZRT_STRIDE_PACKED;
+  if (int status =
+          checkMatmulArgs(A, B, C, batch, M, N, K, sa, sb, sc, empty, fail, fn))
+    return status;
+  if (*empty)
+    return ZRT_OK;
+  if (matmulBf16Workspace(batch, M, N, K, bias != nullptr) < 0)
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: size overflow", fn);
+  if (workspace == nullptr)
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: workspace is NULL", fn);
+  if (epilogue.kind == MatmulBf16Epilogue::GeluBackward &&
+      epilogue.preIn == nullptr)
+    return fail(ZRT_ERR_INVALID_ARGUMENT, "%s: pre is NULL", fn);
+  return ZRT_OK;
+}
+
 } // namespace zrt
 
 #endif // ZRT_SRC_MATMUL_ARGS_H

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "matmul_args.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -151,13 +152,47 @@ TEST(MatmulTest, RejectsBadArguments) {
             ZRT_ERR_INVALID_ARGUMENT);
 }
 
-/// bf16 copies of random values (rounded with zrt_f32_to_bf16).
-std::vector<zrt_bf16> randomBf16(size_t n, uint32_t seed) {
-  std::vector<float> f = randomVec(n, seed);
+/// bf16 copies of random values in [lo, hi) (rounded with zrt_f32_to_bf16).
+std::vector<zrt_bf16> randomBf16(size_t n, uint32_t seed, float lo = -1.0f,
+                                 float hi = 1.0f) {
+  std::vector<float> f = randomVec(n, seed, lo, hi);
   std::vector<zrt_bf16> out(n);
   for (size_t i = 0; i < n; ++i)
     out[i] = zrt_f32_to_bf16(f[i]);
   return out;
+}
+
+/// The exact f32 widening of x (zrt_cast_bf16_to_f32).
+std::vector<float> widen(const std::vector<zrt_bf16> &x) {
+  std::vector<float> f(x.size());
+  zrt_cast_bf16_to_f32(x.data(), f.data(), static_cast<int64_t>(x.size()));
+  return f;
+}
+
+/// x rounded once to bf16 (zrt_cast_f32_to_bf16).
+std::vector<zrt_bf16> roundBf16(const std::vector<float> &x) {
+  std::vector<zrt_bf16> h(x.size());
+  zrt_cast_f32_to_bf16(x.data(), h.data(), static_cast<int64_t>(x.size()));
+  return h;
+}
+
+/// The reference of the bf16 products: zrt_matmul (f32, alpha 1, beta 0) on
+/// the widened packed operands and bias (NULL: none); [batch, M, N] f32.
+std::vector<float> widenedMatmul(const std::vector<zrt_bf16> &A,
+                                 const std::vector<zrt_bf16> &B,
+                                 const zrt_bf16 *bias, int64_t batch, int64_t M,
+                                 int64_t N, int64_t K, int ta, int tb) {
+  std::vector<float> fbias(static_cast<size_t>(N)),
+      fc(static_cast<size_t>(batch * M * N));
+  if (bias)
+    zrt_cast_bf16_to_f32(bias, fbias.data(), N);
+  EXPECT_EQ(zrt_matmul(widen(A).data(), widen(B).data(),
+                       bias ? fbias.data() : nullptr, fc.data(), batch, M, N, K,
+                       ta, tb, 1.0f, 0.0f, ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED,
+                       ZRT_STRIDE_PACKED),
+            ZRT_OK)
+      << zrt_last_error();
+  return fc;
 }
 
 // zrt_matmul_bf16 is zrt_matmul on the widened operands, C rounded once:
@@ -170,19 +205,10 @@ TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
       for (bool withBias : {false, true}) {
         auto A = randomBf16(batch * M * K, 1), B = randomBf16(batch * K * N, 2),
              bias = randomBf16(N, 3);
-        std::vector<float> fa(A.size()), fb(B.size()), fbias(N),
-            fc(batch * M * N);
-        zrt_cast_bf16_to_f32(A.data(), fa.data(), fa.size());
-        zrt_cast_bf16_to_f32(B.data(), fb.data(), fb.size());
-        zrt_cast_bf16_to_f32(bias.data(), fbias.data(), N);
-        ASSERT_EQ(zrt_matmul(fa.data(), fb.data(),
-                             withBias ? fbias.data() : nullptr, fc.data(),
-                             batch, M, N, K, ta, tb, 1.0f, 0.0f,
-                             ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED,
-                             ZRT_STRIDE_PACKED),
-                  ZRT_OK);
-        std::vector<zrt_bf16> want(fc.size()), got(fc.size(), 0xffff);
-        zrt_cast_f32_to_bf16(fc.data(), want.data(), fc.size());
+        const std::vector<float> fc = widenedMatmul(
+            A, B, withBias ? bias.data() : nullptr, batch, M, N, K, ta, tb);
+        const std::vector<zrt_bf16> want = roundBf16(fc);
+        std::vector<zrt_bf16> got(fc.size(), 0xffff);
         const int64_t ws =
             zrt_matmul_bf16_workspace(batch, M, N, K, withBias ? 1 : 0);
         // One widened op(B), the bias, one chunk of rows (here all M) of
@@ -268,6 +294,234 @@ TEST(MatmulBf16Test, RejectsBadArguments) {
   EXPECT_EQ(zrt_matmul_bf16_workspace(1, 4, INT64_MAX / 2, 4, 0), -1);
   EXPECT_EQ(zrt_matmul_bf16_workspace(1, INT64_MAX / 2, 4, 1, 0),
             4 + (int64_t(1) << 24) / 5 * 5);
+}
+
+//===----------------------------------------------------------------------===//
+// zrt_matmul_gelu_bf16 / zrt_matmul_gelu_backward_bf16: the matmul's
+// unrounded f32 values through zrt_gelu / zrt_gelu_backward, rounded once.
+//===----------------------------------------------------------------------===//
+
+/// The CPU's fused results' reference: the f32 GELU (forward) or GELU
+/// gradient (backward, pre given) of the f32 products acc, rounded once.
+std::vector<zrt_bf16> geluReference(const std::vector<float> &acc,
+                                    const std::vector<zrt_bf16> *pre) {
+  std::vector<float> f(acc.size());
+  const int64_t n = static_cast<int64_t>(acc.size());
+  if (pre)
+    EXPECT_EQ(zrt_gelu_backward(widen(*pre).data(), acc.data(), f.data(), n),
+              ZRT_OK);
+  else
+    EXPECT_EQ(zrt_gelu(acc.data(), f.data(), n), ZRT_OK);
+  return roundBf16(f);
+}
+
+// The forward writes pre = bf16(acc) and out = bf16(gelu(acc)) from the
+// f32 acc of zrt_matmul on the widened operands, bit for bit: every
+// transpose combination, batched, with and without a bias, with and
+// without pre. K = 40 spreads acc over about [-4, 4], so GELU's negative
+// side (where gelu(acc) is far from acc) is covered.
+TEST(MatmulGeluBf16Test, EqualsWidenedMatmulThenGelu) {
+  const int64_t batch = 3, M = 5, N = 7, K = 40;
+  for (int ta : {0, 1})
+    for (int tb : {0, 1})
+      for (bool withBias : {false, true}) {
+        const auto A = randomBf16(batch * M * K, 41),
+                   B = randomBf16(batch * K * N, 42), bias = randomBf16(N, 43);
+        const zrt_bf16 *b = withBias ? bias.data() : nullptr;
+        const std::vector<float> acc =
+            widenedMatmul(A, B, b, batch, M, N, K, ta, tb);
+        const std::vector<zrt_bf16> wantPre = roundBf16(acc),
+                                    wantOut = geluReference(acc, nullptr);
+        std::vector<float> work(static_cast<size_t>(
+            zrt_matmul_bf16_workspace(batch, M, N, K, withBias)));
+        for (bool withPre : {true, false}) {
+          std::vector<zrt_bf16> pre(acc.size(), 0xffff),
+              out(acc.size(), 0xffff);
+          ASSERT_EQ(zrt_matmul_gelu_bf16(
+                        A.data(), B.data(), b, withPre ? pre.data() : nullptr,
+                        out.data(), batch, M, N, K, ta, tb, work.data()),
+                    ZRT_OK)
+              << zrt_last_error();
+          EXPECT_EQ(out, wantOut) << "ta=" << ta << " tb=" << tb
+                                  << " bias=" << withBias << " pre=" << withPre;
+          if (withPre)
+            EXPECT_EQ(pre, wantPre)
+                << "ta=" << ta << " tb=" << tb << " bias=" << withBias;
+        }
+      }
+}
+
+// The backward writes dpre = bf16(acc * gelu'(f32(pre))) from the f32 acc
+// of the product, bit for bit, out of place and in place (dpre == pre).
+TEST(MatmulGeluBf16Test, BackwardEqualsWidenedMatmulThenGeluBackward) {
+  const int64_t batch = 2, M = 6, N = 5, K = 9;
+  for (int ta : {0, 1})
+    for (int tb : {0, 1}) {
+      const auto A = randomBf16(batch * M * K, 51),
+                 B = randomBf16(batch * K * N, 52),
+                 pre = randomBf16(batch * M * N, 53, -4.0f, 4.0f);
+      const std::vector<float> acc =
+          widenedMatmul(A, B, nullptr, batch, M, N, K, ta, tb);
+      const std::vector<zrt_bf16> want = geluReference(acc, &pre);
+      std::vector<float> work(
+          static_cast<size_t>(zrt_matmul_bf16_workspace(batch, M, N, K, 0)));
+      std::vector<zrt_bf16> dpre(acc.size(), 0xffff);
+      ASSERT_EQ(zrt_matmul_gelu_backward_bf16(A.data(), B.data(), pre.data(),
+                                              dpre.data(), batch, M, N, K, ta,
+                                              tb, work.data()),
+                ZRT_OK)
+          << zrt_last_error();
+      EXPECT_EQ(dpre, want) << "ta=" << ta << " tb=" << tb;
+      std::vector<zrt_bf16> inPlace = pre;
+      ASSERT_EQ(zrt_matmul_gelu_backward_bf16(
+                    A.data(), B.data(), inPlace.data(), inPlace.data(), batch,
+                    M, N, K, ta, tb, work.data()),
+                ZRT_OK)
+          << zrt_last_error();
+      EXPECT_EQ(inPlace, want) << "in place, ta=" << ta << " tb=" << tb;
+    }
+}
+
+// Chunks of 1, 2 and 3 rows give the single chunk's bits for the GELU
+// epilogues too (each chunk's f32 values go through the epilogue before the
+// next chunk overwrites them).
+TEST(MatmulGeluBf16Test, RowChunksGiveTheSameBits) {
+  const int64_t batch = 2, M = 7, N = 5, K = 9;
+  const auto A = randomBf16(batch * M * K, 61),
+             B = randomBf16(batch * K * N, 62), bias = randomBf16(N, 63),
+             preIn = randomBf16(batch * M * N, 64, -4.0f, 4.0f);
+  for (int ta : {0, 1})
+    for (bool backward : {false, true}) {
+      const zrt_bf16 *b = backward ? nullptr : bias.data();
+      auto run = [&](int64_t chunkFloats) {
+        std::vector<float> work(static_cast<size_t>(zrt::matmulBf16Workspace(
+            batch, M, N, K, b != nullptr, chunkFloats)));
+        std::vector<zrt_bf16> pre(batch * M * N, 0xffff),
+            out(batch * M * N, 0xffff);
+        const auto epilogue =
+            backward ? zrt::MatmulBf16Epilogue::geluBackward(preIn.data())
+                     : zrt::MatmulBf16Epilogue::gelu(pre.data());
+        EXPECT_EQ(zrt::matmulBf16Chunked(A.data(), B.data(), b, out.data(),
+                                         batch, M, N, K, ta, 1, work.data(),
+                                         chunkFloats, epilogue),
+                  ZRT_OK)
+            << zrt_last_error();
+        out.insert(out.end(), pre.begin(), pre.end());
+        return out;
+      };
+      const auto whole = run(zrt::kMatmulBf16ChunkFloats);
+      for (int64_t rows : {1, 2, 3})
+        EXPECT_EQ(run(rows * (K + N)), whole)
+            << "rows=" << rows << " ta=" << ta << " backward=" << backward;
+    }
+}
+
+// A product larger than one row chunk through the zrt.h functions (as
+// GPT-2's MLP at B = 16, T = 1024: 16384 rows of K + N = 3840, 4369 rows
+// per chunk; here K + N = 128, 2^17 rows per chunk, and 128 more). The
+// reference is chunked the same way (zrt_matmul on each chunk's widened
+// rows, then the f32 GELU and one rounding) and must match bit for bit:
+// OpenBLAS computes the same sub-products. It is not one whole-matrix
+// zrt_matmul because that one may round a few elements at the chunk edge
+// differently in the last bit (see matmul.cpp). pre must also be
+// zrt_matmul_bf16's C exactly.
+TEST(MatmulGeluBf16Test, LargerThanOneChunk) {
+  const int64_t M = (int64_t(1) << 17) + 128, N = 64, K = 64;
+  const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K);
+  ASSERT_LT(rows, M) << "the case must need more than one chunk";
+  const auto A = randomBf16(M * K, 71), B = randomBf16(N * K, 72),
+             bias = randomBf16(N, 73);
+  const auto preIn = randomBf16(M * N, 74, -4.0f, 4.0f);
+  // acc chunk by chunk of rows [m0, m0 + mc), as the runtime computes it
+  // (trans_b = 1).
+  auto chunkedAcc = [&](const zrt_bf16 *b) {
+    std::vector<float> acc;
+    for (int64_t m0 = 0; m0 < M; m0 += rows) {
+      const int64_t mc = std::min(rows, M - m0);
+      const std::vector<zrt_bf16> chunk(A.begin() + m0 * K,
+                                        A.begin() + (m0 + mc) * K);
+      const auto part = widenedMatmul(chunk, B, b, 1, mc, N, K, 0, 1);
+      acc.insert(acc.end(), part.begin(), part.end());
+    }
+    return acc;
+  };
+  const std::vector<float> acc = chunkedAcc(bias.data());
+  std::vector<float> work(
+      static_cast<size_t>(zrt_matmul_bf16_workspace(1, M, N, K, 1)));
+  std::vector<zrt_bf16> pre(M * N), out(M * N), c(M * N);
+  ASSERT_EQ(zrt_matmul_gelu_bf16(A.data(), B.data(), bias.data(), pre.data(),
+                                 out.data(), 1, M, N, K, 0, 1, work.data()),
+            ZRT_OK)
+      << zrt_last_error();
+  EXPECT_TRUE(out == geluReference(acc, nullptr));
+  EXPECT_TRUE(pre == roundBf16(acc));
+  ASSERT_EQ(zrt_matmul_bf16(A.data(), B.data(), bias.data(), c.data(), 1, M, N,
+                            K, 0, 1, work.data()),
+            ZRT_OK);
+  EXPECT_TRUE(pre == c);
+  // The backward (no bias).
+  ASSERT_EQ(zrt_matmul_gelu_backward_bf16(A.data(), B.data(), preIn.data(),
+                                          out.data(), 1, M, N, K, 0, 1,
+                                          work.data()),
+            ZRT_OK)
+      << zrt_last_error();
+  EXPECT_TRUE(out == geluReference(chunkedAcc(nullptr), &preIn));
+}
+
+// zrt_matmul_bf16's argument errors (with the fused functions' names), a
+// NULL pre for the backward, and nothing written on an error.
+TEST(MatmulGeluBf16Test, RejectsBadArguments) {
+  zrt_bf16 x[4] = {1, 2, 3, 4}, pre[4] = {5, 6, 7, 8}, out[4] = {9, 9, 9, 9};
+  float work[16] = {};
+  auto expectError = [](int status, const char *what) {
+    EXPECT_EQ(status, ZRT_ERR_INVALID_ARGUMENT) << what;
+    EXPECT_NE(std::string(zrt_last_error()).find(what), std::string::npos)
+        << zrt_last_error();
+  };
+  expectError(
+      zrt_matmul_gelu_bf16(x, x, x, pre, out, 1, 2, 2, 2, 0, 0, nullptr),
+      "zrt_matmul_gelu_bf16: workspace is NULL");
+  expectError(zrt_matmul_gelu_bf16(x, x, x, pre, out, 1, -1, 2, 2, 0, 0, work),
+              "zrt_matmul_gelu_bf16: negative");
+  expectError(zrt_matmul_gelu_bf16(x, x, x, pre, out, -2, 2, 2, 2, 0, 0, work),
+              "zrt_matmul_gelu_bf16: negative");
+  expectError(
+      zrt_matmul_gelu_bf16(x, nullptr, x, pre, out, 1, 2, 2, 2, 0, 0, work),
+      "zrt_matmul_gelu_bf16: A or B is NULL");
+  expectError(
+      zrt_matmul_gelu_bf16(x, x, x, pre, nullptr, 1, 2, 2, 2, 0, 0, work),
+      "zrt_matmul_gelu_bf16: C is NULL");
+  expectError(
+      zrt_matmul_gelu_backward_bf16(x, x, pre, out, 1, 2, 2, 2, 0, 0, nullptr),
+      "zrt_matmul_gelu_backward_bf16: workspace is NULL");
+  expectError(
+      zrt_matmul_gelu_backward_bf16(x, x, pre, out, 1, 2, 2, -3, 0, 0, work),
+      "zrt_matmul_gelu_backward_bf16: negative");
+  expectError(
+      zrt_matmul_gelu_backward_bf16(x, x, nullptr, out, 1, 2, 2, 2, 0, 0, work),
+      "zrt_matmul_gelu_backward_bf16: pre is NULL");
+  const zrt_bf16 pre0[4] = {5, 6, 7, 8}, out0[4] = {9, 9, 9, 9};
+  EXPECT_TRUE(std::equal(pre, pre + 4, pre0) && std::equal(out, out + 4, out0))
+      << "an output was written before the arguments were checked";
+  // Nothing to compute: no workspace (and for the backward no pre) needed.
+  EXPECT_EQ(zrt_matmul_gelu_bf16(x, x, x, pre, out, 0, 2, 2, 2, 0, 0, nullptr),
+            ZRT_OK);
+  EXPECT_EQ(zrt_matmul_gelu_backward_bf16(x, x, nullptr, out, 1, 0, 2, 2, 0, 0,
+                                          nullptr),
+            ZRT_OK);
+  // K = 0: acc = bias, so pre = bias and out = gelu(bias) on every row.
+  const zrt_bf16 b2[2] = {zrt_f32_to_bf16(1.5f), zrt_f32_to_bf16(-2.0f)};
+  ASSERT_EQ(zrt_matmul_gelu_bf16(nullptr, nullptr, b2, pre, out, 1, 2, 2, 0, 0,
+                                 0, work),
+            ZRT_OK)
+      << zrt_last_error();
+  float g[2];
+  const float bf[2] = {1.5f, -2.0f};
+  zrt_gelu(bf, g, 2);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(pre[i], b2[i % 2]) << i;
+    EXPECT_EQ(out[i], zrt_f32_to_bf16(g[i % 2])) << i;
+  }
 }
 
 TEST(PermuteTest, SwapsMiddleAxesAndInverts) {

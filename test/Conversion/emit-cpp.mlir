@@ -1022,3 +1022,72 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %r = train.sum_squares %s : tensor<2x3x5xf32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// The GEMM epilogues of train-fuse-epilogues. On bf16, train.matmul_gelu is
+// one zrt_matmul_gelu_bf16 writing the pre-activation and the GELU (NULL
+// for a pre-activation nothing reads) and train.matmul_gelu_grad one
+// zrt_matmul_gelu_backward_bf16, each with zrt_matmul_bf16_workspace
+// floats of scratch and no widening casts. In f32 they are the pairs they
+// replace: zrt_matmul into the pre-activation, then zrt_gelu, or
+// zrt_matmul, then zrt_gelu_backward in place on the product. A bf16 op
+// that reads one value twice is widened like other compute ops.
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK: // train.matmul_gelu -> tensor<2x3x5xbf16>, tensor<2x3x5xbf16>
+// CHECK-NOT: zrt_cast_bf16_to_f32
+// CHECK: zrt_matmul_gelu_bf16([[X:v[0-9]+]], [[W:v[0-9]+]], {{v[0-9]+}}, [[PRE:v[0-9]+]], {{v[0-9]+}}, 1, 6, 5, 4, 0, 1, {{v[0-9]+}});
+// CHECK: // train.matmul_gelu -> tensor<2x3x5xbf16>, tensor<2x3x5xbf16>
+// CHECK-NOT: zrt_cast_bf16_to_f32
+// CHECK: zrt_matmul_gelu_bf16([[X]], [[W]], NULL, NULL, {{v[0-9]+}}, 1, 6, 5, 4, 0, 1, {{v[0-9]+}});
+// CHECK: // train.matmul_gelu_grad -> tensor<2x3x5xbf16>
+// CHECK-NOT: zrt_cast_bf16_to_f32
+// CHECK: zrt_matmul_gelu_backward_bf16([[X]], {{v[0-9]+}}, [[PRE]], {{v[0-9]+}}, 1, 6, 5, 4, 0, 0, {{v[0-9]+}});
+// CHECK: // train.matmul_gelu -> tensor<2x3x5xf32>, tensor<2x3x5xf32>
+// CHECK: zrt_matmul([[XF:v[0-9]+]], {{v[0-9]+}}, NULL, [[PF:v[0-9]+]], 1, 6, 5, 4, 0, 1, 1.000000000e+00f, 0.0e+00f,
+// CHECK: zrt_gelu([[PF]], {{v[0-9]+}}, 30);
+// CHECK: // train.matmul_gelu_grad -> tensor<2x3x5xf32>
+// CHECK: zrt_matmul([[XF]], {{v[0-9]+}}, NULL, [[DF:v[0-9]+]], 1, 6, 5, 4, 0, 0, 1.000000000e+00f, 0.0e+00f,
+// CHECK: zrt_gelu_backward([[PF]], [[DF]], [[DF]], 30);
+// CHECK: // train.matmul_gelu -> tensor<4x4xbf16>, tensor<4x4xbf16>
+// CHECK: zrt_cast_bf16_to_f32
+// CHECK-NOT: zrt_matmul_gelu_bf16
+// CHECK: zrt_matmul(
+// CHECK: zrt_gelu(
+// CHECK: zrt_cast_f32_to_bf16
+// CHECK: zrt_cast_f32_to_bf16
+train.param @x : tensor<2x3x4xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @w : tensor<5x4xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @b : tensor<5xbf16> init(<zeros>) trainable
+train.param @wt : tensor<4x5xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @wf : tensor<5x4xf32> init(<normal, 1.000000e-01>) trainable
+train.param @wtf : tensor<4x5xf32> init(<normal, 1.000000e-01>) trainable
+train.param @q : tensor<4x4xbf16> init(<normal, 1.000000e-01>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %x = train.load @x : tensor<2x3x4xbf16>
+  %w = train.load @w : tensor<5x4xbf16>
+  %b = train.load @b : tensor<5xbf16>
+  %wt = train.load @wt : tensor<4x5xbf16>
+  %pre, %y = train.matmul_gelu %x, %w bias %b {transpose_b} : tensor<2x3x4xbf16>, tensor<5x4xbf16>, tensor<5xbf16> -> tensor<2x3x5xbf16>
+  %pre2, %y2 = train.matmul_gelu %x, %w {transpose_b} : tensor<2x3x4xbf16>, tensor<5x4xbf16> -> tensor<2x3x5xbf16>
+  %d = train.matmul_gelu_grad %x, %wt, %pre : tensor<2x3x4xbf16>, tensor<4x5xbf16> -> tensor<2x3x5xbf16>
+  %xf = train.cast %x : tensor<2x3x4xbf16> -> tensor<2x3x4xf32>
+  %wf = train.load @wf : tensor<5x4xf32>
+  %wtf = train.load @wtf : tensor<4x5xf32>
+  %pf, %yf = train.matmul_gelu %xf, %wf {transpose_b} : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
+  %df = train.matmul_gelu_grad %xf, %wtf, %pf : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<2x3x5xf32>
+  %q = train.load @q : tensor<4x4xbf16>
+  %pq, %yq = train.matmul_gelu %q, %q : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16>
+  %s1 = train.sum_squares %y : tensor<2x3x5xbf16>
+  %s2 = train.sum_squares %y2 : tensor<2x3x5xbf16>
+  %s3 = train.sum_squares %d : tensor<2x3x5xbf16>
+  %s4 = train.sum_squares %yf : tensor<2x3x5xf32>
+  %s5 = train.sum_squares %df : tensor<2x3x5xf32>
+  %s6 = train.sum_squares %yq : tensor<4x4xbf16>
+  %a1 = train.add %s1, %s2 : tensor<f32>
+  %a2 = train.add %a1, %s3 : tensor<f32>
+  %a3 = train.add %a2, %s4 : tensor<f32>
+  %a4 = train.add %a3, %s5 : tensor<f32>
+  %r = train.add %a4, %s6 : tensor<f32>
+  return %r : tensor<f32>
+}

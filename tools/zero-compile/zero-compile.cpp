@@ -132,6 +132,12 @@ static cl::opt<std::string>
                      cl::desc("Activation checkpointing: recompute each block "
                               "in the backward (train-checkpoint)"));
 
+// train-fuse-epilogues.
+static cl::opt<bool> fuseEpilogues(
+    "fuse-epilogues", cl::init(true), cl::cat(category),
+    cl::desc("Fuse GELU and its gradient into the neighbouring matmuls "
+             "(train-fuse-epilogues; default on)"));
+
 // zero-bucket and zero-prefetch (run only when asked for).
 static cl::opt<int64_t> bucketBytes("bucket-bytes", cl::cat(category),
                                     cl::value_desc("bytes"),
@@ -315,6 +321,7 @@ int main(int argc, char **argv) {
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
   if (!hasStep)
     add("checkpoint=" + checkpointPolicy);
+  add(std::string("fuse-epilogues=") + (fuseEpilogues ? "true" : "false"));
   bool hasOptimizer = static_cast<bool>(module->lookupSymbol("optimizer_step"));
   add(std::string("optimizer=") + (hasOptimizer ? "false" : "true"));
   if (!hasOptimizer) {

@@ -6,6 +6,7 @@
 #include "cublas_v2.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -101,15 +102,40 @@ struct Operand {
   }
 };
 
+/// GELU as cuBLASLt's GELU epilogues apply it: the tanh approximation
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated in f32.
+float geluTanh(float x) {
+  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + std::tanh(u));
+}
+/// Its derivative (CUBLASLT_EPILOGUE_DGELU), in f32:
+/// 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+float geluTanhGrad(float x) {
+  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+  const float t = std::tanh(u);
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f *
+                                 (1.0f + 3.0f * 0.044715f * x * x);
+}
+
+/// The pointwise part of an epilogue (after alpha, beta C and the bias).
+enum class Pointwise {
+  None,     ///< D = v
+  Gelu,     ///< D = gelu(v); aux (if any) = v, the GELU input
+  GeluGrad, ///< D = v * gelu'(aux): aux is an input
+};
+
 /// One GEMM call, everything copied at call time:
 /// D[b] = alpha op(A[b]) op(B[b]) + beta C[b] (+ bias[b] broadcast over
-/// columns), b < batch.
+/// columns), b < batch, then the pointwise epilogue (aux: m x n like D,
+/// its own ld and batch stride).
 struct Gemm {
   const char *api = "";
   cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
   int64_t m = 0, n = 0, k = 0, batch = 1;
   float alpha = 0, beta = 0;
   Operand A, B, C, D, bias; // C.p null: not read; bias.p null: no bias
+  Pointwise pointwise = Pointwise::None;
+  Operand aux; // aux.p null: none
 };
 
 /// [lo, hi) byte ranges of the columns of every batch of x.
@@ -168,6 +194,8 @@ void submit(cudaStream_t s, const Gemm &g) {
   check(g.D, "D (output)");
   if (g.bias.p)
     check(g.bias, "bias");
+  if (g.aux.p)
+    check(g.aux, "the epilogue's aux matrix");
 
   const auto d = columns(g.D, g.batch);
   for (size_t i = 1; i < d.size(); ++i)
@@ -185,6 +213,22 @@ void submit(cudaStream_t s, const Gemm &g) {
                       g.C.ld == g.D.ld && g.C.stride == g.D.stride;
   if (g.C.p && !sameCD && intersect(d, columns(g.C, g.batch)))
     emu::die("%s: C and D overlap without being the same matrix", g.api);
+  if (g.aux.p) {
+    // cublasLt.h documents no aliasing of the aux matrix (an output of the
+    // GELU forward, an input of DGELU) with D or the inputs.
+    const auto x = columns(g.aux, g.batch);
+    for (size_t i = 1; g.pointwise == Pointwise::Gelu && i < x.size(); ++i)
+      if (x[i].first < x[i - 1].second)
+        emu::die("%s: the aux output's batches or columns overlap", g.api);
+    if (intersect(d, x))
+      emu::die("%s: D overlaps the epilogue's aux matrix", g.api);
+    if (g.pointwise == Pointwise::Gelu &&
+        ((g.k && (intersect(x, columns(g.A, g.batch)) ||
+                  intersect(x, columns(g.B, g.batch)))) ||
+         (g.bias.p && intersect(x, columns(g.bias, g.batch))) ||
+         (g.C.p && intersect(x, columns(g.C, g.batch)))))
+      emu::die("%s: the aux output overlaps an input", g.api);
+  }
 
   emu::enqueue(s, [g] {
     std::vector<float> a(size_t(g.m * g.k)), bt(size_t(g.n * g.k));
@@ -219,9 +263,20 @@ void submit(cudaStream_t s, const Gemm &g) {
         }
       // All of batch b is computed before any of it is stored (C == D).
       void *dst = const_cast<char *>(g.D.at(b));
+      void *aux = const_cast<char *>(g.aux.p ? g.aux.at(b) : nullptr);
       for (int64_t j = 0; j < g.n; ++j)
-        for (int64_t i = 0; i < g.m; ++i)
-          storeElem(dst, g.D.type, i + j * g.D.ld, out[size_t(i + j * g.m)]);
+        for (int64_t i = 0; i < g.m; ++i) {
+          const float v = out[size_t(i + j * g.m)];
+          float r = v;
+          if (g.pointwise == Pointwise::Gelu) {
+            if (aux)
+              storeElem(aux, g.aux.type, i + j * g.aux.ld, v);
+            r = geluTanh(v);
+          } else if (g.pointwise == Pointwise::GeluGrad) {
+            r = v * geluTanhGrad(loadElem(aux, g.aux.type, i + j * g.aux.ld));
+          }
+          storeElem(dst, g.D.type, i + j * g.D.ld, r);
+        }
     }
   });
 }
@@ -322,6 +377,10 @@ struct Desc {
   int32_t biasType;
   int32_t smCount;
   int8_t fastAccum;
+  const void *aux;   ///< EPILOGUE_AUX_POINTER
+  int64_t auxLd;     ///< EPILOGUE_AUX_LD (elements), default 0
+  int64_t auxStride; ///< EPILOGUE_AUX_BATCH_STRIDE (elements), default 0
+  int32_t auxType;   ///< EPILOGUE_AUX_DATA_TYPE, default -1: D's type
 };
 static_assert(sizeof(Desc) <= sizeof(cublasLtMatmulDescOpaque_t), "");
 
@@ -362,8 +421,43 @@ uint64_t alignmentOf(const void *p) {
 /// The problem a matmul descriptor and four layouts describe.
 struct LtShape {
   int64_t m, n, k, batch;
-  int biasType;
+  int biasType, auxType;
 };
+
+/// What an epilogue the emulation implements adds to the GEMM (others:
+/// supported = false).
+struct EpilogueTraits {
+  bool supported = false, bias = false, aux = false;
+  Pointwise pointwise = Pointwise::None;
+};
+EpilogueTraits traitsOf(uint32_t epilogue) {
+  EpilogueTraits t;
+  t.supported = true;
+  switch (epilogue) {
+  case CUBLASLT_EPILOGUE_DEFAULT:
+    break;
+  case CUBLASLT_EPILOGUE_BIAS:
+    t.bias = true;
+    break;
+  case CUBLASLT_EPILOGUE_GELU:
+  case CUBLASLT_EPILOGUE_GELU_AUX:
+  case CUBLASLT_EPILOGUE_GELU_BIAS:
+  case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+    t.pointwise = Pointwise::Gelu;
+    t.bias = epilogue == CUBLASLT_EPILOGUE_GELU_BIAS ||
+             epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    t.aux = epilogue == CUBLASLT_EPILOGUE_GELU_AUX ||
+            epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    break;
+  case CUBLASLT_EPILOGUE_DGELU:
+    t.pointwise = Pointwise::GeluGrad;
+    t.aux = true;
+    break;
+  default:
+    t.supported = false;
+  }
+  return t;
+}
 
 /// Validates desc + layouts (Cdesc NULL: equal to Ddesc) as
 /// cublasLtMatmulAlgoGetHeuristic and cublasLtMatmul share it.
@@ -379,8 +473,8 @@ cublasStatus_t ltValidate(const Desc *d, const Layout *a, const Layout *b,
   if (d->scale != CUDA_R_32F || d->pointerMode != CUBLASLT_POINTER_MODE_HOST ||
       d->transc != CUBLAS_OP_N || d->fill != CUBLAS_FILL_MODE_FULL)
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  if (d->epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
-      d->epilogue != CUBLASLT_EPILOGUE_BIAS)
+  const EpilogueTraits epi = traitsOf(d->epilogue);
+  if (!epi.supported)
     return CUBLAS_STATUS_NOT_SUPPORTED;
   for (const Layout *x : {a, b, c, dd})
     if (x->order != CUBLASLT_ORDER_COL || x->batchMode != 0 ||
@@ -391,8 +485,14 @@ cublasStatus_t ltValidate(const Desc *d, const Layout *a, const Layout *b,
       c->type != dd->type)
     return CUBLAS_STATUS_NOT_SUPPORTED;
   s.biasType = d->biasType == -1 ? int(dd->type) : d->biasType;
-  if (d->epilogue == CUBLASLT_EPILOGUE_BIAS && s.biasType != int(dd->type))
+  if (epi.bias && s.biasType != int(dd->type))
     return CUBLAS_STATUS_NOT_SUPPORTED;
+  // "GELU input matrix elements type is the same as the type of elements of
+  // the output matrix" (the fp8 exceptions are not emulated); another type
+  // is an unsupported combination: CUBLAS_STATUS_INVALID_VALUE.
+  s.auxType = d->auxType == -1 ? int(dd->type) : d->auxType;
+  if (epi.aux && s.auxType != int(dd->type))
+    return CUBLAS_STATUS_INVALID_VALUE;
 
   // Shapes: D m x n, op(A) m x k, op(B) k x n, C m x n.
   s.m = int64_t(dd->rows);
@@ -416,6 +516,12 @@ cublasStatus_t ltValidate(const Desc *d, const Layout *a, const Layout *b,
       c->batch != dd->batch)
     return CUBLAS_STATUS_INVALID_VALUE;
   s.batch = dd->batch;
+  // GELU aux matrix: "leading dimension ... Must be divisible by 8 and be
+  // no less than the number of rows in the output matrix"; batch stride
+  // "Must be divisible by 8".
+  if (epi.aux && (d->auxLd < std::max<int64_t>(1, s.m) || d->auxLd % 8 != 0 ||
+                  (s.batch > 1 && d->auxStride % 8 != 0)))
+    return CUBLAS_STATUS_INVALID_VALUE;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -691,6 +797,7 @@ cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t d,
   x.fill = CUBLAS_FILL_MODE_FULL;
   x.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   x.biasType = -1;
+  x.auxType = -1;
   memcpy(d, &x, sizeof x);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -738,6 +845,14 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
     return setValue(x.biasStride, buf, sizeInBytes);
   case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
     return setValue(x.biasType, buf, sizeInBytes);
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
+    return setValue(x.aux, buf, sizeInBytes);
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
+    return setValue(x.auxLd, buf, sizeInBytes);
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE:
+    return setValue(x.auxStride, buf, sizeInBytes);
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE:
+    return setValue(x.auxType, buf, sizeInBytes);
   case CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET:
     return setValue(x.smCount, buf, sizeInBytes);
   case CUBLASLT_MATMUL_DESC_FAST_ACCUM:
@@ -832,14 +947,16 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   r.algo.data[0] = kAlgoMagic;
   r.algo.data[1] = uint64_t(pref->align[0]) | uint64_t(pref->align[1]) << 32;
   r.algo.data[2] = uint64_t(pref->align[2]) | uint64_t(pref->align[3]) << 32;
-  // The bias pointer's value at this time fixes its expected alignment
-  // (CUBLASLT_MATMUL_DESC_BIAS_POINTER: "Routines that don't dereference
-  // this pointer, like cublasLtMatmulAlgoGetHeuristic() depend on its value
-  // to determine expected pointer alignment").
-  r.algo.data[3] =
-      d->epilogue == CUBLASLT_EPILOGUE_BIAS ? alignmentOf(d->bias) : 0;
+  // The bias and aux pointers' values at this time fix their expected
+  // alignment (CUBLASLT_MATMUL_DESC_BIAS_POINTER, _EPILOGUE_AUX_POINTER:
+  // "Routines that don't dereference this pointer, like
+  // cublasLtMatmulAlgoGetHeuristic() depend on its value to determine
+  // expected pointer alignment").
+  const EpilogueTraits epi = traitsOf(d->epilogue);
+  r.algo.data[3] = epi.bias ? alignmentOf(d->bias) : 0;
   r.algo.data[4] = signature(d, a, b, dd);
   r.algo.data[5] = uint64_t(uint32_t(s.biasType));
+  r.algo.data[6] = epi.aux ? alignmentOf(d->aux) : 0;
   r.workspaceSize = 0;
   r.state = CUBLAS_STATUS_SUCCESS;
   r.wavesCount = 1.0f;
@@ -878,8 +995,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
   if (C && C == D &&
       (c->type != dd->type || c->ld != dd->ld || c->stride != dd->stride))
     return CUBLAS_STATUS_INVALID_VALUE;
-  const bool bias = d->epilogue == CUBLASLT_EPILOGUE_BIAS;
-  if (bias && !d->bias)
+  const EpilogueTraits epi = traitsOf(d->epilogue);
+  if ((epi.bias && !d->bias) || (epi.aux && !d->aux))
     return CUBLAS_STATUS_INVALID_VALUE;
   if (algo) {
     // The algorithm must come from cublasLtMatmulAlgoGetHeuristic for these
@@ -896,8 +1013,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
       if (ptr[i] &&
           reinterpret_cast<uintptr_t>(ptr[i]) % std::max<uint64_t>(1, promised[i]))
         return CUBLAS_STATUS_INVALID_VALUE;
-    if (bias && (!algo->data[3] ||
-                 reinterpret_cast<uintptr_t>(d->bias) % algo->data[3]))
+    if (epi.bias && (!algo->data[3] ||
+                     reinterpret_cast<uintptr_t>(d->bias) % algo->data[3]))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    if (epi.aux &&
+        (!algo->data[6] || reinterpret_cast<uintptr_t>(d->aux) % algo->data[6]))
       return CUBLAS_STATUS_INVALID_VALUE;
   }
   if (workspace && workspaceSizeInBytes)
@@ -924,8 +1044,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
     if (c->ld == 0)
       g.C.cols = 1; // every column of C is its first one
   }
-  if (bias)
+  if (epi.bias)
     g.bias = {d->bias, s.biasType, s.m, 1, s.m, d->biasStride};
+  g.pointwise = epi.pointwise;
+  if (epi.aux)
+    g.aux = {d->aux, s.auxType, s.m, s.n, d->auxLd, d->auxStride};
   submit(stream, g);
   return CUBLAS_STATUS_SUCCESS;
 }

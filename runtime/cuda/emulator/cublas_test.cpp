@@ -195,6 +195,21 @@ struct Mat {
   }
 };
 
+/// A cuBLASLt layout of x (batch count and stride set when batched).
+cublasLtMatrixLayout_t ltLayout(const Mat &x) {
+  cublasLtMatrixLayout_t l;
+  cublasLtMatrixLayoutCreate(&l, x.t, x.rows, x.cols, x.ld);
+  if (x.batch > 1) {
+    const int32_t bc = x.batch;
+    const int64_t s = x.stride;
+    cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc,
+                                     sizeof bc);
+    cublasLtMatrixLayoutSetAttribute(
+        l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s);
+  }
+  return l;
+}
+
 std::string describe(const Case &c) {
   char s[256];
   snprintf(s, sizeof s,
@@ -352,21 +367,8 @@ void runCase(const Case &c) {
             op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bs, sizeof bs);
       }
     }
-    auto mk = [&](const Mat &x) {
-      cublasLtMatrixLayout_t l;
-      cublasLtMatrixLayoutCreate(&l, x.t, x.rows, x.cols, x.ld);
-      if (c.batch > 1) {
-        const int32_t bc = c.batch;
-        const int64_t s = x.stride;
-        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                         &bc, sizeof bc);
-        cublasLtMatrixLayoutSetAttribute(
-            l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof s);
-      }
-      return l;
-    };
-    cublasLtMatrixLayout_t lA = mk(A), lB = mk(B), lD = mk(D);
-    cublasLtMatrixLayout_t lC = c.sameLayoutHandle ? lD : mk(C);
+    cublasLtMatrixLayout_t lA = ltLayout(A), lB = ltLayout(B), lD = ltLayout(D);
+    cublasLtMatrixLayout_t lC = c.sameLayoutHandle ? lD : ltLayout(C);
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulPreferenceCreate(&pref);
     const uint64_t ws = 1 << 20;
@@ -521,9 +523,9 @@ void testLtBias() {
 }
 
 /// The bits D holds after a 1 x 1 GEMM with k = 3: sum of a[l] b[l].
-uint32_t tinyGemm(Api api, cudaDataType at, cudaDataType ct,
-                  const double a[3], const double b[3], int biasType = -1,
-                  double bias = 0) {
+uint32_t tinyGemm(Api api, cudaDataType at, cudaDataType ct, const double a[3],
+                  const double b[3], int biasType = -1, double bias = 0,
+                  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT) {
   std::vector<unsigned char> hA(3 * esize(at)), hB(3 * esize(at)),
       hD(esize(ct), 0xff), hBias(4);
   for (int l = 0; l < 3; ++l) {
@@ -553,6 +555,8 @@ uint32_t tinyGemm(Api api, cudaDataType at, cudaDataType ct,
     cublasLtCreate(&lt);
     cublasLtMatmulDesc_t op;
     cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                   sizeof epilogue);
     if (biasType >= 0) {
       const uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
       const int32_t bt = biasType;
@@ -641,6 +645,271 @@ void testRounding() {
   const double nanb[3] = {NAN, 1, 1};
   got = tinyGemm(kGemmEx, CUDA_R_32F, CUDA_R_32F, ones, nanb);
   CHECK(std::isnan(bitsToFloat(got)), "NaN input: %08x", got);
+}
+
+// --- GELU epilogues ----------------------------------------------------------
+
+/// The GELU epilogues under test (cublasLt.h).
+struct GeluEpi {
+  uint32_t epi;
+  bool bias, aux, grad; ///< adds a bias; has an aux matrix; is DGELU
+  const char *name;
+};
+const GeluEpi geluEpis[] = {
+    {CUBLASLT_EPILOGUE_GELU, false, false, false, "GELU"},
+    {CUBLASLT_EPILOGUE_GELU_AUX, false, true, false, "GELU_AUX"},
+    {CUBLASLT_EPILOGUE_GELU_BIAS, true, false, false, "GELU_BIAS"},
+    {CUBLASLT_EPILOGUE_GELU_AUX_BIAS, true, true, false, "GELU_AUX_BIAS"},
+    {CUBLASLT_EPILOGUE_DGELU, false, true, true, "DGELU"},
+};
+
+/// GELU (tanh approximation) and its derivative from their definitions,
+/// in long double.
+long double refGelu(long double x) {
+  const long double c = std::sqrt(2.0L / 3.14159265358979323846L);
+  return 0.5L * x * (1.0L + std::tanh(c * (x + 0.044715L * x * x * x)));
+}
+long double refGeluGrad(long double x) {
+  const long double c = std::sqrt(2.0L / 3.14159265358979323846L);
+  const long double t = std::tanh(c * (x + 0.044715L * x * x * x));
+  return 0.5L * (1.0L + t) +
+         0.5L * x * (1.0L - t * t) * c * (1.0L + 3.0L * 0.044715L * x * x);
+}
+
+/// Sets a descriptor attribute of type T, expecting success.
+template <class T>
+void setAttr(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t attr,
+             const T &v) {
+  CHECK_ST(cublasLtMatmulDescSetAttribute(op, attr, &v, sizeof v),
+           CUBLAS_STATUS_SUCCESS);
+}
+
+/// One GELU-epilogue matmul: D (m x n, ld m + 2, batches 3 elements apart)
+/// of type ct from bf16 A, B (dyadic: exact sums), a dyadic bias of D's
+/// type, and the aux matrix (ld 16, batches 8 elements apart; for DGELU
+/// dyadic GELU inputs in [-6, 6]). The aux output must hold the f32 sum
+/// (+ bias) rounded to its type bit for bit; D must be within the f32
+/// evaluation error of the long double GELU / GELU' of that sum, plus its
+/// own rounding (one bf16 step, or 2^-20 relative in f32; GELU's negative
+/// tail: 2^-20 of the sum's size absolute, where the tanh form cancels).
+/// Gaps of D and aux must stay untouched, the inputs unchanged.
+void runGeluCase(const GeluEpi &e, cublasOperation_t ta, cudaDataType ct,
+                 int batch) {
+  char name[128];
+  snprintf(name, sizeof name, "%s %c %s batch %d", e.name, "NTC"[ta],
+           ct == CUDA_R_32F ? "f32" : "bf16", batch);
+  const int m = 9, n = 5, k = 6;
+  const bool na = ta == CUBLAS_OP_N;
+  Mat A{CUDA_R_16BF, na ? m : k, na ? k : m, 0, batch, 0};
+  A.ld = A.rows;
+  A.stride = (long long)A.span();
+  Mat B{CUDA_R_16BF, k, n, k, batch, 0};
+  B.stride = (long long)B.span();
+  Mat D{ct, m, n, m + 2, batch, 0};
+  D.stride = (long long)D.span() + 3;
+  Mat X{ct, m, n, 16, batch, 0}; // the aux matrix
+  X.stride = (long long)X.span() + 8 + (16 - X.span() % 8) % 8;
+  std::vector<unsigned char> hA(A.elems() * 2), hB(B.elems() * 2),
+      hD(D.elems() * esize(ct), 0x5a), hX(X.elems() * esize(ct), 0x5a),
+      hBias(size_t(m) * esize(ct));
+  for (size_t i = 0; i < A.elems(); ++i)
+    putElem(hA, A.t, i, dyadic());
+  for (size_t i = 0; i < B.elems(); ++i)
+    putElem(hB, B.t, i, dyadic());
+  for (int i = 0; i < m; ++i)
+    putElem(hBias, ct, size_t(i), dyadic());
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        memset(&hD[D.at(b, i, j) * esize(ct)], 0xff, esize(ct));
+        if (e.grad)
+          putElem(hX, ct, X.at(b, i, j), double(int(rng() % 49) - 24) / 4.0);
+        else
+          memset(&hX[X.at(b, i, j) * esize(ct)], 0xff, esize(ct));
+      }
+  void *dA = dalloc(hA.size()), *dB = dalloc(hB.size()),
+       *dD = dalloc(hD.size()), *dX = dalloc(hX.size()),
+       *dBias = dalloc(hBias.size());
+  upload(dA, hA);
+  upload(dB, hB);
+  upload(dD, hD);
+  upload(dX, hX);
+  upload(dBias, hBias);
+
+  cublasLtHandle_t lt;
+  cublasLtCreate(&lt);
+  cublasLtMatmulDesc_t op;
+  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  setAttr(op, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(ta));
+  setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE, e.epi);
+  if (e.bias)
+    setAttr(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, (const void *)dBias);
+  if (e.aux) {
+    setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, (const void *)dX);
+    setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(X.ld));
+    setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, int32_t(ct));
+    if (batch > 1)
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+              int64_t(X.stride));
+  }
+  cublasLtMatrixLayout_t lA = ltLayout(A), lB = ltLayout(B), lD = ltLayout(D);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulHeuristicResult_t r = {};
+  int count = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, op, lA, lB, lD, lD,
+                                                     pref, 1, &r, &count);
+  const float one = 1, zero = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmul(lt, op, &one, dA, lA, dB, lB, &zero, dD, lD, dD, lD,
+                        &r.algo, nullptr, 0, nullptr);
+  CHECK(st == CUBLAS_STATUS_SUCCESS, "%s: %s", name, cublasGetStatusName(st));
+  cudaDeviceSynchronize();
+  const std::vector<unsigned char> gotD = download(dD, hD.size()),
+                                   gotX = download(dX, hX.size());
+  std::vector<unsigned char> wantX = hX;
+  int bad = 0;
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        long double v = 0;
+        for (int l = 0; l < k; ++l)
+          v += (long double)getElem(hA, A.t,
+                                    na ? A.at(b, i, l) : A.at(b, l, i)) *
+               getElem(hB, B.t, B.at(b, l, j));
+        if (e.bias)
+          v += getElem(hBias, ct, size_t(i));
+        const long double x = getElem(hX, ct, X.at(b, i, j));
+        const long double want = e.grad ? v * refGeluGrad(x) : refGelu(v);
+        const long double scale =
+            e.grad ? std::fabs(v) * (1 + x * x) : std::fabs(v);
+        const double rel =
+            ct == CUDA_R_32F ? std::ldexp(1.0, -20) : std::ldexp(1.0, -8);
+        const double got = getElem(gotD, ct, D.at(b, i, j));
+        if (std::fabs(got - want) >
+                rel * std::fabs(want) + std::ldexp(1.0, -20) * scale &&
+            !bad++)
+          CHECK(false, "%s: D(%d, %d, %d) = %.9g, want %.9Lg (sum %.9Lg)", name,
+                b, i, j, got, want, v);
+        if (e.aux && !e.grad)
+          putElem(wantX, ct, X.at(b, i, j), double(v));
+        memcpy(&hD[D.at(b, i, j) * esize(ct)], &gotD[D.at(b, i, j) * esize(ct)],
+               esize(ct));
+      }
+  CHECK(bad == 0, "%s: %d elements of D off", name, bad);
+  CHECK(gotD == hD, "%s: D's gaps were written", name);
+  CHECK(gotX == wantX, "%s: the aux matrix differs (values or gaps)", name);
+  CHECK(download(dA, hA.size()) == hA && download(dB, hB.size()) == hB &&
+            download(dBias, hBias.size()) == hBias,
+        "%s: an input changed", name);
+  cublasLtMatmulPreferenceDestroy(pref);
+  for (cublasLtMatrixLayout_t l : {lA, lB, lD})
+    cublasLtMatrixLayoutDestroy(l);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(lt);
+  freeAll();
+}
+
+void testLtGelu() {
+  for (const GeluEpi &e : geluEpis)
+    for (cublasOperation_t ta : {CUBLAS_OP_N, CUBLAS_OP_T})
+      for (cudaDataType ct : {CUDA_R_16BF, CUDA_R_32F})
+        for (int batch : {1, 2})
+          runGeluCase(e, ta, ct, batch);
+  // GELU on the f32 result: 1 + 2^-8 + 2^-9 rounds to bf16 1 + 2^-7, but
+  // gelu(1 + 2^-8 + 2^-9) = 0.8457... is taken from the unrounded sum.
+  const double e8 = std::ldexp(1.0, -8), e9 = std::ldexp(1.0, -9);
+  const double ones[3] = {1, 1, 1}, b[3] = {1, e8, e9};
+  const uint32_t got = tinyGemm(kLt, CUDA_R_16BF, CUDA_R_16BF, ones, b, -1, 0,
+                                CUBLASLT_EPILOGUE_GELU);
+  const uint16_t want = refBf16(float(refGelu(1 + e8 + e9)));
+  CHECK(got == want, "GELU of the f32 sum: got %04x want %04x", got, want);
+}
+
+/// The documented rules of the aux matrix and GELU epilogues' pointers.
+void testLtGeluInvalid() {
+  const auto INV = CUBLAS_STATUS_INVALID_VALUE, OK = CUBLAS_STATUS_SUCCESS;
+  const auto BF = CUDA_R_16BF;
+  cublasLtHandle_t lt;
+  cublasLtCreate(&lt);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  // D 9 x 4 = A (9 x 5) B (5 x 4), bf16.
+  cublasLtMatrixLayout_t lA, lB, lD;
+  cublasLtMatrixLayoutCreate(&lA, BF, 9, 5, 9);
+  cublasLtMatrixLayoutCreate(&lB, BF, 5, 4, 5);
+  cublasLtMatrixLayoutCreate(&lD, BF, 9, 4, 9);
+  char *dA = static_cast<char *>(dalloc(512)),
+       *dB = static_cast<char *>(dalloc(512)),
+       *dD = static_cast<char *>(dalloc(512)),
+       *dX = static_cast<char *>(dalloc(512)),
+       *dBias = static_cast<char *>(dalloc(512));
+  for (char *p : {dA, dB, dX, dBias})
+    cudaMemset(p, 0, 512);
+  cublasLtMatmulHeuristicResult_t r = {};
+  int count = 0;
+  const float one = 1, zero = 0;
+  auto heuristic = [&](cublasLtMatmulDesc_t op) {
+    return cublasLtMatmulAlgoGetHeuristic(lt, op, lA, lB, lD, lD, pref, 1, &r,
+                                          &count);
+  };
+  auto mm = [&](cublasLtMatmulDesc_t op, const cublasLtMatmulAlgo_t *algo) {
+    return cublasLtMatmul(lt, op, &one, dA, lA, dB, lB, &zero, dD, lD, dD, lD,
+                          algo, nullptr, 0, nullptr);
+  };
+  for (const GeluEpi &e : geluEpis) {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE, e.epi);
+    setAttr(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, (const void *)dBias);
+    if (e.aux) {
+      // The aux ld must be set, >= the rows of D and divisible by 8.
+      CHECK_ST(heuristic(op), INV);
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(12));
+      CHECK_ST(heuristic(op), INV);
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(8));
+      CHECK_ST(heuristic(op), INV);
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(16));
+      // The aux type is D's.
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+              int32_t(CUDA_R_32F));
+      CHECK_ST(heuristic(op), INV);
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, int32_t(BF));
+      // No aux pointer at the call.
+      CHECK_ST(heuristic(op), OK);
+      CHECK_ST(mm(op, nullptr), INV);
+      // The aux pointer's alignment at heuristic time is a promise.
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, (const void *)dX);
+      CHECK_ST(heuristic(op), OK);
+      const cublasLtMatmulAlgo_t algo = r.algo;
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+              (const void *)(dX + 2));
+      CHECK_ST(mm(op, &algo), INV);
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, (const void *)dX);
+      CHECK_ST(mm(op, &algo), OK);
+      // The aux matrix must not overlap D (DGELU: an input; GELU: an
+      // output), nor, as an output, an input.
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, (const void *)dD);
+      CHECK(dies([&] { mm(op, nullptr); }), "%s: aux == D accepted", e.name);
+      setAttr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, (const void *)dA);
+      CHECK(dies([&] { mm(op, nullptr); }) == !e.grad, "%s: aux == A %s",
+            e.name, e.grad ? "rejected" : "accepted");
+    } else {
+      CHECK_ST(heuristic(op), OK);
+      CHECK_ST(mm(op, &r.algo), OK);
+    }
+    if (e.bias) { // the bias epilogues need their bias pointer
+      setAttr(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, (const void *)nullptr);
+      CHECK_ST(mm(op, nullptr), INV);
+    }
+    cublasLtMatmulDescDestroy(op);
+  }
+  cudaDeviceSynchronize();
+  for (cublasLtMatrixLayout_t l : {lA, lB, lD})
+    cublasLtMatrixLayoutDestroy(l);
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtDestroy(lt);
+  freeAll();
 }
 
 /// Arbitrary (non-dyadic) values: f32 and bf16 inputs vs a long double
@@ -878,9 +1147,9 @@ void testLtInvalid() {
   CHECK_ST(cublasLtMatmulAlgoGetHeuristic(lt, op, lShortLd, lB, lD, lD, pref,
                                           2, r, &count),
            INV); // batch counts differ
-  const uint32_t gelu = CUBLASLT_EPILOGUE_GELU;
-  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &gelu,
-                                 sizeof gelu);
+  const uint32_t relu = CUBLASLT_EPILOGUE_RELU; // not emulated
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &relu,
+                                 sizeof relu);
   CHECK_ST(cublasLtMatmulAlgoGetHeuristic(lt, op, lA, lB, lD, lD, pref, 2, r,
                                           &count),
            NS);
@@ -1131,6 +1400,8 @@ int suite() {
   testRounding();
   testGemmMatrix();
   testLtBias();
+  testLtGelu();
+  testLtGeluInvalid();
   testArbitraryValues();
   testInvalidArguments();
   testLtInvalid();

@@ -150,6 +150,56 @@ int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
 int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
                                   int64_t K, int has_bias);
 
+/// A linear layer followed by GELU in one call (llm.c's gelu_fusion,
+/// cuBLASLt's CUBLASLT_EPILOGUE_GELU_AUX_BIAS): with
+///   acc[b] = f32(op(A[b])) . f32(op(B[b])) + f32(bias)       (f32)
+/// the exact f32 value zrt_matmul_bf16 rounds to C,
+///   pre[b] = bf16(acc[b]),   out[b] = bf16(gelu(acc[b]))     b in [0,batch)
+/// with gelu zrt_gelu's tanh approximation evaluated in f32 on the
+/// UNROUNDED acc and each output rounded once (RNE). pre may be NULL (then
+/// only out is written); pre is what zrt_matmul_gelu_backward_bf16 takes.
+/// Shapes, transposes, packing, batch, bias (NULL or [N]) and errors as
+/// zrt_matmul_bf16; pre and out are [batch, M, N] and must not overlap each
+/// other or the inputs. `workspace`: at least
+/// zrt_matmul_bf16_workspace(batch, M, N, K, bias != NULL) floats. On the
+/// CPU: bit for bit zrt_matmul on the widened A, B, bias, then zrt_gelu and
+/// zrt_cast_f32_to_bf16 (for a product within one row chunk; see
+/// zrt_matmul_bf16). On CUDA: one cuBLASLt matmul with the GELU(_AUX)(_BIAS)
+/// epilogue where cuBLASLt takes the shape (cuBLASLt's own tanh GELU: an
+/// element may differ from the CPU's in the last bf16 bit), else the f32
+/// product in the workspace and a kernel with the CPU's GELU arithmetic.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (as zrt_matmul_bf16, with out as C).
+int zrt_matmul_gelu_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                         const zrt_bf16 *bias, zrt_bf16 *pre, zrt_bf16 *out,
+                         int64_t batch, int64_t M, int64_t N, int64_t K,
+                         int trans_a, int trans_b, float *workspace);
+
+/// The input gradient of GELU(linear) in one call (cuBLASLt's
+/// CUBLASLT_EPILOGUE_DGELU): with
+///   g[b] = f32(op(A[b])) . f32(op(B[b]))                      (f32)
+///   dpre[b] = bf16(g[b] * gelu'(f32(pre[b])))                 b in [0,batch)
+/// i.e. zrt_gelu_backward's f32 arithmetic with x = the widened pre and
+/// dout = the UNROUNDED product g, rounded once (OVERWRITE). Typically A is
+/// the gradient of the GELU output and B the next layer's weight (trans_b =
+/// 1): dpre is then the gradient of the pre-activation. pre, dpre:
+/// [batch, M, N] bf16; dpre MAY equal pre (in place), otherwise it must not
+/// overlap pre or the inputs. Shapes, transposes, packing, batch and errors
+/// as zrt_matmul_bf16 without a bias; `workspace`: at least
+/// zrt_matmul_bf16_workspace(batch, M, N, K, 0) floats. On the CPU: bit for
+/// bit zrt_matmul on the widened A, B, then zrt_gelu_backward on the
+/// widened pre and zrt_cast_f32_to_bf16 (one row chunk, as above). On CUDA:
+/// one cuBLASLt matmul with the DGELU epilogue (pre as its aux input) where
+/// cuBLASLt takes the shape and dpre != pre (an element may differ from the
+/// CPU's in the last bf16 bit), else the f32 product in the workspace and a
+/// kernel with the CPU's arithmetic.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (as zrt_matmul_bf16 with dpre as C, and
+/// a NULL pre when there is something to compute).
+int zrt_matmul_gelu_backward_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                                  const zrt_bf16 *pre, zrt_bf16 *dpre,
+                                  int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int trans_a, int trans_b,
+                                  float *workspace);
+
 /// Bias gradient: dbias[j] = sum_r dout[r, j] over rows r in [0, rows);
 /// dout is [rows, N], dbias is [N] and is OVERWRITTEN. Sum accumulated in
 /// f32 per column. (PyTorch nn.Linear bias gradient.)

@@ -311,3 +311,55 @@ func.func @reduce_sum_element_type(%x: tensor<4x256xbf16>) -> tensor<256xf32> {
   %r = train.reduce_sum %x : tensor<4x256xbf16> -> tensor<256xf32>
   return %r : tensor<256xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.matmul_gelu, train.matmul_gelu_grad (the checks of train.matmul)
+//===----------------------------------------------------------------------===//
+
+func.func @matmul_gelu_k(%x: tensor<4x8xf32>, %w: tensor<16x4xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'train.matmul_gelu' op contraction sizes differ: a gives K = 8, b gives K = 4}}
+  %pre, %y = train.matmul_gelu %x, %w {transpose_b} : tensor<4x8xf32>, tensor<16x4xf32> -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @matmul_gelu_bias(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'train.matmul_gelu' op bias must be 'tensor<16xf32>', got 'tensor<8xf32>'}}
+  %pre, %y = train.matmul_gelu %x, %w bias %b {transpose_b} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @matmul_gelu_type(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'train.matmul_gelu' op operands and result must have one element type}}
+  %pre, %y = "train.matmul_gelu"(%x, %w) {transpose_b, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<4x8xbf16>, tensor<16x8xbf16>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @matmul_gelu_pre(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'train.matmul_gelu' op failed to verify that all of {pre, result} have same type}}
+  %pre, %y = "train.matmul_gelu"(%x, %w) {transpose_b, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<4x8xf32>, tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x16xf32>)
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @matmul_gelu_grad_pre(%dy: tensor<4x16xf32>, %w: tensor<16x64xf32>, %pre: tensor<4x32xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{'train.matmul_gelu_grad' op failed to verify that all of {pre, result} have same type}}
+  %d = "train.matmul_gelu_grad"(%dy, %w, %pre) : (tensor<4x16xf32>, tensor<16x64xf32>, tensor<4x32xf32>) -> tensor<4x64xf32>
+  return %d : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @matmul_gelu_grad_result(%dy: tensor<4x16xf32>, %w: tensor<16x64xf32>, %pre: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'train.matmul_gelu_grad' op result must be 'tensor<4x64xf32>', got 'tensor<4x32xf32>'}}
+  %d = "train.matmul_gelu_grad"(%dy, %w, %pre) : (tensor<4x16xf32>, tensor<16x64xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %d : tensor<4x32xf32>
+}

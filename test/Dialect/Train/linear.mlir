@@ -139,3 +139,26 @@ func.func @reduce_sum(%dy: tensor<4x32x256xf32>, %h: tensor<8x5xbf16>)
   // CHECK: return %[[A]], %[[B]], %[[C]], %[[D]], %[[E]]
   return %a, %b, %c, %d, %e : tensor<256xf32>, tensor<32x256xf32>, tensor<4x32x256xf32>, tensor<5xbf16>, tensor<f32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// train.matmul_gelu, train.matmul_gelu_grad
+//===----------------------------------------------------------------------===//
+
+// A linear layer with GELU (pre-activation and activation), with and
+// without bias, and the fused backward product.
+// CHECK-LABEL: func.func @matmul_gelu
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xbf16>, %[[W:.*]]: tensor<64x16xbf16>, %[[B:.*]]: tensor<64xbf16>, %[[DY:.*]]: tensor<2x8x16xbf16>, %[[W2:.*]]: tensor<16x64xbf16>)
+func.func @matmul_gelu(%x: tensor<2x8x16xbf16>, %w: tensor<64x16xbf16>,
+                       %b: tensor<64xbf16>, %dy: tensor<2x8x16xbf16>,
+                       %w2: tensor<16x64xbf16>)
+    -> (tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16>) {
+  // CHECK: %[[PRE:.*]], %[[Y:.*]] = train.matmul_gelu %[[X]], %[[W]] bias %[[B]] {transpose_b} : tensor<2x8x16xbf16>, tensor<64x16xbf16>, tensor<64xbf16> -> tensor<2x8x64xbf16>
+  %pre, %y = train.matmul_gelu %x, %w bias %b {transpose_b} : tensor<2x8x16xbf16>, tensor<64x16xbf16>, tensor<64xbf16> -> tensor<2x8x64xbf16>
+  // CHECK: %[[PRE2:.*]], %[[Y2:.*]] = train.matmul_gelu %[[X]], %[[W]] {transpose_b} : tensor<2x8x16xbf16>, tensor<64x16xbf16> -> tensor<2x8x64xbf16>
+  %pre2, %y2 = train.matmul_gelu %x, %w {transpose_b} : tensor<2x8x16xbf16>, tensor<64x16xbf16> -> tensor<2x8x64xbf16>
+  // CHECK: %[[D:.*]] = train.matmul_gelu_grad %[[DY]], %[[W2]], %[[PRE]] : tensor<2x8x16xbf16>, tensor<16x64xbf16> -> tensor<2x8x64xbf16>
+  %d = train.matmul_gelu_grad %dy, %w2, %pre : tensor<2x8x16xbf16>, tensor<16x64xbf16> -> tensor<2x8x64xbf16>
+  return %y, %pre2, %y2, %d : tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16>
+}

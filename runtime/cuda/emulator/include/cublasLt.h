@@ -18,14 +18,27 @@
 //    D's type ("Bias vector elements are the same type as the elements of
 //    output matrix (Dtype)", except IMMA / fp8 kernels, which the emulation
 //    lacks), broadcast to all columns and added before the conversion to D;
+//  * CUBLASLT_EPILOGUE_GELU, _GELU_BIAS ("apply Bias and then GELU"),
+//    _GELU_AUX, _GELU_AUX_BIAS (the GELU input also written to the aux
+//    matrix, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER) and _DGELU (D =
+//    the product times GELU'(aux), aux an input): GELU is the tanh
+//    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in f32
+//    on the f32 result (cuBLASLt's own implementation may differ in the
+//    last bits); the aux matrix is m x n of EPILOGUE_AUX_DATA_TYPE (default
+//    and only: D's type, else CUBLAS_STATUS_INVALID_VALUE), with
+//    EPILOGUE_AUX_LD (>= m, divisible by 8) and, batched,
+//    EPILOGUE_AUX_BATCH_STRIDE (divisible by 8), else
+//    CUBLAS_STATUS_INVALID_VALUE; it must not overlap D (nor the inputs,
+//    as an output): the emulation dies, as for an output overlapping A;
 //  * in place C == D requires Cdesc equal to Ddesc; out of place, C and D
 //    must agree in type, rows, cols and batch count (ld may differ; C's ld
 //    may be 0: one column broadcast);
 //  * cublasLtMatmulAlgoGetHeuristic validates the problem and returns one
 //    algorithm (workspace 0 bytes); the algorithm records the preference's
 //    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES (default 256) and the bias
-//    pointer's alignment, and cublasLtMatmul with that algorithm returns
-//    CUBLAS_STATUS_INVALID_VALUE when a pointer is less aligned than promised
+//    and aux pointers' alignment, and cublasLtMatmul with that algorithm
+//    returns CUBLAS_STATUS_INVALID_VALUE when a pointer is less aligned than
+//    promised
 //    (algo NULL: the implicit heuristic sees the pointers; no check);
 //  * the computation is queued on the `stream` argument (emu::enqueue) with
 //    alpha, beta, the descriptors and the pointers copied at call time;
@@ -110,10 +123,10 @@ typedef enum {
   CUBLASLT_MATMUL_DESC_FILL_MODE = 6,    ///< [int32_t] FULL only
   CUBLASLT_MATMUL_DESC_EPILOGUE = 7,     ///< [uint32_t] cublasLtEpilogue_t
   CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8, ///< [const void *] device, m elements
-  CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE = 10, ///< [int64_t] elements
-  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11,
-  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,
-  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE = 13,
+  CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE = 10,         ///< [int64_t] elements
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11,      ///< [void *] device
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,           ///< [int64_t] elements
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE = 13, ///< [int64_t] elements
   CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE = 14,
   CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET = 15, ///< [int32_t] recorded only
   CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17,
@@ -121,7 +134,7 @@ typedef enum {
   CUBLASLT_MATMUL_DESC_C_SCALE_POINTER = 19,
   CUBLASLT_MATMUL_DESC_D_SCALE_POINTER = 20,
   CUBLASLT_MATMUL_DESC_AMAX_D_POINTER = 21,
-  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE = 22,
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE = 22, ///< [int32_t] default -1
   CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER = 23,
   CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER = 24,
   CUBLASLT_MATMUL_DESC_FAST_ACCUM = 25,     ///< [int8_t] recorded only
@@ -145,8 +158,8 @@ typedef enum {
   CUBLASLT_REDUCTION_SCHEME_MASK = 0x7,
 } cublasLtReductionScheme_t;
 
-/// Epilogues; the emulation supports DEFAULT and BIAS (others:
-/// CUBLAS_STATUS_NOT_SUPPORTED).
+/// Epilogues; the emulation supports DEFAULT, BIAS, GELU, GELU_AUX,
+/// GELU_BIAS, GELU_AUX_BIAS and DGELU (others: CUBLAS_STATUS_NOT_SUPPORTED).
 typedef enum {
   CUBLASLT_EPILOGUE_DEFAULT = 1,
   CUBLASLT_EPILOGUE_RELU = 2,
@@ -239,8 +252,9 @@ cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
                                      const void *buf, size_t sizeInBytes);
 
 /// Validates the problem: requestedAlgoCount <= 0 or layouts that do not fit
-/// the transposes (D m x n, op(A) m x k, op(B) k x n, C like D), a bad ld
-/// or unequal batch counts: CUBLAS_STATUS_INVALID_VALUE; an unsupported
+/// the transposes (D m x n, op(A) m x k, op(B) k x n, C like D), a bad ld,
+/// unequal batch counts or a GELU aux matrix against its rules (above):
+/// CUBLAS_STATUS_INVALID_VALUE; an unsupported
 /// type / epilogue / order combination: CUBLAS_STATUS_NOT_SUPPORTED; both
 /// with *returnAlgoCount = 0. Otherwise one result (state SUCCESS,
 /// workspaceSize 0) and *returnAlgoCount = 1.
@@ -256,7 +270,8 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
 /// beta: host pointers to the scale type (f32). Validation as
 /// cublasLtMatmulAlgoGetHeuristic, plus: an algo not from it, or from it for
 /// other types / epilogue, or a pointer (A, B, C, D, bias) less aligned than
-/// the algo was chosen for, or a bias epilogue without a bias pointer:
+/// the algo was chosen for (bias and aux: their alignment at heuristic time),
+/// or a bias (aux) epilogue without a bias (aux) pointer:
 /// CUBLAS_STATUS_INVALID_VALUE.
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
                               cublasLtMatmulDesc_t computeDesc,
