@@ -159,8 +159,8 @@ def TrainFuseEpilogues : Pass<"train-fuse-epilogues", "::mlir::ModuleOp"> {
     epilogues `CUBLASLT_EPILOGUE_GELU_AUX_BIAS` / `CUBLASLT_EPILOGUE_DGELU`
     of cuBLASLt: for GPT-2's MLP (B = 16, T = 1024, bf16) it removes per
     block one read of the [B, T, 4C] pre-activation in the forward and a
-    write and two reads of a [B, T, 4C] tensor in the backward (about
-    0.4 GB of memory traffic per block and step). In f32 the fused ops
+    write and two reads of a [B, T, 4C] tensor in the backward (0.3 GB of
+    memory traffic per block and step). In f32 the fused ops
     compute exactly what the pairs did; in bf16 they skip one intermediate
     rounding (see the ops' descriptions), on every backend alike.
 
