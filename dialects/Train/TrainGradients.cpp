@@ -145,7 +145,7 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGra
   auto grad = LayerNormGradOp::create(
       b, getLoc(), getInput().getType(), getWeight().getType(),
       getWeight().getType(), getInput(), getWeight(), resultGrads[0],
-      getEpsAttr());
+      /*addend=*/Value(), getEpsAttr());
   for (unsigned i = 0; i < 3; ++i)
     if (needGrad[i])
       operandGrads[i] = grad->getResult(i);

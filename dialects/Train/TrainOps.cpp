@@ -181,19 +181,29 @@ LogicalResult MatmulGeluGradOp::verify() {
                       getResult().getType(), getTransposeA(), getTransposeB());
 }
 
-LogicalResult LayerNormOp::verify() {
-  RankedTensorType x = getInput().getType(), w = getWeight().getType();
+/// The checks of `train.layer_norm` (and `train.add_layer_norm`): x of rank
+/// >= 1, weight and bias [C] of x's element type.
+static LogicalResult verifyLayerNorm(Operation *op, RankedTensorType x,
+                                     RankedTensorType w) {
   if (x.getRank() < 1)
-    return emitOpError("input must have rank >= 1");
+    return op->emitOpError("input must have rank >= 1");
   if (w.getElementType() != x.getElementType())
-    return emitOpError("weight and bias element type ")
+    return op->emitOpError("weight and bias element type ")
            << w.getElementType() << " differs from the input's "
            << x.getElementType();
   if (w.getRank() != 1 || w.getDimSize(0) != x.getShape().back())
-    return emitOpError("weight and bias must be [")
+    return op->emitOpError("weight and bias must be [")
            << x.getShape().back() << "] (the last dimension of the input), got "
            << w;
   return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyLayerNorm(*this, getInput().getType(), getWeight().getType());
+}
+
+LogicalResult AddLayerNormOp::verify() {
+  return verifyLayerNorm(*this, getLhs().getType(), getWeight().getType());
 }
 
 LogicalResult CausalAttentionOp::verify() {

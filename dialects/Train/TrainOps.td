@@ -390,6 +390,32 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
   let hasVerifier = 1;
 }
 
+def Train_AddLayerNormOp : Train_Op<"add_layer_norm", [Pure,
+    AllTypesMatch<["lhs", "rhs", "sum", "result"]>,
+    AllTypesMatch<["weight", "bias"]>]> {
+  let summary = "Residual add followed by layer normalization, in one op";
+  let description = [{
+    `sum = lhs + rhs` (as `train.add`) and `result` = `train.layer_norm` of
+    `sum` with `weight`, `bias` and `eps`: exactly the pair it replaces
+    (the normalization reads `sum` as stored, rounded to its element type),
+    computed in one pass over each row (llm.c's `fused_residual_forward`).
+    `sum` is the residual stream, read again by the next residual add and
+    by the backward. `train-fuse-layer-norm` forms it; it has no gradient
+    rule.
+
+    Example:
+    ```mlir
+    %sum, %y = train.add_layer_norm %x, %h, %w, %b eps(1.0e-05) : tensor<4x32x64xbf16>, tensor<64xbf16>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs,
+                       Train_FloatTensor:$weight, Train_FloatTensor:$bias,
+                       Train_PositiveF64Attr:$eps);
+  let results = (outs Train_FloatTensor:$sum, Train_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs `,` $weight `,` $bias `eps` `(` $eps `)` attr-dict `:` type($lhs) `,` type($weight)";
+  let hasVerifier = 1;
+}
+
 /// The [B, H, T] f32 type of the log-sum-exp of attention over [B, H, T, D].
 /// (A rank-0 type, which the verifiers reject, gives tensor<f32>.)
 defvar Train_AttentionLseType = [{::mlir::RankedTensorType::get(
@@ -731,6 +757,7 @@ def Train_SoftmaxGradOp : Train_Op<"softmax_grad", [Pure,
 
 def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
     AllTypesMatch<["input", "grad", "input_grad"]>,
+    OptionalTypesMatchWith<"addend has the input's type", "input", "addend", "$_self">,
     AllTypesMatch<["weight", "weight_grad", "bias_grad"]>]> {
   let summary = "Gradients of layer normalization";
   let description = [{
@@ -738,18 +765,26 @@ def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
     dx, dweight = Σ dy·x̂ and dbias = Σ dy (sums over every leading
     dimension, in f32). Mean and 1/σ are recomputed in f32.
 
+    With `plus %addend` (x's type), `input_grad` is `train.add` of the
+    addend and dx (dx rounded to the element type first): the residual
+    stream's other gradient added in the same pass, as llm.c's
+    `layernorm_backward` accumulates into dresidual. `train-fuse-layer-norm`
+    forms it from a `train.add` of the two.
+
     Example:
     ```mlir
     %dx, %dw, %db = train.layer_norm_grad %x, %w, %dy eps(1.0e-05) : tensor<4x32x64xf32>, tensor<64xf32>
+    %dr, %dw2, %db2 = train.layer_norm_grad %x, %w, %dy plus %dres eps(1.0e-05) : tensor<4x32x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$weight,
                        Train_FloatTensor:$grad,
+                       Optional<Train_FloatTensor>:$addend,
                        Train_PositiveF64Attr:$eps);
   let results = (outs Train_FloatTensor:$input_grad,
                       Train_FloatTensor:$weight_grad,
                       Train_FloatTensor:$bias_grad);
-  let assemblyFormat = "$input `,` $weight `,` $grad `eps` `(` $eps `)` attr-dict `:` type($input) `,` type($weight)";
+  let assemblyFormat = "$input `,` $weight `,` $grad (`plus` $addend^)? `eps` `(` $eps `)` attr-dict `:` type($input) `,` type($weight)";
   let hasVerifier = 1;
 }
 

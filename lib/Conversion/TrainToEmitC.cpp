@@ -2033,7 +2033,8 @@ static bool hasNativeBf16Kernel(Operation *op) {
   };
   return TypeSwitch<Operation *, bool>(op)
       .Case<train::AddOp, train::GeluOp, train::GeluGradOp,
-            train::LayerNormOp, train::LayerNormGradOp, train::ReduceSumOp>(
+            train::LayerNormOp, train::AddLayerNormOp,
+            train::LayerNormGradOp, train::ReduceSumOp>(
           [&](Operation *o) {
             return bf16(o->getOperands()) && bf16(o->getResults());
           })
@@ -2708,16 +2709,31 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
               f32(o.getEps().convertToDouble())});
         return success();
       })
+      .Case([&](train::AddLayerNormOp o) {
+        auto [n, c] = rowsCols(o.getLhs());
+        call(kernel("zrt_add_layer_norm"),
+             {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getWeight()),
+              ptr(o.getBias()), ptr(o.getSum()), ptr(o.getResult()),
+              opq("NULL"), opq("NULL"), i64(n), i64(c),
+              f32(o.getEps().convertToDouble())});
+        return success();
+      })
       .Case([&](train::LayerNormGradOp o) {
         auto [n, c] = rowsCols(o.getInput());
         Value mean = scratch(n), rstd = scratch(n);
         call(kernel("zrt_layer_norm_stats"),
              {ptr(o.getInput()), mean, rstd, i64(n), i64(c),
               f32(o.getEps().convertToDouble())});
-        call(kernel("zrt_layer_norm_backward"),
-             {ptr(o.getGrad()), ptr(o.getInput()), ptr(o.getWeight()), mean,
-              rstd, ptr(o.getInputGrad()), ptr(o.getWeightGrad()),
-              ptr(o.getBiasGrad()), i64(n), i64(c)});
+        SmallVector<CArg> args = {ptr(o.getGrad()), ptr(o.getInput()),
+                                  ptr(o.getWeight()), mean, rstd};
+        // With an addend: the residual gradient added in the same pass.
+        if (Value addend = o.getAddend())
+          args.push_back(ptr(addend));
+        args.append({ptr(o.getInputGrad()), ptr(o.getWeightGrad()),
+                     ptr(o.getBiasGrad()), i64(n), i64(c)});
+        call(kernel(o.getAddend() ? "zrt_layer_norm_backward_add"
+                                  : "zrt_layer_norm_backward"),
+             args);
         return success();
       })
       .Case([&](train::CausalAttentionOp o) {

@@ -22,6 +22,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   }
   if (options.fuseEpilogues)
     pm.addPass(createTrainFuseEpilogues());
+  if (options.fuseLayerNorm)
+    pm.addPass(createTrainFuseLayerNorm());
   if (options.optimizer) {
     TrainOptimizerOptions optimizer;
     optimizer.precision = options.precision;
@@ -61,7 +63,8 @@ void zero::registerTrainingPipeline() {
   PassPipelineRegistration<TrainingPipelineOptions>(
       "zero-training-pipeline",
       "Forward graph to partitioned training step: train-autodiff, "
-      "train-checkpoint, train-fuse-epilogues, train-optimizer, zero-partition, zero-bucket, "
+      "train-checkpoint, train-fuse-epilogues, train-fuse-layer-norm, "
+      "train-optimizer, zero-partition, zero-bucket, "
       "zero-prefetch",
       buildTrainingPipeline);
 }

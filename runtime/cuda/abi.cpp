@@ -224,6 +224,23 @@ int zrt_layer_norm_backward(const float *dout, const float *x,
                zrt_cuda::layer_norm_backward(dout, x, weight, mean, rstd, dx,
                                              dweight, dbias, N, C));
 }
+int zrt_add_layer_norm(const float *a, const float *b, const float *weight,
+                       const float *bias, float *sum, float *out, float *mean,
+                       float *rstd, int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED("zrt_add_layer_norm",
+               zrt_cuda::add_layer_norm(a, b, weight, bias, sum, out, mean,
+                                        rstd, N, C, eps));
+}
+int zrt_layer_norm_backward_add(const float *dout, const float *x,
+                                const float *weight, const float *mean,
+                                const float *rstd, const float *addend,
+                                float *dx, float *dweight, float *dbias,
+                                int64_t N, int64_t C) {
+  ZRT_PROFILED("zrt_layer_norm_backward_add",
+               zrt_cuda::layer_norm_backward_add(dout, x, weight, mean, rstd,
+                                                 addend, dx, dweight, dbias, N,
+                                                 C));
+}
 int zrt_softmax(const float *x, float *out, int64_t N, int64_t C) {
   ZRT_PROFILED("zrt_softmax", zrt_cuda::softmax(x, out, N, C));
 }
@@ -549,6 +566,24 @@ int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
   ZRT_PROFILED("zrt_layer_norm_backward_bf16",
                zrt_cuda::layer_norm_backward_bf16(dout, x, weight, mean, rstd,
                                                   dx, dweight, dbias, N, C));
+}
+int zrt_add_layer_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                            const zrt_bf16 *weight, const zrt_bf16 *bias,
+                            zrt_bf16 *sum, zrt_bf16 *out, float *mean,
+                            float *rstd, int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED("zrt_add_layer_norm_bf16",
+               zrt_cuda::add_layer_norm_bf16(a, b, weight, bias, sum, out, mean,
+                                             rstd, N, C, eps));
+}
+int zrt_layer_norm_backward_add_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                     const zrt_bf16 *weight, const float *mean,
+                                     const float *rstd, const zrt_bf16 *addend,
+                                     zrt_bf16 *dx, zrt_bf16 *dweight,
+                                     zrt_bf16 *dbias, int64_t N, int64_t C) {
+  ZRT_PROFILED("zrt_layer_norm_backward_add_bf16",
+               zrt_cuda::layer_norm_backward_add_bf16(dout, x, weight, mean,
+                                                      rstd, addend, dx, dweight,
+                                                      dbias, N, C));
 }
 int zrt_cross_entropy_padded_bf16(const zrt_bf16 *logits,
                                   const int32_t *targets, float *loss,

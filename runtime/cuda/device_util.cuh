@@ -52,6 +52,24 @@ __device__ __forceinline__ float ldf(const zrt_bf16 *p) {
 }
 __device__ __forceinline__ void stf(float *p, float v) { *p = v; }
 __device__ __forceinline__ void stf(zrt_bf16 *p, float v) { *p = f32ToBf16(v); }
+/// v as a T holds it once stored, widened back (what ldf reads after stf):
+/// v itself for float, v rounded to bf16 for zrt_bf16.
+template <typename T> __device__ __forceinline__ float asStored(float v) {
+  T t;
+  stf(&t, v);
+  return ldf(&t);
+}
+
+/// zrt_add's per-element arithmetic, op(a, b) = a + b in f32 (bf16: on the
+/// widened values, rounded once by the store): shared by the elementwise
+/// kernels of zrt_add(_bf16) (elementwise.cu) and the residual adds of
+/// zrt_add_layer_norm(_bf16) and zrt_layer_norm_backward_add(_bf16)
+/// (norm.cu), so the fused functions add exactly as zrt_add does.
+struct AddOp {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return a + b;
+  }
+};
 
 /// bf16 elements from `p` (2-byte aligned) to the next 16-byte boundary
 /// (0 .. 7): the scalar head before the vectorized part of a bf16 kernel.

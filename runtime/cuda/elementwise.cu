@@ -39,15 +39,11 @@ __global__ void fillKernel(float *out, float value, int64_t n) {
   ZRT_GRID_STRIDE(i, n) out[i] = value;
 }
 
-/// The per-element arithmetic of zrt_add, zrt_gelu and zrt_gelu_backward
-/// (op(x, y); y unused by the unary ones), shared by the f32 kernels and
-/// the bf16 ones (GeluOp, GeluBackwardOp: device_util.cuh, shared with the
-/// GELU epilogues of matmul_bf16.cu).
-struct AddOp {
-  __device__ __forceinline__ float operator()(float a, float b) const {
-    return a + b;
-  }
-};
+// The per-element arithmetic of zrt_add, zrt_gelu and zrt_gelu_backward
+// (op(x, y); y unused by the unary ones), shared by the f32 kernels and the
+// bf16 ones, is in device_util.cuh: AddOp (shared with the residual adds of
+// norm.cu), GeluOp and GeluBackwardOp (shared with the GELU epilogues of
+// matmul_bf16.cu).
 
 /// f32: out[i] = op(a[i], b[i]) (Arity 2) or op(a[i], 0) (Arity 1).
 template <int Arity, typename Op>

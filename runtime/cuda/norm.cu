@@ -23,6 +23,16 @@
 // per output (and reads and writes half the bytes; a warp reads 64
 // contiguous bytes per step instead of 128).
 //
+// The residual-add forms (llm.c's fused_residual_forward and its
+// layernorm_backward accumulating into dresidual) are the same kernels with
+// the row's source and dx's store generalized: zrt_add_layer_norm's warp
+// computes its row of sum = a + b (AddOp, zrt_add's arithmetic), stores it
+// and keeps it in shared memory, and normalizes it from there with the
+// layer-norm row code (normalizeRow); zrt_layer_norm_backward_add's dx
+// kernel adds the addend to each dx value as stored (asStored). Both are
+// therefore bit for bit the unfused zrt_add + zrt_layer_norm and
+// zrt_layer_norm_backward + zrt_add of this backend, in one pass.
+//
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
@@ -60,20 +70,17 @@ __device__ __forceinline__ void warpRowStats(const T *xi, int64_t C, float eps,
   s = __fdiv_rn(1.0f, __fsqrt_rn(var + eps));
 }
 
+/// Normalizes the row xi [C] into oi (and mean[row], rstd[row] when not
+/// NULL), as zrt_layer_norm: warpRowStats, then (x - mean) * rstd * weight
+/// + bias. Called by all 32 lanes of a warp. Each lane reads and writes only
+/// its columns j = lane, lane + 32, ..., and the warp's sums synchronize it
+/// after every lane has read its whole row: oi == xi is safe.
 template <typename T>
-__global__ void layerNormKernel(const T *x, const T *weight, const T *bias,
-                                T *out, float *mean, float *rstd, int64_t N,
-                                int64_t C, float eps) {
-  const int64_t row = warpRow();
-  if (row >= N)
-    return; // the whole warp: row is uniform across it
-  const int lane = threadIdx.x & 31;
-  const T *xi = x + row * C;
-  T *oi = out + row * C;
+__device__ __forceinline__ void
+normalizeRow(const T *xi, const T *weight, const T *bias, T *oi, float *mean,
+             float *rstd, int64_t row, int64_t C, float eps, int lane) {
   float m, s;
   warpRowStats(xi, C, eps, lane, m, s);
-  // Every lane has read its whole row (the sums above synchronize the
-  // warp) and writes only the columns it reads: out == x is safe.
   for (int64_t j = lane; j < C; j += 32) {
     float v = __fmul_rn(__fsub_rn(ldf(xi + j), m), s);
     if (weight)
@@ -88,6 +95,51 @@ __global__ void layerNormKernel(const T *x, const T *weight, const T *bias,
     if (rstd)
       rstd[row] = s;
   }
+}
+
+template <typename T>
+__global__ void layerNormKernel(const T *x, const T *weight, const T *bias,
+                                T *out, float *mean, float *rstd, int64_t N,
+                                int64_t C, float eps) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return; // the whole warp: row is uniform across it
+  normalizeRow(x + row * C, weight, bias, out + row * C, mean, rstd, row, C,
+               eps, threadIdx.x & 31);
+}
+
+/// Dynamic shared memory of addLayerNormKernel<T, true>: kRowsPerBlock rows
+/// of C elements of T, one per warp.
+extern __shared__ uint4 addLayerNormSmem[];
+
+/// zrt_add_layer_norm(_bf16): each warp writes its row of sum = a + b
+/// (AddOp, stored as T: zrt_add's numbers) and normalizes the stored values
+/// (normalizeRow: zrt_layer_norm's numbers on sum). Staged, the row is also
+/// kept in shared memory and normalized from there; else (rows too long
+/// for it) each lane reads its columns of sum back. Either way a lane reads
+/// only the columns it wrote, so the add needs no barrier before the
+/// statistics.
+template <typename T, bool Staged>
+__global__ void addLayerNormKernel(const T *a, const T *b, const T *weight,
+                                   const T *bias, T *sum, T *out, float *mean,
+                                   float *rstd, int64_t N, int64_t C,
+                                   float eps) {
+  const int64_t row = warpRow();
+  if (row >= N)
+    return;
+  const int lane = threadIdx.x & 31;
+  const T *ai = a + row * C, *bi = b + row * C;
+  T *si = sum + row * C;
+  T *xi = si;
+  if constexpr (Staged)
+    xi = reinterpret_cast<T *>(addLayerNormSmem) + (threadIdx.x >> 5) * C;
+  for (int64_t j = lane; j < C; j += 32) {
+    const float v = AddOp{}(ldf(ai + j), ldf(bi + j));
+    stf(si + j, v);
+    if constexpr (Staged)
+      stf(xi + j, v);
+  }
+  normalizeRow(xi, weight, bias, out + row * C, mean, rstd, row, C, eps, lane);
 }
 
 template <typename T>
@@ -106,12 +158,14 @@ __global__ void layerNormStatsKernel(const T *x, float *mean, float *rstd,
 }
 
 /// dx of zrt_layer_norm_backward, one warp per row:
-///   dx = s * (g - mean(g) - xhat * mean(g * xhat)), g = weight * dout.
+///   dx = s * (g - mean(g) - xhat * mean(g * xhat)), g = weight * dout;
+/// with addend (zrt_layer_norm_backward_add), dx = addend + that value as
+/// stored in T (AddOp: zrt_add's numbers), in the same pass.
 template <typename T>
 __global__ void layerNormBackwardKernel(const T *dout, const T *x,
                                         const T *weight, const float *mean,
-                                        const float *rstd, T *dx, int64_t N,
-                                        int64_t C) {
+                                        const float *rstd, const T *addend,
+                                        T *dx, int64_t N, int64_t C) {
   const int64_t row = warpRow();
   if (row >= N)
     return;
@@ -128,12 +182,14 @@ __global__ void layerNormBackwardKernel(const T *dout, const T *x,
   gMean = __fdiv_rn(warpSum(gMean), static_cast<float>(C));
   gxMean = __fdiv_rn(warpSum(gxMean), static_cast<float>(C));
   T *dxi = dx + row * C;
+  const T *addi = addend ? addend + row * C : nullptr;
   for (int64_t j = lane; j < C; j += 32) {
     const float g =
         weight ? __fmul_rn(ldf(weight + j), ldf(gi + j)) : ldf(gi + j);
     const float xhat = __fmul_rn(__fsub_rn(ldf(xi + j), m), s);
-    stf(dxi + j,
-        __fmul_rn(s, __fsub_rn(__fsub_rn(g, gMean), __fmul_rn(xhat, gxMean))));
+    const float d =
+        __fmul_rn(s, __fsub_rn(__fsub_rn(g, gMean), __fmul_rn(xhat, gxMean)));
+    stf(dxi + j, addi ? AddOp{}(ldf(addi + j), asStored<T>(d)) : d);
   }
 }
 
@@ -203,17 +259,52 @@ int layerNorm(const char *fn, const T *x, const T *weight, const T *bias,
   return launched(fn);
 }
 
+/// zrt_add_layer_norm(_bf16) after the argument checks: the staged kernel
+/// when a block's kRowsPerBlock rows of T fit in its shared memory (C up to
+/// 7264 f32 or 14528 bf16 on an H100 / H200), else the unstaged one.
 template <typename T>
+int addLayerNorm(const char *fn, const T *a, const T *b, const T *weight,
+                 const T *bias, T *sum, T *out, float *mean, float *rstd,
+                 int64_t N, int64_t C, float eps) {
+  if (int st = zrt::checkAddLayerNormArgs(fn, a, b, sum, out, N, C, eps,
+                                          sizeof(T), zrt_cuda::fail))
+    return st;
+  if (N == 0)
+    return ZRT_OK;
+  int optin = 0;
+  if (int st = sharedMemoryOptin(&optin, fn))
+    return st;
+  const int64_t smem = kRowsPerBlock * C * static_cast<int64_t>(sizeof(T));
+  if (smem > optin) {
+    addLayerNormKernel<T, false><<<warpRowBlocks(N), kThreads, 0, stream()>>>(
+        a, b, weight, bias, sum, out, mean, rstd, N, C, eps);
+    return launched(fn);
+  }
+  if (int st = allowDynamicSharedMemory(addLayerNormKernel<T, true>, smem, fn))
+    return st;
+  addLayerNormKernel<T, true><<<warpRowBlocks(N), kThreads, smem, stream()>>>(
+      a, b, weight, bias, sum, out, mean, rstd, N, C, eps);
+  return launched(fn);
+}
+
+/// zrt_layer_norm_backward(_bf16) (addend NULL), or with Add its _add form
+/// zrt_layer_norm_backward_add(_bf16): addend and dx required, dx = addend +
+/// dx in the dx kernel.
+template <bool Add, typename T>
 int layerNormBackward(const char *fn, const T *dout, const T *x,
                       const T *weight, const float *mean, const float *rstd,
-                      T *dx, T *dweight, T *dbias, int64_t N, int64_t C) {
-  if (int st = zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C,
-                                               zrt_cuda::fail))
+                      const T *addend, T *dx, T *dweight, T *dbias, int64_t N,
+                      int64_t C) {
+  if (int st = Add ? zrt::checkLayerNormBackwardAddArgs(
+                         fn, dout, x, mean, rstd, addend, dx, N, C, sizeof(T),
+                         zrt_cuda::fail)
+                   : zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N,
+                                                     C, zrt_cuda::fail))
     return st;
   // dx first, then the column sums, in the CPU's order.
   if (dx && N > 0) {
     layerNormBackwardKernel<T><<<warpRowBlocks(N), kThreads, 0, stream()>>>(
-        dout, x, weight, mean, rstd, dx, N, C);
+        dout, x, weight, mean, rstd, addend, dx, N, C);
     if (int st = launched(fn))
       return st;
   }
@@ -251,8 +342,25 @@ int layer_norm(const float *x, const float *weight, const float *bias,
 int layer_norm_backward(const float *dout, const float *x, const float *weight,
                         const float *mean, const float *rstd, float *dx,
                         float *dweight, float *dbias, int64_t N, int64_t C) {
-  return layerNormBackward("zrt_layer_norm_backward", dout, x, weight, mean,
-                           rstd, dx, dweight, dbias, N, C);
+  return layerNormBackward<false, float>("zrt_layer_norm_backward", dout, x,
+                                         weight, mean, rstd, nullptr, dx,
+                                         dweight, dbias, N, C);
+}
+
+int add_layer_norm(const float *a, const float *b, const float *weight,
+                   const float *bias, float *sum, float *out, float *mean,
+                   float *rstd, int64_t N, int64_t C, float eps) {
+  return addLayerNorm("zrt_add_layer_norm", a, b, weight, bias, sum, out, mean,
+                      rstd, N, C, eps);
+}
+
+int layer_norm_backward_add(const float *dout, const float *x,
+                            const float *weight, const float *mean,
+                            const float *rstd, const float *addend, float *dx,
+                            float *dweight, float *dbias, int64_t N,
+                            int64_t C) {
+  return layerNormBackward<true>("zrt_layer_norm_backward_add", dout, x, weight,
+                                 mean, rstd, addend, dx, dweight, dbias, N, C);
 }
 
 int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
@@ -271,8 +379,27 @@ int layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
                              const zrt_bf16 *weight, const float *mean,
                              const float *rstd, zrt_bf16 *dx, zrt_bf16 *dweight,
                              zrt_bf16 *dbias, int64_t N, int64_t C) {
-  return layerNormBackward("zrt_layer_norm_backward_bf16", dout, x, weight,
-                           mean, rstd, dx, dweight, dbias, N, C);
+  return layerNormBackward<false, zrt_bf16>("zrt_layer_norm_backward_bf16",
+                                            dout, x, weight, mean, rstd,
+                                            nullptr, dx, dweight, dbias, N, C);
+}
+
+int add_layer_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                        const zrt_bf16 *weight, const zrt_bf16 *bias,
+                        zrt_bf16 *sum, zrt_bf16 *out, float *mean, float *rstd,
+                        int64_t N, int64_t C, float eps) {
+  return addLayerNorm("zrt_add_layer_norm_bf16", a, b, weight, bias, sum, out,
+                      mean, rstd, N, C, eps);
+}
+
+int layer_norm_backward_add_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                 const zrt_bf16 *weight, const float *mean,
+                                 const float *rstd, const zrt_bf16 *addend,
+                                 zrt_bf16 *dx, zrt_bf16 *dweight,
+                                 zrt_bf16 *dbias, int64_t N, int64_t C) {
+  return layerNormBackward<true>("zrt_layer_norm_backward_add_bf16", dout, x,
+                                 weight, mean, rstd, addend, dx, dweight, dbias,
+                                 N, C);
 }
 
 int layer_norm_stats_bf16(const zrt_bf16 *x, float *mean, float *rstd,

@@ -195,6 +195,17 @@ int layer_norm_backward(const float *dout, const float *x, const float *weight,
                         float *dweight, float *dbias, int64_t N, int64_t C);
 int layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
                      int64_t C, float eps);
+/// zrt_add_layer_norm / zrt_layer_norm_backward_add: layer_norm's row
+/// kernels with the residual add (the row of sum kept in shared memory;
+/// dx = addend + dx in the dx kernel), bit for bit add + layer_norm and
+/// layer_norm_backward + add.
+int add_layer_norm(const float *a, const float *b, const float *weight,
+                   const float *bias, float *sum, float *out, float *mean,
+                   float *rstd, int64_t N, int64_t C, float eps);
+int layer_norm_backward_add(const float *dout, const float *x,
+                            const float *weight, const float *mean,
+                            const float *rstd, const float *addend, float *dx,
+                            float *dweight, float *dbias, int64_t N, int64_t C);
 int softmax(const float *x, float *out, int64_t N, int64_t C);
 int softmax_backward(const float *y, const float *dy, float *dx, int64_t N,
                      int64_t C);
@@ -310,6 +321,18 @@ int layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
                              const zrt_bf16 *weight, const float *mean,
                              const float *rstd, zrt_bf16 *dx, zrt_bf16 *dweight,
                              zrt_bf16 *dbias, int64_t N, int64_t C);
+/// zrt_add_layer_norm_bf16 / zrt_layer_norm_backward_add_bf16 (norm.cu):
+/// add_layer_norm / layer_norm_backward_add on bf16 rows, bit for bit
+/// add_bf16 + layer_norm_bf16 and layer_norm_backward_bf16 + add_bf16.
+int add_layer_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                        const zrt_bf16 *weight, const zrt_bf16 *bias,
+                        zrt_bf16 *sum, zrt_bf16 *out, float *mean, float *rstd,
+                        int64_t N, int64_t C, float eps);
+int layer_norm_backward_add_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                 const zrt_bf16 *weight, const float *mean,
+                                 const float *rstd, const zrt_bf16 *addend,
+                                 zrt_bf16 *dx, zrt_bf16 *dweight,
+                                 zrt_bf16 *dbias, int64_t N, int64_t C);
 /// zrt_cross_entropy_padded_bf16 / _backward_bf16 (loss.cu): the f32
 /// kernels' arithmetic (f32 max, double sum of exp) with the row's first
 /// num_classes logits staged in shared memory by one asynchronous copy, so

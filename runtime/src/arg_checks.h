@@ -290,19 +290,69 @@ int checkLocalShardArgs(const char *fn, const void *in, const void *out,
 // Normalization and softmax (rows of C >= 1 columns; buffers count rows)
 //===----------------------------------------------------------------------===//
 
-/// zrt_layer_norm: "<fn>: need N >= 0 and C >= 1 (N=<N> C=<C>)", "<fn>: eps
-/// must be >= 0", then buffers x and out (weight, bias, mean, rstd may be
-/// NULL).
+/// Whether the byte ranges [p, p + bytes) and [q, q + bytes) share a byte.
+inline bool bytesOverlap(const void *p, const void *q, int64_t bytes) {
+  const uintptr_t pu = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t qu = reinterpret_cast<uintptr_t>(q);
+  const uintptr_t n = static_cast<uintptr_t>(bytes);
+  return bytes > 0 && pu < qu + n && qu < pu + n;
+}
+
+/// Tensors of `bytes` bytes each, the first `outputs` of them outputs: no
+/// output may overlap a later tensor of the list, else "<fn>: <name[p]>
+/// overlaps <name[q]>" for the first such pair (p, q) in order.
 template <typename Fail>
-int checkLayerNormArgs(const char *fn, const void *x, const void *out,
-                       int64_t N, int64_t C, float eps, Fail fail) {
+int checkDisjoint(const char *fn, int outputs, int count,
+                  const void *const *ptr, const char *const *name,
+                  int64_t bytes, Fail fail) {
+  for (int p = 0; p < outputs; ++p)
+    for (int q = p + 1; q < count; ++q)
+      ZRT_ARG_REQUIRE(!bytesOverlap(ptr[p], ptr[q], bytes),
+                      "%s: %s overlaps %s", fn, name[p], name[q]);
+  return ZRT_OK;
+}
+
+/// The shape and eps of zrt_layer_norm: "<fn>: need N >= 0 and C >= 1
+/// (N=<N> C=<C>)", then "<fn>: eps must be >= 0".
+template <typename Fail>
+int checkLayerNormShape(const char *fn, int64_t N, int64_t C, float eps,
+                        Fail fail) {
   ZRT_ARG_REQUIRE(N >= 0 && C >= 1,
                   "%s: need N >= 0 and C >= 1 (N=%lld C=%lld)", fn,
                   (long long)N, (long long)C);
   ZRT_ARG_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
+  return ZRT_OK;
+}
+
+/// zrt_layer_norm: checkLayerNormShape, then buffers x and out (weight,
+/// bias, mean, rstd may be NULL).
+template <typename Fail>
+int checkLayerNormArgs(const char *fn, const void *x, const void *out,
+                       int64_t N, int64_t C, float eps, Fail fail) {
+  if (int st = checkLayerNormShape(fn, N, C, eps, fail))
+    return st;
   ZRT_ARG_REQUIRE_BUF(fn, N, x);
   ZRT_ARG_REQUIRE_BUF(fn, N, out);
   return ZRT_OK;
+}
+
+/// zrt_add_layer_norm(_bf16), elements of eltBytes bytes:
+/// checkLayerNormShape, then buffers a, b, sum, out, then checkDisjoint
+/// with outputs sum, out and inputs a, b (weight, bias, mean, rstd may be
+/// NULL).
+template <typename Fail>
+int checkAddLayerNormArgs(const char *fn, const void *a, const void *b,
+                          const void *sum, const void *out, int64_t N,
+                          int64_t C, float eps, int64_t eltBytes, Fail fail) {
+  if (int st = checkLayerNormShape(fn, N, C, eps, fail))
+    return st;
+  ZRT_ARG_REQUIRE_BUF(fn, N, a);
+  ZRT_ARG_REQUIRE_BUF(fn, N, b);
+  ZRT_ARG_REQUIRE_BUF(fn, N, sum);
+  ZRT_ARG_REQUIRE_BUF(fn, N, out);
+  const void *const ptr[4] = {sum, out, a, b};
+  const char *const name[4] = {"sum", "out", "a", "b"};
+  return checkDisjoint(fn, 2, 4, ptr, name, N * C * eltBytes, fail);
 }
 
 /// The row shape of the normalization kernels other than zrt_layer_norm:
@@ -326,6 +376,24 @@ int checkLayerNormBackwardArgs(const char *fn, const void *dout, const void *x,
   ZRT_ARG_REQUIRE_BUF(fn, N, mean);
   ZRT_ARG_REQUIRE_BUF(fn, N, rstd);
   return ZRT_OK;
+}
+
+/// zrt_layer_norm_backward_add(_bf16), elements of eltBytes bytes:
+/// checkLayerNormBackwardArgs, then buffers addend and dx, then
+/// checkDisjoint with output dx and inputs addend, dout, x.
+template <typename Fail>
+int checkLayerNormBackwardAddArgs(const char *fn, const void *dout,
+                                  const void *x, const void *mean,
+                                  const void *rstd, const void *addend,
+                                  const void *dx, int64_t N, int64_t C,
+                                  int64_t eltBytes, Fail fail) {
+  if (int st = checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C, fail))
+    return st;
+  ZRT_ARG_REQUIRE_BUF(fn, N, addend);
+  ZRT_ARG_REQUIRE_BUF(fn, N, dx);
+  const void *const ptr[4] = {dx, addend, dout, x};
+  const char *const name[4] = {"dx", "addend", "dout", "x"};
+  return checkDisjoint(fn, 1, 4, ptr, name, N * C * eltBytes, fail);
 }
 
 /// zrt_layer_norm_stats: checkRows, "<fn>: eps must be >= 0", then buffers

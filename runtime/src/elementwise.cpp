@@ -106,7 +106,7 @@ int add(const char *fn, const T *a, const T *b, T *out, int64_t n) {
     return st;
 #pragma omp parallel for simd schedule(static) if (n > kParallelGrain)
   for (int64_t i = 0; i < n; ++i)
-    out[i] = zrt::fromF32<T>(zrt::toF32(a[i]) + zrt::toF32(b[i]));
+    out[i] = zrt::addElement(a[i], b[i]);
   return ZRT_OK;
 }
 

@@ -195,6 +195,13 @@ template <typename T> T fromF32(float x);
 template <> inline float fromF32<float>(float x) { return x; }
 template <> inline zrt_bf16 fromF32<zrt_bf16>(float x) { return f32ToBf16(x); }
 
+/// zrt_add's arithmetic on one element of T: the f32 sum of the widened
+/// values, rounded once (zrt_add(_bf16), and the residual adds of
+/// zrt_add_layer_norm(_bf16) and zrt_layer_norm_backward_add(_bf16)).
+template <typename T> inline T addElement(T a, T b) {
+  return fromF32<T>(toF32(a) + toF32(b));
+}
+
 /// A templated loop body behind ZRT_SIMD_CLONES functions (one non-template
 /// overload per element type, as Clang does not multi-version templates):
 /// inlined into every clone, so each clone vectorizes it for its target.

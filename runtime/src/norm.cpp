@@ -1,7 +1,9 @@
 //===- norm.cpp - Layer normalization and softmax --------------------------===//
 //
 // zrt_layer_norm, zrt_layer_norm_stats, zrt_layer_norm_backward (f32 and
-// bf16 tensors, one template each) and the f32 softmax.
+// bf16 tensors, one template each), their residual-add forms
+// zrt_add_layer_norm and zrt_layer_norm_backward_add (the same row code, the
+// add through zrt::addElement as in zrt_add) and the f32 softmax.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,15 +42,23 @@ inline void rowStats(const T *xi, int64_t C, float eps, float *mean,
   *rstd = 1.0f / std::sqrt(var + eps);
 }
 
+// The rows of zrt_layer_norm(_bf16) on x, or, with sum (zrt_add_layer_norm),
+// on the rows of sum: each row of sum is first written as a + b (zrt_add's
+// arithmetic, zrt::addElement) and then normalized from there while it is
+// in cache. After the argument checks.
 template <typename T>
-int layerNorm(const char *fn, const T *x, const T *weight, const T *bias,
-              T *out, float *mean, float *rstd, int64_t N, int64_t C,
-              float eps) {
-  if (int st = zrt::checkLayerNormArgs(fn, x, out, N, C, eps, zrt::fail))
-    return st;
+void layerNormRows(const T *x, const T *a, const T *b, T *sum, const T *weight,
+                   const T *bias, T *out, float *mean, float *rstd, int64_t N,
+                   int64_t C, float eps) {
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
   for (int64_t i = 0; i < N; ++i) {
-    const T *xi = x + i * C;
+    const T *xi = x ? x + i * C : sum + i * C;
+    if (sum) {
+      T *si = sum + i * C;
+      const T *ai = a + i * C, *bi = b + i * C;
+      for (int64_t j = 0; j < C; ++j)
+        si[j] = zrt::addElement(ai[j], bi[j]);
+    }
     T *oi = out + i * C;
     float m, s;
     rowStats(xi, C, eps, &m, &s);
@@ -65,6 +75,28 @@ int layerNorm(const char *fn, const T *x, const T *weight, const T *bias,
     if (rstd)
       rstd[i] = s;
   }
+}
+
+template <typename T>
+int layerNorm(const char *fn, const T *x, const T *weight, const T *bias,
+              T *out, float *mean, float *rstd, int64_t N, int64_t C,
+              float eps) {
+  if (int st = zrt::checkLayerNormArgs(fn, x, out, N, C, eps, zrt::fail))
+    return st;
+  layerNormRows<T>(x, nullptr, nullptr, nullptr, weight, bias, out, mean, rstd,
+                   N, C, eps);
+  return ZRT_OK;
+}
+
+template <typename T>
+int addLayerNorm(const char *fn, const T *a, const T *b, const T *weight,
+                 const T *bias, T *sum, T *out, float *mean, float *rstd,
+                 int64_t N, int64_t C, float eps) {
+  if (int st = zrt::checkAddLayerNormArgs(fn, a, b, sum, out, N, C, eps,
+                                          sizeof(T), zrt::fail))
+    return st;
+  layerNormRows<T>(nullptr, a, b, sum, weight, bias, out, mean, rstd, N, C,
+                   eps);
   return ZRT_OK;
 }
 
@@ -81,12 +113,19 @@ int layerNormStats(const char *fn, const T *x, float *mean, float *rstd,
   return ZRT_OK;
 }
 
-template <typename T>
+// zrt_layer_norm_backward(_bf16) (addend NULL), or with Add its _add form
+// zrt_layer_norm_backward_add(_bf16): addend and dx required, dx = addend +
+// the rounded dx (zrt_add's arithmetic, zrt::addElement) in the same pass.
+template <bool Add, typename T>
 int layerNormBackward(const char *fn, const T *dout, const T *x,
                       const T *weight, const float *mean, const float *rstd,
-                      T *dx, T *dweight, T *dbias, int64_t N, int64_t C) {
-  if (int st = zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C,
-                                               zrt::fail))
+                      const T *addend, T *dx, T *dweight, T *dbias, int64_t N,
+                      int64_t C) {
+  if (int st = Add ? zrt::checkLayerNormBackwardAddArgs(fn, dout, x, mean, rstd,
+                                                        addend, dx, N, C,
+                                                        sizeof(T), zrt::fail)
+                   : zrt::checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N,
+                                                     C, zrt::fail))
     return st;
   if (dx) {
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
@@ -103,11 +142,13 @@ int layerNormBackward(const char *fn, const T *dout, const T *x,
       gMean /= static_cast<float>(C);
       gxMean /= static_cast<float>(C);
       T *dxi = dx + i * C;
+      const T *addi = addend ? addend + i * C : nullptr;
       for (int64_t j = 0; j < C; ++j) {
         float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
                          : zrt::toF32(gi[j]);
         float xhat = (zrt::toF32(xi[j]) - m) * s;
-        dxi[j] = zrt::fromF32<T>(s * (g - gMean - xhat * gxMean));
+        const T d = zrt::fromF32<T>(s * (g - gMean - xhat * gxMean));
+        dxi[j] = addi ? zrt::addElement(addi[j], d) : d;
       }
     }
   }
@@ -155,6 +196,21 @@ int zrt_layer_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight,
                    C, eps);
 }
 
+int zrt_add_layer_norm(const float *a, const float *b, const float *weight,
+                       const float *bias, float *sum, float *out, float *mean,
+                       float *rstd, int64_t N, int64_t C, float eps) {
+  return addLayerNorm("zrt_add_layer_norm", a, b, weight, bias, sum, out, mean,
+                      rstd, N, C, eps);
+}
+
+int zrt_add_layer_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                            const zrt_bf16 *weight, const zrt_bf16 *bias,
+                            zrt_bf16 *sum, zrt_bf16 *out, float *mean,
+                            float *rstd, int64_t N, int64_t C, float eps) {
+  return addLayerNorm("zrt_add_layer_norm_bf16", a, b, weight, bias, sum, out,
+                      mean, rstd, N, C, eps);
+}
+
 int zrt_layer_norm_stats(const float *x, float *mean, float *rstd, int64_t N,
                          int64_t C, float eps) {
   return layerNormStats("zrt_layer_norm_stats", x, mean, rstd, N, C, eps);
@@ -169,8 +225,9 @@ int zrt_layer_norm_backward(const float *dout, const float *x,
                             const float *weight, const float *mean,
                             const float *rstd, float *dx, float *dweight,
                             float *dbias, int64_t N, int64_t C) {
-  return layerNormBackward("zrt_layer_norm_backward", dout, x, weight, mean,
-                           rstd, dx, dweight, dbias, N, C);
+  return layerNormBackward<false, float>("zrt_layer_norm_backward", dout, x,
+                                         weight, mean, rstd, nullptr, dx,
+                                         dweight, dbias, N, C);
 }
 
 int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
@@ -178,8 +235,28 @@ int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
                                  const float *rstd, zrt_bf16 *dx,
                                  zrt_bf16 *dweight, zrt_bf16 *dbias, int64_t N,
                                  int64_t C) {
-  return layerNormBackward("zrt_layer_norm_backward_bf16", dout, x, weight,
-                           mean, rstd, dx, dweight, dbias, N, C);
+  return layerNormBackward<false, zrt_bf16>("zrt_layer_norm_backward_bf16",
+                                            dout, x, weight, mean, rstd,
+                                            nullptr, dx, dweight, dbias, N, C);
+}
+
+int zrt_layer_norm_backward_add(const float *dout, const float *x,
+                                const float *weight, const float *mean,
+                                const float *rstd, const float *addend,
+                                float *dx, float *dweight, float *dbias,
+                                int64_t N, int64_t C) {
+  return layerNormBackward<true>("zrt_layer_norm_backward_add", dout, x, weight,
+                                 mean, rstd, addend, dx, dweight, dbias, N, C);
+}
+
+int zrt_layer_norm_backward_add_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                     const zrt_bf16 *weight, const float *mean,
+                                     const float *rstd, const zrt_bf16 *addend,
+                                     zrt_bf16 *dx, zrt_bf16 *dweight,
+                                     zrt_bf16 *dbias, int64_t N, int64_t C) {
+  return layerNormBackward<true>("zrt_layer_norm_backward_add_bf16", dout, x,
+                                 weight, mean, rstd, addend, dx, dweight, dbias,
+                                 N, C);
 }
 
 int zrt_softmax(const float *x, float *out, int64_t N, int64_t C) {

@@ -9,7 +9,9 @@
 // vocabularies, attention tiles), special values (infinities, NaN, ties of
 // the rounding, denormals), and misaligned views. Bad arguments must fail
 // with the f32 function's status and message (under the bf16 name), and no
-// call allocates when given its workspace.
+// call allocates when given its workspace. The residual-add forms of layer
+// norm (zrt_add_layer_norm, zrt_layer_norm_backward_add; f32 and bf16) are
+// checked bit for bit against the unfused calls they replace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -484,18 +486,23 @@ TEST(Bf16KernelsTest, LayerNormBackwardMatchesF32) {
   }
 }
 
+/// Shapes and eps that the layer-norm functions reject.
+struct BadLayerNormShape {
+  int64_t N, C;
+  float eps;
+  std::string name() const {
+    return "N=" + std::to_string(N) + " C=" + std::to_string(C) +
+           " eps=" + std::to_string(eps);
+  }
+};
+const BadLayerNormShape kBadLayerNormShapes[] = {
+    {-1, 2, 0.0f}, {2, 0, 0.0f}, {2, -1, 0.0f}, {2, 2, -1e-5f}};
+
 TEST(Bf16KernelsTest, LayerNormBadArguments) {
   float f[8] = {};
   zrt_bf16 h[8] = {};
-  struct Shape {
-    int64_t N, C;
-    float eps;
-  };
-  for (Shape s : {Shape{-1, 2, 0.0f}, Shape{2, 0, 0.0f}, Shape{2, -1, 0.0f},
-                  Shape{2, 2, -1e-5f}}) {
-    const std::string what = "N=" + std::to_string(s.N) +
-                             " C=" + std::to_string(s.C) +
-                             " eps=" + std::to_string(s.eps);
+  for (const BadLayerNormShape &s : kBadLayerNormShapes) {
+    const std::string what = s.name();
     expectSameStatus(
         ZRT_ERR_INVALID_ARGUMENT, "zrt_layer_norm",
         [&] { return zrt_layer_norm(f, f, f, f, f, f, s.N, s.C, s.eps); },
@@ -576,6 +583,295 @@ TEST(Bf16KernelsTest, LayerNormBadArguments) {
                                    nullptr, 0, 3, 1e-5f);
       },
       "N=0");
+}
+
+//===----------------------------------------------------------------------===//
+// Residual add fused into layer norm, f32 and bf16: zrt_add_layer_norm(_bf16)
+// and zrt_layer_norm_backward_add(_bf16) against the unfused calls
+//===----------------------------------------------------------------------===//
+
+/// The f32 and the bf16 functions of the layer-norm tests, by element type.
+template <typename T> struct LayerNormApi;
+template <> struct LayerNormApi<float> {
+  static constexpr auto add = zrt_add;
+  static constexpr auto layerNorm = zrt_layer_norm;
+  static constexpr auto addLayerNorm = zrt_add_layer_norm;
+  static constexpr auto stats = zrt_layer_norm_stats;
+  static constexpr auto backward = zrt_layer_norm_backward;
+  static constexpr auto backwardAdd = zrt_layer_norm_backward_add;
+  static constexpr const char *suffix = "";
+};
+template <> struct LayerNormApi<zrt_bf16> {
+  static constexpr auto add = zrt_add_bf16;
+  static constexpr auto layerNorm = zrt_layer_norm_bf16;
+  static constexpr auto addLayerNorm = zrt_add_layer_norm_bf16;
+  static constexpr auto stats = zrt_layer_norm_stats_bf16;
+  static constexpr auto backward = zrt_layer_norm_backward_bf16;
+  static constexpr auto backwardAdd = zrt_layer_norm_backward_add_bf16;
+  static constexpr const char *suffix = "_bf16";
+};
+
+/// f as a T (bf16: rounded).
+template <typename T> T ofFloat(float f);
+template <> float ofFloat<float>(float f) { return f; }
+template <> zrt_bf16 ofFloat<zrt_bf16>(float f) { return zrt_f32_to_bf16(f); }
+
+/// A tensor of n uniform values in [lo, hi) as T, viewed `offset` elements
+/// into its buffer (the buffer holds offset + n values).
+template <typename T>
+std::vector<T> valuesOf(int64_t n, size_t offset, uint32_t seed, float lo,
+                        float hi) {
+  const FloatVec f = randomVec(n + offset, seed, lo, hi);
+  std::vector<T> v(f.size());
+  for (size_t i = 0; i < f.size(); ++i)
+    v[i] = ofFloat<T>(f[i]);
+  return v;
+}
+
+/// valuesOf for rows [N, C], where from the fourth row on row 3 holds an
+/// infinity and row 4 a NaN (as layerNormInput).
+template <typename T>
+std::vector<T> rowsOf(int64_t N, int64_t C, size_t offset, uint32_t seed,
+                      float lo, float hi) {
+  std::vector<T> v = valuesOf<T>(N * C, offset, seed, lo, hi);
+  if (N > 4 && C > 2) {
+    v[offset + 3 * C + 1] = ofFloat<T>(std::numeric_limits<float>::infinity());
+    v[offset + 4 * C + 2] = ofFloat<T>(std::numeric_limits<float>::quiet_NaN());
+  }
+  return v;
+}
+
+/// The layer-norm shapes plus GPT-2's width, both vector alignments.
+std::vector<std::pair<int64_t, int64_t>> fusedRowShapes() {
+  auto shapes = kRowShapes;
+  shapes.push_back({9, 768});
+  return shapes;
+}
+
+/// zrt_add_layer_norm(_bf16) == zrt_add(_bf16) + zrt_layer_norm(_bf16), bit
+/// for bit, for every combination of weight, bias, mean and rstd.
+template <typename T> void checkAddLayerNormMatchesUnfused() {
+  using Api = LayerNormApi<T>;
+  const T garbage = ofFloat<T>(-7.0f);
+  for (const auto &shape : fusedRowShapes())
+    for (size_t off : {size_t(0), size_t(1)}) {
+      const int64_t N = shape.first, C = shape.second, NC = N * C;
+      const float eps = 1e-5f;
+      // a + b has a nonzero mean; b is small, so the sum rounds.
+      const std::vector<T> a = rowsOf<T>(N, C, off, 71 + NC, -2.0f, 3.0f),
+                           b = valuesOf<T>(NC, off, 72 + NC, -1e-2f, 1e-2f),
+                           w = valuesOf<T>(C, off, 73 + C, 0.5f, 1.5f),
+                           bias = valuesOf<T>(C, off, 74 + C, -0.5f, 0.5f);
+      std::vector<T> refSum(off + NC, garbage), refOut = refSum;
+      ASSERT_EQ(
+          Api::add(a.data() + off, b.data() + off, refSum.data() + off, NC),
+          ZRT_OK);
+      for (int mask = 0; mask < 16; ++mask) {
+        const bool hasW = mask & 1, hasB = mask & 2, hasMean = mask & 4,
+                   hasRstd = mask & 8;
+        SCOPED_TRACE(std::string(Api::suffix[0] ? "bf16" : "f32") +
+                     " N=" + std::to_string(N) + " C=" + std::to_string(C) +
+                     " offset=" + std::to_string(off) +
+                     " mask=" + std::to_string(mask));
+        const T *pw = hasW ? w.data() + off : nullptr;
+        const T *pb = hasB ? bias.data() + off : nullptr;
+        FloatVec refMean(N, -7.0f), refRstd(N, -7.0f);
+        ASSERT_EQ(Api::layerNorm(refSum.data() + off, pw, pb,
+                                 refOut.data() + off,
+                                 hasMean ? refMean.data() : nullptr,
+                                 hasRstd ? refRstd.data() : nullptr, N, C, eps),
+                  ZRT_OK);
+        std::vector<T> sum(off + NC, garbage), out = sum;
+        FloatVec mean(N, -7.0f), rstd(N, -7.0f);
+        expectNoAllocation(
+            [&] {
+              ASSERT_EQ(
+                  Api::addLayerNorm(a.data() + off, b.data() + off, pw, pb,
+                                    sum.data() + off, out.data() + off,
+                                    hasMean ? mean.data() : nullptr,
+                                    hasRstd ? rstd.data() : nullptr, N, C, eps),
+                  ZRT_OK)
+                  << zrt_last_error();
+            },
+            "add_layer_norm");
+        EXPECT_TRUE(bitsEqual(sum, refSum));
+        EXPECT_TRUE(bitsEqual(out, refOut));
+        EXPECT_TRUE(bitsEqual(mean, refMean));
+        EXPECT_TRUE(bitsEqual(rstd, refRstd));
+      }
+    }
+}
+
+TEST(LayerNormFusedTest, AddLayerNormMatchesAddThenLayerNorm) {
+  checkAddLayerNormMatchesUnfused<float>();
+  checkAddLayerNormMatchesUnfused<zrt_bf16>();
+}
+
+/// zrt_layer_norm_backward_add(_bf16) == zrt_layer_norm_backward(_bf16) into
+/// a temporary + zrt_add(_bf16)(addend, temporary), bit for bit, with and
+/// without weight, dweight, dbias.
+template <typename T> void checkLayerNormBackwardAddMatchesUnfused() {
+  using Api = LayerNormApi<T>;
+  const T garbage = ofFloat<T>(-7.0f);
+  for (const auto &shape : fusedRowShapes())
+    for (size_t off : {size_t(0), size_t(1)}) {
+      const int64_t N = shape.first, C = shape.second, NC = N * C;
+      const std::vector<T> x = rowsOf<T>(N, C, off, 81 + NC, -2.0f, 3.0f),
+                           dout = valuesOf<T>(NC, off, 82 + NC, -1.0f, 1.0f),
+                           addend = valuesOf<T>(NC, off, 83 + NC, -1.0f, 1.0f),
+                           w = valuesOf<T>(C, off, 84 + C, 0.5f, 1.5f);
+      FloatVec mean(N), rstd(N);
+      ASSERT_EQ(
+          Api::stats(x.data() + off, mean.data(), rstd.data(), N, C, 1e-5f),
+          ZRT_OK);
+      for (int mask = 0; mask < 8; ++mask) {
+        const bool hasW = mask & 1, hasDw = mask & 2, hasDb = mask & 4;
+        SCOPED_TRACE(std::string(Api::suffix[0] ? "bf16" : "f32") +
+                     " N=" + std::to_string(N) + " C=" + std::to_string(C) +
+                     " offset=" + std::to_string(off) +
+                     " mask=" + std::to_string(mask));
+        const T *pw = hasW ? w.data() + off : nullptr;
+        std::vector<T> tmp(off + NC, garbage),
+            refDx = tmp, refDw(off + C, garbage), refDb = refDw;
+        ASSERT_EQ(Api::backward(dout.data() + off, x.data() + off, pw,
+                                mean.data(), rstd.data(), tmp.data() + off,
+                                hasDw ? refDw.data() + off : nullptr,
+                                hasDb ? refDb.data() + off : nullptr, N, C),
+                  ZRT_OK);
+        ASSERT_EQ(Api::add(addend.data() + off, tmp.data() + off,
+                           refDx.data() + off, NC),
+                  ZRT_OK);
+        std::vector<T> dx(off + NC, garbage), dw(off + C, garbage), db = dw;
+        expectNoAllocation(
+            [&] {
+              ASSERT_EQ(Api::backwardAdd(
+                            dout.data() + off, x.data() + off, pw, mean.data(),
+                            rstd.data(), addend.data() + off, dx.data() + off,
+                            hasDw ? dw.data() + off : nullptr,
+                            hasDb ? db.data() + off : nullptr, N, C),
+                        ZRT_OK)
+                  << zrt_last_error();
+            },
+            "layer_norm_backward_add");
+        EXPECT_TRUE(bitsEqual(dx, refDx));
+        EXPECT_TRUE(bitsEqual(dw, refDw));
+        EXPECT_TRUE(bitsEqual(db, refDb));
+      }
+    }
+}
+
+TEST(LayerNormFusedTest, BackwardAddMatchesBackwardThenAdd) {
+  checkLayerNormBackwardAddMatchesUnfused<float>();
+  checkLayerNormBackwardAddMatchesUnfused<zrt_bf16>();
+}
+
+/// The argument rules of the fused forms (f32 and bf16 alike, messages
+/// naming the function): the unfused function's shape rules and messages,
+/// the new buffers, and the overlaps; nothing is written on an error.
+template <typename T> void checkFusedLayerNormBadArguments() {
+  using Api = LayerNormApi<T>;
+  const std::string sfx = Api::suffix;
+  const std::string lnName = "zrt_layer_norm" + sfx,
+                    fusedName = "zrt_add_layer_norm" + sfx,
+                    bwName = "zrt_layer_norm_backward" + sfx,
+                    bwAddName = "zrt_layer_norm_backward_add" + sfx;
+  std::vector<T> buf(64, ofFloat<T>(1.0f));
+  T *t = buf.data(); // four disjoint [2, 2] tensors at t, t + 8, t + 16, ...
+  T *a = t, *b = t + 8, *sum = t + 16, *out = t + 24, *x = t + 32, *g = t + 40;
+  float f[8] = {};
+  for (const BadLayerNormShape &s : kBadLayerNormShapes) {
+    const std::string what = s.name();
+    expectSameStatus(
+        ZRT_ERR_INVALID_ARGUMENT, lnName.c_str(),
+        [&] { return Api::layerNorm(a, t, t, out, f, f, s.N, s.C, s.eps); },
+        fusedName.c_str(),
+        [&] {
+          return Api::addLayerNorm(a, b, t, t, sum, out, f, f, s.N, s.C, s.eps);
+        },
+        what);
+    if (s.eps >= 0.0f)
+      expectSameStatus(
+          ZRT_ERR_INVALID_ARGUMENT, bwName.c_str(),
+          [&] { return Api::backward(g, x, t, f, f, out, t, t, s.N, s.C); },
+          bwAddName.c_str(),
+          [&] {
+            return Api::backwardAdd(g, x, t, f, f, a, out, t, t, s.N, s.C);
+          },
+          what);
+  }
+  // Buffers and overlaps of the forward: the first rule broken names it.
+  const std::vector<T> before = buf;
+  const struct {
+    const T *a, *b;
+    T *sum, *out;
+    const char *message;
+  } forward[] = {
+      {nullptr, b, sum, out, "a is NULL"},
+      {a, nullptr, sum, out, "b is NULL"},
+      {a, b, nullptr, out, "sum is NULL"},
+      {a, b, sum, nullptr, "out is NULL"},
+      {a, b, out, out, "sum overlaps out"},
+      {a, b, out + 3, out, "sum overlaps out"},
+      {a, b, a, out, "sum overlaps a"},
+      {a, b, b + 1, out, "sum overlaps b"},
+      {a, b, sum, a, "out overlaps a"},
+      {a, b, sum, b - 3, "out overlaps b"},
+  };
+  for (const auto &c : forward) {
+    zrt_clear_error();
+    EXPECT_EQ(Api::addLayerNorm(c.a, c.b, t, t, c.sum, c.out, f, f, 2, 2, 0.0f),
+              ZRT_ERR_INVALID_ARGUMENT)
+        << c.message;
+    EXPECT_EQ(zrt_last_error(), fusedName + ": " + c.message);
+  }
+  // Buffers and overlaps of the backward: its dout, x, mean, rstd rules
+  // with the unfused function's messages, then addend, dx, overlaps.
+  for (int which = 0; which < 4; ++which) {
+    float *fp[4] = {f, f, f, f};
+    fp[which] = nullptr;
+    const T *dout = which == 0 ? nullptr : g, *xx = which == 1 ? nullptr : x;
+    expectSameStatus(
+        ZRT_ERR_INVALID_ARGUMENT, bwName.c_str(),
+        [&] {
+          return Api::backward(dout, xx, t, fp[2], fp[3], out, t, t, 2, 2);
+        },
+        bwAddName.c_str(),
+        [&] {
+          return Api::backwardAdd(dout, xx, t, fp[2], fp[3], a, out, t, t, 2,
+                                  2);
+        },
+        "backward NULL #" + std::to_string(which));
+  }
+  const struct {
+    const T *addend;
+    T *dx;
+    const char *message;
+  } backward[] = {
+      {nullptr, out, "addend is NULL"}, {a, nullptr, "dx is NULL"},
+      {a, a, "dx overlaps addend"},     {a, a + 2, "dx overlaps addend"},
+      {a, g, "dx overlaps dout"},       {a, x - 1, "dx overlaps x"},
+  };
+  for (const auto &c : backward) {
+    zrt_clear_error();
+    EXPECT_EQ(
+        Api::backwardAdd(g, x, t, f, f, c.addend, c.dx, t + 48, t + 56, 2, 2),
+        ZRT_ERR_INVALID_ARGUMENT)
+        << c.message;
+    EXPECT_EQ(zrt_last_error(), bwAddName + ": " + c.message);
+  }
+  EXPECT_TRUE(bitsEqual(buf, before)); // no call wrote anything
+  // N == 0: nothing to do, any pointer may be NULL.
+  EXPECT_EQ(Api::addLayerNorm(nullptr, nullptr, nullptr, nullptr, nullptr,
+                              nullptr, nullptr, nullptr, 0, 3, 1e-5f),
+            ZRT_OK);
+  EXPECT_EQ(Api::backwardAdd(nullptr, nullptr, nullptr, nullptr, nullptr,
+                             nullptr, nullptr, nullptr, nullptr, 0, 3),
+            ZRT_OK);
+}
+
+TEST(LayerNormFusedTest, BadArguments) {
+  checkFusedLayerNormBadArguments<float>();
+  checkFusedLayerNormBadArguments<zrt_bf16>();
 }
 
 //===----------------------------------------------------------------------===//

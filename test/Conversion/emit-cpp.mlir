@@ -1091,3 +1091,44 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %r = train.add %a4, %s6 : tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// train-fuse-layer-norm's forms: train.add_layer_norm is one
+// zrt_add_layer_norm[_bf16] writing the sum and the normalized value (no
+// statistics: the backward recomputes them), a layer_norm_grad with an
+// addend one zrt_layer_norm_backward_add[_bf16] after the statistics.
+// CHECK-LABEL: static int zrt_gen_forward(
+// CHECK: // train.add_layer_norm -> tensor<4x8xbf16>, tensor<4x8xbf16>
+// CHECK: zrt_add_layer_norm_bf16([[X:v[0-9]+]], [[H:v[0-9]+]], [[W:v[0-9]+]], [[W]], [[S:v[0-9]+]], {{v[0-9]+}}, NULL, NULL, 4, 8, {{.*}});
+// CHECK: // train.layer_norm_grad -> tensor<4x8xbf16>, tensor<8xbf16>, tensor<8xbf16>
+// CHECK: zrt_layer_norm_stats_bf16([[S]], [[MEAN:v[0-9]+]], [[RSTD:v[0-9]+]], 4, 8,
+// CHECK: zrt_layer_norm_backward_add_bf16([[H]], [[S]], [[W]], [[MEAN]], [[RSTD]], [[X]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, 4, 8);
+// CHECK-NOT: zrt_add_bf16(
+// CHECK: // train.add_layer_norm -> tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK: zrt_add_layer_norm({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, [[SF:v[0-9]+]], {{v[0-9]+}}, NULL, NULL, 4, 8,
+// CHECK: zrt_layer_norm_backward_add({{v[0-9]+}}, [[SF]], {{.*}}, 4, 8);
+train.param @x : tensor<4x8xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @h : tensor<4x8xbf16> init(<normal, 1.000000e-01>) trainable
+train.param @w : tensor<8xbf16> init(<ones>) trainable
+train.param @wf : tensor<8xf32> init(<ones>) trainable
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %x = train.load @x : tensor<4x8xbf16>
+  %h = train.load @h : tensor<4x8xbf16>
+  %w = train.load @w : tensor<8xbf16>
+  %s, %y = train.add_layer_norm %x, %h, %w, %w eps(1.0e-05) : tensor<4x8xbf16>, tensor<8xbf16>
+  %dx:3 = train.layer_norm_grad %s, %w, %h plus %x eps(1.0e-05) : tensor<4x8xbf16>, tensor<8xbf16>
+  %xf = train.cast %x : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %hf = train.cast %h : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %wf = train.load @wf : tensor<8xf32>
+  %sf, %yf = train.add_layer_norm %xf, %hf, %wf, %wf eps(1.0e-05) : tensor<4x8xf32>, tensor<8xf32>
+  %df:3 = train.layer_norm_grad %sf, %wf, %hf plus %xf eps(1.0e-05) : tensor<4x8xf32>, tensor<8xf32>
+  %s1 = train.sum_squares %y : tensor<4x8xbf16>
+  %s2 = train.sum_squares %dx#0 : tensor<4x8xbf16>
+  %s3 = train.sum_squares %yf : tensor<4x8xf32>
+  %s4 = train.sum_squares %df#0 : tensor<4x8xf32>
+  %a1 = train.add %s1, %s2 : tensor<f32>
+  %a2 = train.add %a1, %s3 : tensor<f32>
+  %r = train.add %a2, %s4 : tensor<f32>
+  return %r : tensor<f32>
+}

@@ -138,6 +138,12 @@ static cl::opt<bool> fuseEpilogues(
     cl::desc("Fuse GELU and its gradient into the neighbouring matmuls "
              "(train-fuse-epilogues; default on)"));
 
+// train-fuse-layer-norm.
+static cl::opt<bool> fuseLayerNorm(
+    "fuse-layer-norm", cl::init(true), cl::cat(category),
+    cl::desc("Fuse residual adds into the layer norms next to them, forward "
+             "and backward (train-fuse-layer-norm; default on)"));
+
 // zero-bucket and zero-prefetch (run only when asked for).
 static cl::opt<int64_t> bucketBytes("bucket-bytes", cl::cat(category),
                                     cl::value_desc("bytes"),
@@ -322,6 +328,7 @@ int main(int argc, char **argv) {
   if (!hasStep)
     add("checkpoint=" + checkpointPolicy);
   add(std::string("fuse-epilogues=") + (fuseEpilogues ? "true" : "false"));
+  add(std::string("fuse-layer-norm=") + (fuseLayerNorm ? "true" : "false"));
   bool hasOptimizer = static_cast<bool>(module->lookupSymbol("optimizer_step"));
   add(std::string("optimizer=") + (hasOptimizer ? "false" : "true"));
   if (!hasOptimizer) {

@@ -2,8 +2,9 @@
 ///
 /// \file
 /// The pipeline that turns a forward graph into a partitioned training step:
-/// train-autodiff, train-checkpoint, train-fuse-epilogues, train-optimizer,
-/// zero-partition, zero-bucket, zero-prefetch. Registered with zero-opt as
+/// train-autodiff, train-checkpoint, train-fuse-epilogues,
+/// train-fuse-layer-norm, train-optimizer, zero-partition, zero-bucket,
+/// zero-prefetch. Registered with zero-opt as
 /// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
 /// the same builder.
 ///
@@ -29,6 +30,10 @@ struct TrainingPipelineOptions
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues", llvm::cl::init(true),
       llvm::cl::desc("Run train-fuse-epilogues (GELU into its matmuls)")};
+  Option<bool> fuseLayerNorm{
+      *this, "fuse-layer-norm", llvm::cl::init(true),
+      llvm::cl::desc("Run train-fuse-layer-norm (residual adds into layer "
+                     "norms)")};
   Option<bool> optimizer{*this, "optimizer", llvm::cl::init(true),
                          llvm::cl::desc("Run train-optimizer")};
   Option<std::string> precision{*this, "precision", llvm::cl::init("fp32"),
@@ -74,8 +79,8 @@ struct TrainingPipelineOptions
 
 /// Adds the training-step passes selected by `options` to `pm` (a module
 /// pass manager), in order: train-autodiff, train-checkpoint,
-/// train-fuse-epilogues, train-optimizer, zero-partition, zero-bucket,
-/// zero-prefetch, zero-buffer-assign.
+/// train-fuse-epilogues, train-fuse-layer-norm, train-optimizer,
+/// zero-partition, zero-bucket, zero-prefetch, zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

@@ -6,7 +6,9 @@
 // guard elements, staged and unstaged cross-entropy rows, the row-block
 // loop (small kLossMaxRowBlocks) and the device error word for bad targets;
 // the fused cross-entropy bit for bit against the forward and backward
-// kernels it shares its row code with; the bf16 embedding and its backward
+// kernels it shares its row code with; the residual-add forms of layer norm
+// (f32, bf16; staged and unstaged rows) bit for bit against add + layer
+// norm and layer-norm backward + add; the bf16 embedding and its backward
 // bit for bit against the f32 kernels (repeated and absent ids, bad ids).
 #include "test_util.h"
 #include "zrt_cuda.h"
@@ -245,6 +247,94 @@ static bool sameF(const Vec &a, const Vec &b, const std::string &what) {
 }
 static bool sameBits(float a, float b) {
   return !memcmp(&a, &b, 4) || (std::isnan(a) && std::isnan(b));
+}
+
+/// The residual-add forms of layer norm (norm.cu), f32 (on the widened
+/// bf16 values) and bf16: bit for bit the unfused kernels (add +
+/// layer_norm, layer_norm_backward + add), with the rows staged in shared
+/// memory and, under a small opt-in limit, read back from sum; guards.
+static void testAddLayerNorm() {
+  struct S {
+    int64_t N, C;
+    int off, optin;
+  };
+  for (S s : {S{0, 5, 0, 232448}, S{1, 1, 0, 232448}, S{3, 1, 1, 232448},
+              S{7, 33, 3, 232448}, S{9, 768, 1, 232448}, S{9, 768, 2, 16384},
+              S{10, 100, 5, 1024}})
+    for (int affine = 0; affine < 2; ++affine) {
+      // optin 16384: f32 rows unstaged, bf16 staged; 1024: both unstaged.
+      emu::optin = s.optin;
+      const int64_t N = s.N, C = s.C, NC = N * C;
+      const std::string cs = "N=" + std::to_string(N) +
+                             " C=" + std::to_string(C) +
+                             " optin=" + std::to_string(s.optin) +
+                             " affine=" + std::to_string(affine);
+      const VecB a = rndB(NC, 60, 2, 4), b = rndB(NC, 61, -0.1f, 0.1f),
+                 w = rndB(C, 62, 0.5f, 1.5f), bb = rndB(C, 63),
+                 g = rndB(NC, 64), ad = rndB(NC, 65);
+      Vec fa = wid(a), fb = wid(b), fw = wid(w), fbb = wid(bb), fg = wid(g),
+          fad = wid(ad);
+      const float *pw = affine ? fw.data() : nullptr;
+      const float *pb = affine ? fbb.data() : nullptr;
+      Vec s1(NC), o1(NC), m1(N), r1(N), s2(NC), o2(NC), m2(N), r2(N);
+      zrt_cuda::add(fa.data(), fb.data(), s1.data(), NC);
+      zrt_cuda::layer_norm(s1.data(), pw, pb, o1.data(), m1.data(), r1.data(),
+                           N, C, 1e-5f);
+      CHECK(zrt_cuda::add_layer_norm(fa.data(), fb.data(), pw, pb, s2.data(),
+                                     o2.data(), m2.data(), r2.data(), N, C,
+                                     1e-5f) == 0,
+            "add ln f32 %s", cs.c_str());
+      sameF(s1, s2, "add ln f32 sum " + cs);
+      sameF(o1, o2, "add ln f32 out " + cs);
+      sameF(m1, m2, "add ln f32 mean " + cs);
+      sameF(r1, r2, "add ln f32 rstd " + cs);
+      Vec t(NC), dx1(NC), dw1(C), db1(C), dx2(NC), dw2(C), db2(C);
+      zrt_cuda::layer_norm_backward(fg.data(), s1.data(), pw, m1.data(),
+                                    r1.data(), t.data(), dw1.data(), db1.data(),
+                                    N, C);
+      zrt_cuda::add(fad.data(), t.data(), dx1.data(), NC);
+      CHECK(zrt_cuda::layer_norm_backward_add(
+                fg.data(), s1.data(), pw, m1.data(), r1.data(), fad.data(),
+                dx2.data(), dw2.data(), db2.data(), N, C) == 0,
+            "lnb add f32 %s", cs.c_str());
+      sameF(dx1, dx2, "lnb add f32 dx " + cs);
+      sameF(dw1, dw2, "lnb add f32 dw " + cs);
+      sameF(db1, db2, "lnb add f32 db " + cs);
+      // bf16
+      BufB A(NC, s.off, &a), B(NC, s.off, &b), W(C, s.off, &w),
+          Bb(C, s.off, &bb), G(NC, s.off, &g), AD(NC, s.off, &ad),
+          S1(NC, s.off), O1(NC, s.off), S2(NC, s.off), O2(NC, s.off);
+      const zrt_bf16 *qw = affine ? W.p : nullptr,
+                     *qb = affine ? Bb.p : nullptr;
+      zrt_cuda::add_bf16(A.p, B.p, S1.p, NC);
+      zrt_cuda::layer_norm_bf16(S1.p, qw, qb, O1.p, m1.data(), r1.data(), N, C,
+                                1e-5f);
+      CHECK(zrt_cuda::add_layer_norm_bf16(A.p, B.p, qw, qb, S2.p, O2.p,
+                                          m2.data(), r2.data(), N, C,
+                                          1e-5f) == 0,
+            "add ln bf16 %s", cs.c_str());
+      sameB(S1.get(), S2.get(), "add ln bf16 sum " + cs);
+      sameB(O1.get(), O2.get(), "add ln bf16 out " + cs);
+      sameF(m1, m2, "add ln bf16 mean " + cs);
+      sameF(r1, r2, "add ln bf16 rstd " + cs);
+      BufB T(NC, s.off), DX1(NC, s.off), DW1(C, s.off), DB1(C, s.off),
+          DX2(NC, s.off), DW2(C, s.off), DB2(C, s.off);
+      zrt_cuda::layer_norm_backward_bf16(G.p, S1.p, qw, m1.data(), r1.data(),
+                                         T.p, DW1.p, DB1.p, N, C);
+      zrt_cuda::add_bf16(AD.p, T.p, DX1.p, NC);
+      CHECK(zrt_cuda::layer_norm_backward_add_bf16(G.p, S1.p, qw, m1.data(),
+                                                   r1.data(), AD.p, DX2.p,
+                                                   DW2.p, DB2.p, N, C) == 0,
+            "lnb add bf16 %s", cs.c_str());
+      sameB(DX1.get(), DX2.get(), "lnb add bf16 dx " + cs);
+      sameB(DW1.get(), DW2.get(), "lnb add bf16 dw " + cs);
+      sameB(DB1.get(), DB2.get(), "lnb add bf16 db " + cs);
+      CHECK(S2.guardsOk() && O2.guardsOk() && DX2.guardsOk() &&
+                DW2.guardsOk() && DB2.guardsOk(),
+            "add ln guards %s", cs.c_str());
+    }
+  emu::optin = 232448;
+  printf("add layer norm done\n");
 }
 
 /// The per-row losses [N] (double) that the latest cross-entropy forward or
@@ -563,8 +653,10 @@ int main(int argc, char **argv) {
       testElementwise();
     if (args.set == "ci" || args.set == "full" || args.set == "bias")
       testBias();
-    if (args.set == "ci" || args.set == "full" || args.set == "ln")
+    if (args.set == "ci" || args.set == "full" || args.set == "ln") {
       testLayerNorm();
+      testAddLayerNorm();
+    }
     if (args.set == "ci" || args.set == "full" || args.set == "ce")
       testCrossEntropy(args.set == "full");
     if (args.set == "ci" || args.set == "full" || args.set == "emb")

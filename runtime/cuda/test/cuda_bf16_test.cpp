@@ -9,9 +9,10 @@
 // where an f32 difference within them can flip a rounding. The inputs
 // cover odd sizes, interior pointers that are not 16-byte aligned (the
 // kernels' scalar heads, tails and paths), in-place calls, and the
-// cross-entropy sizes of GPT-2 at a small N. The argument checks run
-// without a device: the f32 function's status and message, with the _bf16
-// name.
+// cross-entropy sizes of GPT-2 at a small N. The residual-add forms of layer
+// norm are checked bit for bit against the unfused CUDA calls too. The argument
+// checks run without a device: the f32 function's status and message, with the
+// _bf16 name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -409,6 +410,139 @@ TEST_F(CudaBf16, LayerNormBackwardBf16) {
         expectSameBits(toBf16(host(fdb, C)), hostB(ddb, C),
                        what + " dbias vs f32 kernel");
       }
+      zrt_cuda::arena_reset(arena_);
+    }
+}
+
+// The residual-add forms on bf16: bit for bit the unfused CUDA calls
+// (add_bf16 + layer_norm_bf16, layer_norm_backward_bf16 + add_bf16), with
+// b, sum and dx at another misalignment than the other tensors (staged rows
+// up to C = 3072, rows read back from sum at C = 70001), and within
+// layer_norm_bf16's tolerances of the CPU's fused calls (sum bit for bit).
+TEST_F(CudaBf16, AddLayerNormBf16MatchesAddThenLayerNorm) {
+  for (const RowShape &s : kRowShapes)
+    for (int mask = 0; mask < 4; ++mask) {
+      // mask bits: weight and bias, mean and rstd.
+      const int64_t N = s.N, C = s.C;
+      const bool affine = mask & 1, stats = mask & 2;
+      const int off2 = (s.off + 3) % 8;
+      const std::string what = shapeName(s) + " mask=" + std::to_string(mask);
+      const Bf16Vec a = randomBf16(N * C, 56, 2.0f, 4.0f);
+      const Bf16Vec b = randomBf16(N * C, 57, -0.1f, 0.1f);
+      const Bf16Vec w = randomBf16(C, 58, 0.5f, 1.5f), bias = randomBf16(C, 59);
+      const float eps = 1e-5f;
+      const std::vector<float> nanN(static_cast<size_t>(N), NAN);
+      zrt_bf16 *da = devB(a, s.off), *db = devB(b, off2);
+      zrt_bf16 *dw = affine ? devB(w, s.off) : nullptr;
+      zrt_bf16 *dbias = affine ? devB(bias, s.off) : nullptr;
+      zrt_bf16 *refSum = devB(N * C, off2), *refOut = devB(N * C, s.off);
+      float *refMean = dev(nanN), *refRstd = dev(nanN);
+      ASSERT_EQ(zrt_cuda::add_bf16(da, db, refSum, N * C), ZRT_OK);
+      ASSERT_EQ(zrt_cuda::layer_norm_bf16(refSum, dw, dbias, refOut,
+                                          stats ? refMean : nullptr,
+                                          stats ? refRstd : nullptr, N, C, eps),
+                ZRT_OK);
+      zrt_bf16 *sum = devB(N * C, off2), *out = devB(N * C, s.off);
+      float *mean = dev(nanN), *rstd = dev(nanN);
+      ASSERT_EQ(zrt_cuda::add_layer_norm_bf16(
+                    da, db, dw, dbias, sum, out, stats ? mean : nullptr,
+                    stats ? rstd : nullptr, N, C, eps),
+                ZRT_OK)
+          << zrt_cuda::last_error();
+      const Bf16Vec gotSum = hostB(sum, N * C), gotOut = hostB(out, N * C);
+      const auto gotMean = host(mean, N), gotRstd = host(rstd, N);
+      expectSameBits(hostB(refSum, N * C), gotSum, what + " sum");
+      expectSameBits(hostB(refOut, N * C), gotOut, what + " out");
+      expectSameBits(host(refMean, N), gotMean, what + " mean");
+      expectSameBits(host(refRstd, N), gotRstd, what + " rstd");
+      Bf16Vec cSum(static_cast<size_t>(N * C)), cOut(cSum.size());
+      std::vector<float> cMean(nanN), cRstd(nanN);
+      ASSERT_EQ(zrt_add_layer_norm_bf16(
+                    a.data(), b.data(), affine ? w.data() : nullptr,
+                    affine ? bias.data() : nullptr, cSum.data(), cOut.data(),
+                    stats ? cMean.data() : nullptr,
+                    stats ? cRstd.data() : nullptr, N, C, eps),
+                ZRT_OK);
+      expectSameBits(cSum, gotSum, what + " sum vs cpu");
+      // LayerNormAndStatsBf16's tolerances.
+      const double outTol = 1e-5 * (1.0 + static_cast<double>(C) / 1024.0);
+      expectBf16Near(cOut, gotOut, outTol, 1e-5, 1.0, what + " out vs cpu");
+      if (stats) {
+        expectF32Near(cMean, gotMean, 1e-6, 1e-5, what + " mean vs cpu");
+        expectF32Near(cRstd, gotRstd, 0.0, outTol, what + " rstd vs cpu");
+      }
+      zrt_cuda::arena_reset(arena_);
+    }
+}
+
+TEST_F(CudaBf16, LayerNormBackwardAddBf16MatchesBackwardThenAdd) {
+  for (const RowShape &s : kRowShapes)
+    for (int mask = 0; mask < 8; ++mask) {
+      // mask bits: weight, dweight, dbias.
+      if (s.N * s.C > 100000 && mask != 7 && mask != 0)
+        continue; // the large shapes: all outputs, or dx alone
+      const int64_t N = s.N, C = s.C;
+      const bool hasW = mask & 1, wantDw = mask & 2, wantDb = mask & 4;
+      const int off2 = (s.off + 3) % 8;
+      const std::string what = shapeName(s) + " mask=" + std::to_string(mask);
+      const Bf16Vec x = randomBf16(N * C, 60, -2.0f, 3.0f);
+      const Bf16Vec g = randomBf16(N * C, 61), addend = randomBf16(N * C, 62);
+      const Bf16Vec w = randomBf16(C, 63, 0.5f, 1.5f);
+      std::vector<float> mean(static_cast<size_t>(N)), rstd(mean.size());
+      ASSERT_EQ(zrt_layer_norm_stats_bf16(x.data(), mean.data(), rstd.data(), N,
+                                          C, 1e-5f),
+                ZRT_OK);
+      zrt_bf16 *dg = devB(g, s.off), *dx = devB(x, s.off);
+      zrt_bf16 *dw = hasW ? devB(w, s.off) : nullptr,
+               *dadd = devB(addend, off2);
+      float *dm = dev(mean), *dr = dev(rstd);
+      zrt_bf16 *tmp = devB(N * C, s.off), *refDx = devB(N * C, off2),
+               *refDw = devB(C, s.off), *refDb = devB(C, s.off);
+      ASSERT_EQ(zrt_cuda::layer_norm_backward_bf16(
+                    dg, dx, dw, dm, dr, tmp, wantDw ? refDw : nullptr,
+                    wantDb ? refDb : nullptr, N, C),
+                ZRT_OK);
+      ASSERT_EQ(zrt_cuda::add_bf16(dadd, tmp, refDx, N * C), ZRT_OK);
+      zrt_bf16 *gotDx = devB(N * C, off2), *gotDw = devB(C, s.off),
+               *gotDb = devB(C, s.off);
+      ASSERT_EQ(zrt_cuda::layer_norm_backward_add_bf16(
+                    dg, dx, dw, dm, dr, dadd, gotDx, wantDw ? gotDw : nullptr,
+                    wantDb ? gotDb : nullptr, N, C),
+                ZRT_OK)
+          << zrt_cuda::last_error();
+      const Bf16Vec hDx = hostB(gotDx, N * C), hDw = hostB(gotDw, C),
+                    hDb = hostB(gotDb, C);
+      expectSameBits(hostB(refDx, N * C), hDx, what + " dx");
+      expectSameBits(hostB(refDw, C), hDw, what + " dweight");
+      expectSameBits(hostB(refDb, C), hDb, what + " dbias");
+      Bf16Vec cDx(static_cast<size_t>(N * C)), cDw(static_cast<size_t>(C)),
+          cDb(cDw.size()), cTmp(cDx.size());
+      ASSERT_EQ(zrt_layer_norm_backward_add_bf16(
+                    g.data(), x.data(), hasW ? w.data() : nullptr, mean.data(),
+                    rstd.data(), addend.data(), cDx.data(),
+                    wantDw ? cDw.data() : nullptr,
+                    wantDb ? cDb.data() : nullptr, N, C),
+                ZRT_OK);
+      ASSERT_EQ(zrt_layer_norm_backward_bf16(
+                    g.data(), x.data(), hasW ? w.data() : nullptr, mean.data(),
+                    rstd.data(), cTmp.data(), nullptr, nullptr, N, C),
+                ZRT_OK);
+      // LayerNormBackwardBf16's tolerance of dx_ln (one bf16 ulp of dx_ln
+      // included), relative to the terms of addend + dx_ln (the sum may
+      // cancel), plus one bf16 ulp of the sum.
+      const std::vector<float> wDx = widen(cDx), wGot = widen(hDx),
+                               wAdd = widen(addend), wTmp = widen(cTmp);
+      for (size_t i = 0; i < wDx.size(); ++i)
+        ASSERT_LE(std::fabs(static_cast<double>(wDx[i]) - wGot[i]),
+                  1e-5 + 1e-5 * (std::fabs(wAdd[i]) + std::fabs(wTmp[i])) +
+                      bf16Ulp(wTmp[i]) + bf16Ulp(wDx[i]))
+            << what << " dx vs cpu at " << i << ": expected " << wDx[i]
+            << ", got " << wGot[i];
+      const double colTol = 1e-6 * static_cast<double>(N + 1);
+      if (wantDw)
+        expectBf16Near(cDw, hDw, colTol, 1e-5, 1.0, what + " dweight vs cpu");
+      if (wantDb)
+        expectBf16Near(cDb, hDb, colTol, 1e-5, 1.0, what + " dbias vs cpu");
       zrt_cuda::arena_reset(arena_);
     }
 }
@@ -1024,6 +1158,46 @@ TEST(CudaBf16Args, LayerNormSameErrorsAsF32) {
       zrt_layer_norm_backward(fx, fx, nullptr, m, nullptr, fo, nullptr, nullptr,
                               2, 2),
       "zrt_layer_norm_backward", "zrt_layer_norm_backward_bf16");
+  // The residual-add forms: the f32 forms' statuses and messages.
+  zrt_bf16 y[4] = {}, z[4] = {};
+  float fy[4] = {}, fz[4] = {};
+  EXPECT_SAME_ERROR_AS_F32(
+      zrt_cuda::add_layer_norm_bf16(x, o, nullptr, nullptr, y, z, m, r, 2, 0,
+                                    1e-5f),
+      zrt_add_layer_norm(fx, fo, nullptr, nullptr, fy, fz, m, r, 2, 0, 1e-5f),
+      "zrt_add_layer_norm", "zrt_add_layer_norm_bf16");
+  EXPECT_SAME_ERROR_AS_F32(zrt_cuda::add_layer_norm_bf16(x, nullptr, nullptr,
+                                                         nullptr, y, z, m, r, 2,
+                                                         2, 1e-5f),
+                           zrt_add_layer_norm(fx, nullptr, nullptr, nullptr, fy,
+                                              fz, m, r, 2, 2, 1e-5f),
+                           "zrt_add_layer_norm", "zrt_add_layer_norm_bf16");
+  EXPECT_SAME_ERROR_AS_F32(zrt_cuda::add_layer_norm_bf16(x, o, nullptr, nullptr,
+                                                         y, y + 1, m, r, 2, 2,
+                                                         1e-5f),
+                           zrt_add_layer_norm(fx, fo, nullptr, nullptr, fy,
+                                              fy + 1, m, r, 2, 2, 1e-5f),
+                           "zrt_add_layer_norm", "zrt_add_layer_norm_bf16");
+  EXPECT_SAME_ERROR_AS_F32(
+      zrt_cuda::layer_norm_backward_add_bf16(x, o, nullptr, m, r, nullptr, y,
+                                             nullptr, nullptr, 2, 2),
+      zrt_layer_norm_backward_add(fx, fo, nullptr, m, r, nullptr, fy, nullptr,
+                                  nullptr, 2, 2),
+      "zrt_layer_norm_backward_add", "zrt_layer_norm_backward_add_bf16");
+  EXPECT_SAME_ERROR_AS_F32(
+      zrt_cuda::layer_norm_backward_add_bf16(x, o, nullptr, m, r, z, x, nullptr,
+                                             nullptr, 2, 2),
+      zrt_layer_norm_backward_add(fx, fo, nullptr, m, r, fz, fx, nullptr,
+                                  nullptr, 2, 2),
+      "zrt_layer_norm_backward_add", "zrt_layer_norm_backward_add_bf16");
+  EXPECT_EQ(zrt_cuda::add_layer_norm_bf16(nullptr, nullptr, nullptr, nullptr,
+                                          nullptr, nullptr, nullptr, nullptr, 0,
+                                          4, 1e-5f),
+            ZRT_OK);
+  EXPECT_EQ(zrt_cuda::layer_norm_backward_add_bf16(
+                nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                nullptr, nullptr, 0, 4),
+            ZRT_OK);
   // N == 0: nothing to do.
   EXPECT_EQ(zrt_cuda::layer_norm_bf16(nullptr, nullptr, nullptr, nullptr,
                                       nullptr, nullptr, 0, 4, 1e-5f),

@@ -4,8 +4,9 @@
 // broadcast_leading, permute, permute_0213, local_shard), compared bit for
 // bit with the CPU runtime, and the row kernels of norm.cu (layer norm,
 // its backward and statistics, softmax and its backward), compared within
-// f32 rounding of a different summation order. Device tests skip without
-// a GPU; the argument checks run everywhere.
+// f32 rounding of a different summation order; the residual-add forms of
+// layer norm bit for bit against the unfused CUDA calls. Device tests skip
+// without a GPU; the argument checks run everywhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -362,6 +363,128 @@ TEST_F(CudaKernels, LayerNormBackward) {
     }
 }
 
+// The residual-add forms: bit for bit the unfused CUDA calls (add +
+// layer_norm, layer_norm_backward + add) on every shape (staged rows in
+// shared memory up to C = 3072, rows read back from sum at C = 70001), and
+// within layer_norm's tolerances of the CPU's fused calls (sum, an exact
+// elementwise add on both, bit for bit).
+TEST_F(CudaKernels, AddLayerNormMatchesAddThenLayerNorm) {
+  for (const RowShape &s : kRowShapes)
+    for (int mask = 0; mask < 4; ++mask) {
+      // mask bits: weight and bias, mean and rstd.
+      const int64_t N = s.N, C = s.C;
+      const bool affine = mask & 1, stats = mask & 2;
+      const std::string what = shapeName(s) + " mask=" + std::to_string(mask);
+      const auto a = randomVec(N * C, 56, 2.0f, 4.0f);
+      const auto b = randomVec(N * C, 57, -1e-2f, 1e-2f);
+      const auto w = randomVec(C, 58, 0.5f, 1.5f), bias = randomVec(C, 59);
+      const float eps = 1e-5f;
+      const std::vector<float> nanNC(static_cast<size_t>(N * C), NAN),
+          nanN(static_cast<size_t>(N), NAN);
+      float *da = dev(a), *db = dev(b);
+      float *dw = affine ? dev(w) : nullptr,
+            *dbias = affine ? dev(bias) : nullptr;
+      float *refSum = dev(nanNC), *refOut = dev(nanNC), *refMean = dev(nanN),
+            *refRstd = dev(nanN);
+      ASSERT_EQ(zrt_cuda::add(da, db, refSum, N * C), ZRT_OK);
+      ASSERT_EQ(zrt_cuda::layer_norm(refSum, dw, dbias, refOut,
+                                     stats ? refMean : nullptr,
+                                     stats ? refRstd : nullptr, N, C, eps),
+                ZRT_OK);
+      float *sum = dev(nanNC), *out = dev(nanNC), *mean = dev(nanN),
+            *rstd = dev(nanN);
+      ASSERT_EQ(zrt_cuda::add_layer_norm(da, db, dw, dbias, sum, out,
+                                         stats ? mean : nullptr,
+                                         stats ? rstd : nullptr, N, C, eps),
+                ZRT_OK)
+          << zrt_cuda::last_error();
+      const auto gotSum = host(sum, N * C), gotOut = host(out, N * C);
+      const auto gotMean = host(mean, N), gotRstd = host(rstd, N);
+      expectSameBits(host(refSum, N * C), gotSum, what + " sum");
+      expectSameBits(host(refOut, N * C), gotOut, what + " out");
+      expectSameBits(host(refMean, N), gotMean, what + " mean");
+      expectSameBits(host(refRstd, N), gotRstd, what + " rstd");
+      std::vector<float> cSum(nanNC), cOut(nanNC), cMean(nanN), cRstd(nanN);
+      ASSERT_EQ(zrt_add_layer_norm(a.data(), b.data(),
+                                   affine ? w.data() : nullptr,
+                                   affine ? bias.data() : nullptr, cSum.data(),
+                                   cOut.data(), stats ? cMean.data() : nullptr,
+                                   stats ? cRstd.data() : nullptr, N, C, eps),
+                ZRT_OK);
+      expectSameBits(cSum, gotSum, what + " sum vs cpu");
+      const float outTol = 1e-5f * (1.0f + static_cast<float>(C) / 1024.0f);
+      expectClose(cOut, gotOut, outTol, 1e-5f, what + " out vs cpu");
+      if (stats) {
+        expectClose(cMean, gotMean, 1e-6f, 1e-5f, what + " mean vs cpu");
+        expectClose(cRstd, gotRstd, 0.0f, 1e-5f, what + " rstd vs cpu");
+      }
+      zrt_cuda::arena_reset(arena_);
+    }
+}
+
+TEST_F(CudaKernels, LayerNormBackwardAddMatchesBackwardThenAdd) {
+  for (const RowShape &s : kRowShapes)
+    for (int mask = 0; mask < 8; ++mask) {
+      // mask bits: weight, dweight, dbias.
+      if (s.N * s.C > 100000 && mask != 7 && mask != 0)
+        continue; // the large shapes: all outputs, or dx alone
+      const int64_t N = s.N, C = s.C;
+      const bool hasW = mask & 1, wantDw = mask & 2, wantDb = mask & 4;
+      const std::string what = shapeName(s) + " mask=" + std::to_string(mask);
+      const auto x = randomVec(N * C, 60, -2.0f, 3.0f);
+      const auto g = randomVec(N * C, 61), addend = randomVec(N * C, 62);
+      const auto w = randomVec(C, 63, 0.5f, 1.5f);
+      // The statistics of x: layer_norm_stats, as the forward saves them.
+      float *dx = dev(x), *dm = dev(N), *dr = dev(N);
+      ASSERT_EQ(zrt_cuda::layer_norm_stats(dx, dm, dr, N, C, 1e-5f), ZRT_OK);
+      const auto mean = host(dm, N), rstd = host(dr, N);
+      const std::vector<float> nanNC(static_cast<size_t>(N * C), NAN),
+          nanC(static_cast<size_t>(C), NAN);
+      float *dg = dev(g), *dw = hasW ? dev(w) : nullptr, *dadd = dev(addend);
+      float *tmp = dev(nanNC), *refDx = dev(nanNC), *refDw = dev(nanC),
+            *refDb = dev(nanC);
+      ASSERT_EQ(zrt_cuda::layer_norm_backward(dg, dx, dw, dm, dr, tmp,
+                                              wantDw ? refDw : nullptr,
+                                              wantDb ? refDb : nullptr, N, C),
+                ZRT_OK);
+      ASSERT_EQ(zrt_cuda::add(dadd, tmp, refDx, N * C), ZRT_OK);
+      float *gotDx = dev(nanNC), *gotDw = dev(nanC), *gotDb = dev(nanC);
+      ASSERT_EQ(zrt_cuda::layer_norm_backward_add(
+                    dg, dx, dw, dm, dr, dadd, gotDx, wantDw ? gotDw : nullptr,
+                    wantDb ? gotDb : nullptr, N, C),
+                ZRT_OK)
+          << zrt_cuda::last_error();
+      const auto hDx = host(gotDx, N * C), hDw = host(gotDw, C),
+                 hDb = host(gotDb, C);
+      expectSameBits(host(refDx, N * C), hDx, what + " dx");
+      expectSameBits(host(refDw, C), hDw, what + " dweight");
+      expectSameBits(host(refDb, C), hDb, what + " dbias");
+      std::vector<float> cDx(nanNC), cDw(nanC), cDb(nanC), cTmp(nanNC);
+      ASSERT_EQ(zrt_layer_norm_backward_add(
+                    g.data(), x.data(), hasW ? w.data() : nullptr, mean.data(),
+                    rstd.data(), addend.data(), cDx.data(),
+                    wantDw ? cDw.data() : nullptr,
+                    wantDb ? cDb.data() : nullptr, N, C),
+                ZRT_OK);
+      ASSERT_EQ(zrt_layer_norm_backward(
+                    g.data(), x.data(), hasW ? w.data() : nullptr, mean.data(),
+                    rstd.data(), cTmp.data(), nullptr, nullptr, N, C),
+                ZRT_OK);
+      // LayerNormBackward's tolerance of dx_ln, relative to the terms of
+      // addend + dx_ln (the sum may cancel).
+      for (size_t i = 0; i < cDx.size(); ++i)
+        ASSERT_NEAR(cDx[i], hDx[i],
+                    1e-5f + 1e-5f * (std::fabs(addend[i]) + std::fabs(cTmp[i])))
+            << what << " dx vs cpu at " << i;
+      const float colTol = 1e-6f * static_cast<float>(N + 1);
+      if (wantDw)
+        expectClose(cDw, hDw, colTol, 1e-5f, what + " dweight vs cpu");
+      if (wantDb)
+        expectClose(cDb, hDb, colTol, 1e-5f, what + " dbias vs cpu");
+      zrt_cuda::arena_reset(arena_);
+    }
+}
+
 TEST_F(CudaKernels, SoftmaxAndBackward) {
   for (const RowShape &s : kRowShapes) {
     const int64_t N = s.N, C = s.C;
@@ -548,6 +671,64 @@ TEST(CudaArgs, LayoutAndNormSameErrorsAsCpu) {
   EXPECT_EQ(zrt_cuda::layer_norm_backward(nullptr, nullptr, nullptr, nullptr,
                                           nullptr, nullptr, nullptr, nullptr, 0,
                                           4),
+            ZRT_OK);
+  // add_layer_norm and layer_norm_backward_add (c, d: two more [1, 2]
+  // tensors; a + 1 overlaps a and b)
+  float c[2] = {}, d[2] = {};
+  EXPECT_SAME_ERROR(zrt_cuda::add_layer_norm(a, b, nullptr, nullptr, c, d,
+                                             nullptr, nullptr, 1, 0, 1e-5f),
+                    zrt_add_layer_norm(a, b, nullptr, nullptr, c, d, nullptr,
+                                       nullptr, 1, 0, 1e-5f));
+  EXPECT_SAME_ERROR(zrt_cuda::add_layer_norm(a, b, nullptr, nullptr, c, d,
+                                             nullptr, nullptr, 1, 2, -1.0f),
+                    zrt_add_layer_norm(a, b, nullptr, nullptr, c, d, nullptr,
+                                       nullptr, 1, 2, -1.0f));
+  EXPECT_SAME_ERROR(zrt_cuda::add_layer_norm(a, nullptr, nullptr, nullptr, c, d,
+                                             nullptr, nullptr, 1, 2, 1e-5f),
+                    zrt_add_layer_norm(a, nullptr, nullptr, nullptr, c, d,
+                                       nullptr, nullptr, 1, 2, 1e-5f));
+  EXPECT_SAME_ERROR(zrt_cuda::add_layer_norm(a, b, nullptr, nullptr, nullptr, d,
+                                             nullptr, nullptr, 1, 2, 1e-5f),
+                    zrt_add_layer_norm(a, b, nullptr, nullptr, nullptr, d,
+                                       nullptr, nullptr, 1, 2, 1e-5f));
+  EXPECT_SAME_ERROR(zrt_cuda::add_layer_norm(a, b, nullptr, nullptr, c, c,
+                                             nullptr, nullptr, 1, 2, 1e-5f),
+                    zrt_add_layer_norm(a, b, nullptr, nullptr, c, c, nullptr,
+                                       nullptr, 1, 2, 1e-5f));
+  EXPECT_SAME_ERROR(zrt_cuda::add_layer_norm(a, b, nullptr, nullptr, a + 1, d,
+                                             nullptr, nullptr, 1, 2, 1e-5f),
+                    zrt_add_layer_norm(a, b, nullptr, nullptr, a + 1, d,
+                                       nullptr, nullptr, 1, 2, 1e-5f));
+  EXPECT_EQ(zrt_cuda::add_layer_norm(nullptr, nullptr, nullptr, nullptr,
+                                     nullptr, nullptr, nullptr, nullptr, 0, 3,
+                                     1e-5f),
+            ZRT_OK);
+  EXPECT_SAME_ERROR(zrt_cuda::layer_norm_backward_add(nullptr, a, nullptr, a, a,
+                                                      c, d, nullptr, nullptr, 1,
+                                                      2),
+                    zrt_layer_norm_backward_add(nullptr, a, nullptr, a, a, c, d,
+                                                nullptr, nullptr, 1, 2));
+  EXPECT_SAME_ERROR(zrt_cuda::layer_norm_backward_add(a, a, nullptr, a, a,
+                                                      nullptr, d, nullptr,
+                                                      nullptr, 1, 2),
+                    zrt_layer_norm_backward_add(a, a, nullptr, a, a, nullptr, d,
+                                                nullptr, nullptr, 1, 2));
+  EXPECT_SAME_ERROR(zrt_cuda::layer_norm_backward_add(a, a, nullptr, a, a, c,
+                                                      nullptr, nullptr, nullptr,
+                                                      1, 2),
+                    zrt_layer_norm_backward_add(a, a, nullptr, a, a, c, nullptr,
+                                                nullptr, nullptr, 1, 2));
+  EXPECT_SAME_ERROR(zrt_cuda::layer_norm_backward_add(a, b, nullptr, a, a, c, c,
+                                                      nullptr, nullptr, 1, 2),
+                    zrt_layer_norm_backward_add(a, b, nullptr, a, a, c, c,
+                                                nullptr, nullptr, 1, 2));
+  EXPECT_SAME_ERROR(zrt_cuda::layer_norm_backward_add(
+                        a, b, nullptr, a, a, c, b + 1, nullptr, nullptr, 1, 2),
+                    zrt_layer_norm_backward_add(a, b, nullptr, a, a, c, b + 1,
+                                                nullptr, nullptr, 1, 2));
+  EXPECT_EQ(zrt_cuda::layer_norm_backward_add(nullptr, nullptr, nullptr,
+                                              nullptr, nullptr, nullptr,
+                                              nullptr, nullptr, nullptr, 0, 4),
             ZRT_OK);
   // layer_norm_stats
   EXPECT_SAME_ERROR(zrt_cuda::layer_norm_stats(a, b, b, -1, 2, 1e-5f),

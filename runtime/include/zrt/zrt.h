@@ -298,6 +298,47 @@ int zrt_layer_norm_backward(const float *dout, const float *x,
                             const float *rstd, float *dx, float *dweight,
                             float *dbias, int64_t N, int64_t C);
 
+/// Residual add fused into layer norm, forward: one pass over the rows of
+/// a, b [N, C] computes
+///   sum = a + b   [N, C] (OVERWRITTEN; zrt_add's arithmetic),
+/// the residual stream, and normalizes each row of sum right after computing
+/// it (on CUDA from a copy in shared memory, not reading sum back; rows too
+/// long for a block's shared memory are read back), writing out [N, C] and
+/// mean, rstd [N] f32 (each may be NULL) exactly as zrt_layer_norm(sum,
+/// weight, bias, out, mean, rstd, N, C, eps) would. weight, bias: [C] or
+/// NULL as in zrt_layer_norm. Bit for bit zrt_add(a, b, sum, N * C)
+/// followed by that zrt_layer_norm, on either backend. sum must not overlap
+/// a, b or out, and out must not overlap a or b (no in-place form).
+/// Source: llm.c fused_residual_forward.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT: zrt_layer_norm's shape and eps rules
+/// (its messages under this name), then NULL a, b, sum or out (N > 0), then
+/// sum overlapping a, b or out, or out overlapping a or b. Nothing is
+/// written on an error.
+int zrt_add_layer_norm(const float *a, const float *b, const float *weight,
+                       const float *bias, float *sum, float *out, float *mean,
+                       float *rstd, int64_t N, int64_t C, float eps);
+
+/// Layer-norm backward with the residual gradient added in the same pass:
+/// dweight, dbias [C] (OVERWRITTEN; each may be NULL) exactly as
+/// zrt_layer_norm_backward computes them, and
+///   dx = addend + dx_ln   [N, C] (OVERWRITTEN; required),
+/// where dx_ln is what zrt_layer_norm_backward would write to its dx and
+/// the add is zrt_add's. addend [N, C] is the gradient that reaches the
+/// layer norm's input along the other path (the residual branch). Bit for
+/// bit zrt_layer_norm_backward into a temporary followed by zrt_add(addend,
+/// temporary, dx, N * C) (or zrt_add(temporary, addend, dx): IEEE addition
+/// commutes, NaN payloads aside), on either backend, with no temporary in
+/// memory. dx must not overlap addend, dout or x (no in-place form).
+/// Source: llm.c layernorm_backward (accumulating into dresidual).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT: zrt_layer_norm_backward's rules (its
+/// messages under this name), then NULL addend or dx (N > 0), then dx
+/// overlapping addend, dout or x. Nothing is written on an error.
+int zrt_layer_norm_backward_add(const float *dout, const float *x,
+                                const float *weight, const float *mean,
+                                const float *rstd, const float *addend,
+                                float *dx, float *dweight, float *dbias,
+                                int64_t N, int64_t C);
+
 /// Softmax over the last dim of x [N, C] into out [N, C] (max-subtracted,
 /// torch.softmax(x, dim=-1)).
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (N < 0, C < 1, NULL).
@@ -1040,6 +1081,26 @@ int zrt_layer_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
                                  const float *rstd, zrt_bf16 *dx,
                                  zrt_bf16 *dweight, zrt_bf16 *dbias,
                                  int64_t N, int64_t C);
+
+/// zrt_add_layer_norm on bf16: a, b, sum, out [N, C], weight, bias [C] (or
+/// NULL) bf16; mean, rstd [N] f32 (or NULL). sum = bf16(f32(a) + f32(b))
+/// (zrt_add_bf16), and out, mean, rstd are zrt_layer_norm_bf16's on the
+/// ROUNDED sum: bit for bit zrt_add_bf16 followed by zrt_layer_norm_bf16.
+int zrt_add_layer_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                            const zrt_bf16 *weight, const zrt_bf16 *bias,
+                            zrt_bf16 *sum, zrt_bf16 *out, float *mean,
+                            float *rstd, int64_t N, int64_t C, float eps);
+
+/// zrt_layer_norm_backward_add on bf16: dout, x, addend, dx [N, C] and
+/// weight, dweight, dbias [C] bf16; mean, rstd [N] f32. dx = bf16(f32(addend)
+/// + f32(dx_ln)), dx_ln the bf16 dx of zrt_layer_norm_backward_bf16 (rounded
+/// first): bit for bit zrt_layer_norm_backward_bf16 into a temporary, then
+/// zrt_add_bf16(addend, temporary, dx, N * C).
+int zrt_layer_norm_backward_add_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                                     const zrt_bf16 *weight, const float *mean,
+                                     const float *rstd, const zrt_bf16 *addend,
+                                     zrt_bf16 *dx, zrt_bf16 *dweight,
+                                     zrt_bf16 *dbias, int64_t N, int64_t C);
 
 /// zrt_cross_entropy_padded on bf16 logits [N, V]; loss: one f32.
 int zrt_cross_entropy_padded_bf16(const zrt_bf16 *logits,

@@ -77,8 +77,44 @@ func.func @layer_norm_f64(%x: tensor<4x64xf64>, %w: tensor<64xf64>) -> tensor<4x
 // -----
 
 //===----------------------------------------------------------------------===//
+// train.add_layer_norm (the checks of train.layer_norm)
+//===----------------------------------------------------------------------===//
+
+func.func @add_layer_norm_weight(%x: tensor<4x64xf32>, %w: tensor<32xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{'train.add_layer_norm' op weight and bias must be [64] (the last dimension of the input), got 'tensor<32xf32>'}}
+  %s, %r = train.add_layer_norm %x, %x, %w, %w eps(1.0e-05) : tensor<4x64xf32>, tensor<32xf32>
+  return %r : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @add_layer_norm_types(%x: tensor<4x64xf32>, %h: tensor<4x64xbf16>, %w: tensor<64xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{'train.add_layer_norm' op failed to verify that all of {lhs, rhs, sum, result} have same type}}
+  %s, %r = "train.add_layer_norm"(%x, %h, %w, %w) {eps = 1.0e-05 : f64} : (tensor<4x64xf32>, tensor<4x64xbf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>)
+  return %r : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @add_layer_norm_eps(%x: tensor<4x64xf32>, %w: tensor<64xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{'train.add_layer_norm' op attribute 'eps' failed to satisfy constraint: 64-bit float attribute whose value is positive}}
+  %s, %r = train.add_layer_norm %x, %x, %w, %w eps(0.0) : tensor<4x64xf32>, tensor<64xf32>
+  return %r : tensor<4x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // train.layer_norm_grad
 //===----------------------------------------------------------------------===//
+
+func.func @layer_norm_grad_addend(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %a: tensor<4x64xbf16>) {
+  // expected-error @+1 {{'train.layer_norm_grad' op failed to verify that addend has the input's type}}
+  %dx, %dw, %db = "train.layer_norm_grad"(%x, %w, %x, %a) {eps = 1.0e-05 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<4x64xf32>, tensor<4x64xbf16>) -> (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
 
 func.func @layer_norm_grad_weight(%x: tensor<4x64xf32>, %w: tensor<32xf32>) {
   // expected-error @+1 {{'train.layer_norm_grad' op weight must be [64], got 'tensor<32xf32>'}}

@@ -33,6 +33,22 @@ func.func @layer_norm_grad(%x: tensor<4x32x64xf32>, %w: tensor<64xf32>, %dy: ten
   return %dx, %dw, %db, %dv#0 : tensor<4x32x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<8xf16>
 }
 
+// The fused forms of train-fuse-layer-norm: the residual add and the norm,
+// and the norm's gradient plus the stream's other gradient.
+// CHECK-LABEL: func.func @add_layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<4x32x64xbf16>, %[[H:.*]]: tensor<4x32x64xbf16>, %[[W:.*]]: tensor<64xbf16>, %[[B:.*]]: tensor<64xbf16>, %[[DY:.*]]: tensor<4x32x64xbf16>)
+func.func @add_layer_norm(%x: tensor<4x32x64xbf16>, %h: tensor<4x32x64xbf16>,
+                          %w: tensor<64xbf16>, %b: tensor<64xbf16>,
+                          %dy: tensor<4x32x64xbf16>)
+    -> (tensor<4x32x64xbf16>, tensor<4x32x64xbf16>, tensor<4x32x64xbf16>) {
+  // CHECK: %[[S:.*]], %[[Y:.*]] = train.add_layer_norm %[[X]], %[[H]], %[[W]], %[[B]] eps(1.000000e-05) : tensor<4x32x64xbf16>, tensor<64xbf16>
+  %s, %y = train.add_layer_norm %x, %h, %w, %b eps(1.0e-05) : tensor<4x32x64xbf16>, tensor<64xbf16>
+  // CHECK: %[[DX:.*]], %{{.*}}, %{{.*}} = train.layer_norm_grad %[[S]], %[[W]], %[[DY]] plus %[[X]] eps(1.000000e-05) : tensor<4x32x64xbf16>, tensor<64xbf16>
+  %dx:3 = train.layer_norm_grad %s, %w, %dy plus %x eps(1.0e-05) : tensor<4x32x64xbf16>, tensor<64xbf16>
+  // CHECK: return %[[S]], %[[Y]], %[[DX]]
+  return %s, %y, %dx#0 : tensor<4x32x64xbf16>, tensor<4x32x64xbf16>, tensor<4x32x64xbf16>
+}
+
 // -----
 
 //===----------------------------------------------------------------------===//
