@@ -8,6 +8,7 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "Fusion.h"
 #include "Train/TrainOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -21,6 +22,8 @@ namespace mlir::zero {
 using namespace mlir;
 using namespace mlir::train;
 
+using zero::fusion::availableBefore;
+
 namespace {
 
 struct TrainFuseEpiloguesPass
@@ -28,15 +31,6 @@ struct TrainFuseEpiloguesPass
   using Base::Base;
   void runOnOperation() override;
 };
-
-/// Whether `v` is available right before `op`: a value of an enclosing
-/// block argument, or one defined by an op before `op` in its block.
-bool availableBefore(Value v, Operation *op) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return v.getParentRegion()->isAncestor(op->getParentRegion());
-  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
-}
 
 /// matmul + gelu → matmul_gelu. Returns whether it fused.
 bool fuseGelu(GeluOp gelu) {
@@ -78,20 +72,10 @@ bool fuseGeluGrad(GeluGradOp grad) {
 } // namespace
 
 void TrainFuseEpiloguesPass::runOnOperation() {
-  SmallVector<GeluOp> gelus;
-  SmallVector<GeluGradOp> grads;
-  getOperation()->walk([&](Operation *op) {
-    if (auto g = dyn_cast<GeluOp>(op))
-      gelus.push_back(g);
-    else if (auto g = dyn_cast<GeluGradOp>(op))
-      grads.push_back(g);
-  });
   // The two rewrites touch disjoint matmuls (a fused backward matmul has
   // one use, a gelu_grad's grad): either order gives the same IR.
-  for (GeluGradOp g : grads)
-    if (fuseGeluGrad(g))
-      ++numGeluGrad;
-  for (GeluOp g : gelus)
-    if (fuseGelu(g))
-      ++numGelu;
+  auto [first, second] = zero::fusion::fuseAll<GeluGradOp, GeluOp>(
+      getOperation(), fuseGeluGrad, fuseGelu);
+  numGeluGrad += first;
+  numGelu += second;
 }

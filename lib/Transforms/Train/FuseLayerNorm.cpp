@@ -8,6 +8,7 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "Fusion.h"
 #include "Train/TrainOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -21,6 +22,8 @@ namespace mlir::zero {
 using namespace mlir;
 using namespace mlir::train;
 
+using zero::fusion::availableBefore;
+
 namespace {
 
 struct TrainFuseLayerNormPass
@@ -28,15 +31,6 @@ struct TrainFuseLayerNormPass
   using Base::Base;
   void runOnOperation() override;
 };
-
-/// Whether `v` is available right before `op`: an argument of an enclosing
-/// block, or defined by an op before `op` in its block.
-bool availableBefore(Value v, Operation *op) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return v.getParentRegion()->isAncestor(op->getParentRegion());
-  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
-}
 
 /// Whether every use of `v` other than by `except` is after `op` (in `op`'s
 /// block, counting a use inside a nested region at its ancestor there).
@@ -102,20 +96,10 @@ bool fuseBackward(AddOp add) {
 } // namespace
 
 void TrainFuseLayerNormPass::runOnOperation() {
-  SmallVector<LayerNormOp> norms;
-  SmallVector<AddOp> adds;
-  getOperation()->walk([&](Operation *op) {
-    if (auto n = dyn_cast<LayerNormOp>(op))
-      norms.push_back(n);
-    else if (auto a = dyn_cast<AddOp>(op))
-      adds.push_back(a);
-  });
   // Backward first: a forward fusion erases adds, and the adds a backward
   // fusion erases are the gradient sums no layer norm reads.
-  for (AddOp a : adds)
-    if (fuseBackward(a))
-      ++numBackward;
-  for (LayerNormOp n : norms)
-    if (fuseForward(n))
-      ++numForward;
+  auto [first, second] = zero::fusion::fuseAll<AddOp, LayerNormOp>(
+      getOperation(), fuseBackward, fuseForward);
+  numBackward += first;
+  numForward += second;
 }
