@@ -425,6 +425,11 @@ LogicalResult LayerNormGradOp::verify() {
   if (w.getRank() != 1 || w.getDimSize(0) != x.getShape().back())
     return emitOpError("weight must be [")
            << x.getShape().back() << "], got " << w;
+  // As train.layer_norm, whose gradient this is.
+  if (w.getElementType() != x.getElementType())
+    return emitOpError("weight element type ")
+           << w.getElementType() << " differs from the input's "
+           << x.getElementType();
   return success();
 }
 

@@ -48,7 +48,10 @@ bool usedOnlyAfter(Value v, Operation *op, Operation *except) {
 /// add + layer_norm → add_layer_norm. Returns whether it fused.
 bool fuseForward(LayerNormOp norm) {
   auto add = norm.getInput().getDefiningOp<AddOp>();
-  if (!add || add->getBlock() != norm->getBlock())
+  // A sum that is also the weight or bias (rank-1 rows) would become an
+  // operand of its own op.
+  if (!add || add->getBlock() != norm->getBlock() ||
+      norm.getWeight() == add.getResult() || norm.getBias() == add.getResult())
     return false;
   Operation *at = nullptr;
   if (availableBefore(norm.getWeight(), add) &&

@@ -108,6 +108,14 @@ func.func @add_layer_norm_eps(%x: tensor<4x64xf32>, %w: tensor<64xf32>) -> tenso
 // train.layer_norm_grad
 //===----------------------------------------------------------------------===//
 
+func.func @layer_norm_grad_weight_type(%x: tensor<4x64xbf16>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'train.layer_norm_grad' op weight element type 'f32' differs from the input's 'bf16'}}
+  %dx, %dw, %db = train.layer_norm_grad %x, %w, %x eps(1.0e-05) : tensor<4x64xbf16>, tensor<64xf32>
+  return
+}
+
+// -----
+
 func.func @layer_norm_grad_addend(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %a: tensor<4x64xbf16>) {
   // expected-error @+1 {{'train.layer_norm_grad' op failed to verify that addend has the input's type}}
   %dx, %dw, %db = "train.layer_norm_grad"(%x, %w, %x, %a) {eps = 1.0e-05 : f64} : (tensor<4x64xf32>, tensor<64xf32>, tensor<4x64xf32>, tensor<4x64xbf16>) -> (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>)

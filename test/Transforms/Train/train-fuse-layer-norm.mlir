@@ -75,3 +75,16 @@ func.func @unfused(%x: tensor<4x8xf32>, %h: tensor<4x8xf32>, %w0: tensor<8xf32>,
   %z = train.layer_norm %x, %w, %w eps(1.0e-05) : tensor<4x8xf32>, tensor<8xf32>
   return %u, %y, %g2, %g3, %z : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A rank-1 row whose sum is also the norm's weight: fusing would make the
+// sum an operand of its own op, so the pair stays.
+// CHECK-LABEL: func.func @sum_is_weight
+// CHECK-NEXT: %[[S:.*]] = train.add %arg0, %arg1
+// CHECK-NEXT: %[[Y:.*]] = train.layer_norm %[[S]], %[[S]], %arg2
+func.func @sum_is_weight(%a: tensor<8xf32>, %b: tensor<8xf32>, %bias: tensor<8xf32>) -> tensor<8xf32> {
+  %s = train.add %a, %b : tensor<8xf32>
+  %y = train.layer_norm %s, %s, %bias eps(1.0e-05) : tensor<8xf32>, tensor<8xf32>
+  return %y : tensor<8xf32>
+}
