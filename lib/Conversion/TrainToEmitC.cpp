@@ -1927,27 +1927,6 @@ static bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
          (!bias || (bias != a && bias != b));
 }
 
-/// A matmul whose operands, bias and result are all bf16 (and distinct
-/// values): lowered to one zrt_matmul_bf16, which widens on the CPU and
-/// runs a bf16 tensor-core GEMM on CUDA, instead of a widening cast per
-/// tensor around zrt_matmul.
-static bool isBf16Matmul(train::MatmulOp o) {
-  return isBf16Matmul(o.getA(), o.getB(), o.getBias(), o.getResult());
-}
-
-/// The bf16 GEMM-epilogue ops (train.matmul_gelu / _grad, all bf16 by their
-/// verifiers once the result is) with distinct operands: one
-/// zrt_matmul_gelu_bf16 / zrt_matmul_gelu_backward_bf16. Other fused ops
-/// compute in f32 (emitCompute), widened like any compute op.
-static bool isBf16MatmulEpilogue(Operation *op) {
-  if (auto o = dyn_cast<train::MatmulGeluOp>(op))
-    return isBf16Matmul(o.getA(), o.getB(), o.getBias(), o.getResult());
-  if (auto o = dyn_cast<train::MatmulGeluGradOp>(op))
-    return isBf16Matmul(o.getA(), o.getB(), Value(), o.getResult()) &&
-           o.getPre() != o.getA() && o.getPre() != o.getB();
-  return false;
-}
-
 /// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias)
 /// (runtime/src/matmul_args.h; the same for every batch size): one widened
 /// op(B) (K N), the bias (N), and a chunk of `rows` widened rows of op(A)
@@ -1971,17 +1950,26 @@ void FunctionLowering::emitF32Matmul(MatmulLikeOp o, Value bias, Value out) {
         opq("ZRT_STRIDE_PACKED")});
 }
 
-/// Floats of scratch of a bf16 GEMM-epilogue op (isBf16MatmulEpilogue):
-/// zrt_matmul_bf16_workspace of its product, as zrt.h asks of
-/// zrt_matmul_gelu_bf16 / zrt_matmul_gelu_backward_bf16; nullopt for any
-/// other op.
-static std::optional<int64_t> epilogueWorkspace(Operation *op) {
-  if (!isBf16MatmulEpilogue(op))
-    return std::nullopt;
-  if (auto o = dyn_cast<train::MatmulGeluOp>(op))
-    return matmulBf16Workspace(matmulDims(o), o.getBias() != nullptr);
-  return matmulBf16Workspace(matmulDims(cast<train::MatmulGeluGradOp>(op)),
-                             false);
+/// Floats of scratch of a matmul lowered to one bf16 GEMM call —
+/// zrt_matmul_bf16, or its GELU forms zrt_matmul_gelu_bf16 /
+/// zrt_matmul_gelu_backward_bf16 for train.matmul_gelu / _grad: the
+/// product's zrt_matmul_bf16_workspace. nullopt for other ops, and for
+/// matmuls whose tensors are not all bf16 or repeat a value (widened to f32
+/// like other compute ops).
+static std::optional<int64_t> bf16GemmWorkspace(Operation *op) {
+  auto floats = [](auto o, Value bias, bool ok) -> std::optional<int64_t> {
+    if (!ok || !isBf16Matmul(o.getA(), o.getB(), bias, o.getResult()))
+      return std::nullopt;
+    return matmulBf16Workspace(matmulDims(o), bias != nullptr);
+  };
+  return TypeSwitch<Operation *, std::optional<int64_t>>(op)
+      .Case([&](train::MatmulOp o) { return floats(o, o.getBias(), true); })
+      .Case([&](train::MatmulGeluOp o) { return floats(o, o.getBias(), true); })
+      .Case([&](train::MatmulGeluGradOp o) {
+        return floats(o, Value(),
+                      o.getPre() != o.getA() && o.getPre() != o.getB());
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 /// Floats of zrt_attention_workspace(T): 2 T^2 + T.
@@ -2089,13 +2077,7 @@ static SmallVector<Value> bf16Tensors(Operation *op) {
 int64_t FunctionLowering::scratchBytes(Operation *op) {
   int64_t bytes = 0;
   bool native = hasNativeBf16Kernel(op);
-  auto mm = dyn_cast<train::MatmulOp>(op);
-  if (mm && isBf16Matmul(mm))
-    bytes += alignUp(
-        std::max<int64_t>(matmulBf16Workspace(matmulDims(mm), mm.getBias() != nullptr),
-                          1) *
-        4);
-  else if (std::optional<int64_t> floats = epilogueWorkspace(op))
+  if (std::optional<int64_t> floats = bf16GemmWorkspace(op))
     bytes += alignUp(std::max<int64_t>(*floats, 1) * 4);
   else if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
@@ -2905,42 +2887,38 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   }
 
   // bf16 matmuls: one call with zrt_matmul_bf16_workspace floats of
-  // scratch (bounded: the CPU widens row chunks).
-  if (auto mm = dyn_cast<train::MatmulOp>(op); mm && isBf16Matmul(mm)) {
-    MatmulDims d = matmulDims(mm);
-    Value work = scratch(matmulBf16Workspace(d, mm.getBias() != nullptr));
-    call("zrt_matmul_bf16",
-         {ptr(mm.getA()), ptr(mm.getB()),
-          mm.getBias() ? CArg(ptr(mm.getBias())) : CArg(opq("NULL")),
-          ptr(mm.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-          i64(mm.getTransposeA() ? 1 : 0), i64(mm.getTransposeB() ? 1 : 0),
-          work});
-    return success();
-  }
-
-  // bf16 GEMM epilogues: the GELU (or its derivative) applied to the f32
-  // product before the one rounding.
-  if (std::optional<int64_t> floats = epilogueWorkspace(op)) {
+  // scratch (bounded: the CPU widens row chunks); the GEMM-epilogue forms
+  // apply GELU (or its derivative) to the f32 product before the rounding.
+  if (std::optional<int64_t> floats = bf16GemmWorkspace(op)) {
     Value work = scratch(*floats);
-    if (auto o = dyn_cast<train::MatmulGeluOp>(op)) {
+    // callee(A, B, middle()..., batch, M, N, K, trans_a, trans_b,
+    // workspace), the pointers emitted in argument order.
+    auto gemm = [&](auto o, StringRef callee, auto middle) {
       MatmulDims d = matmulDims(o);
+      SmallVector<CArg> args = {ptr(o.getA()), ptr(o.getB())};
+      args.append(middle());
+      args.append({i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
+                   i64(o.getTransposeA() ? 1 : 0),
+                   i64(o.getTransposeB() ? 1 : 0), work});
+      call(callee, args);
+    };
+    auto orNull = [&](Value v) { return v ? CArg(ptr(v)) : CArg(opq("NULL")); };
+    if (auto o = dyn_cast<train::MatmulOp>(op))
+      gemm(o, "zrt_matmul_bf16", [&] {
+        return SmallVector<CArg>{orNull(o.getBias()), ptr(o.getResult())};
+      });
+    else if (auto o = dyn_cast<train::MatmulGeluOp>(op))
       // Nothing reads an unused pre-activation (the forward-only function).
-      call("zrt_matmul_gelu_bf16",
-           {ptr(o.getA()), ptr(o.getB()),
-            o.getBias() ? CArg(ptr(o.getBias())) : CArg(opq("NULL")),
-            o.getPre().use_empty() ? CArg(opq("NULL")) : CArg(ptr(o.getPre())),
-            ptr(o.getResult()), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-            i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
-            work});
-      return success();
-    }
-    auto o = cast<train::MatmulGeluGradOp>(op);
-    MatmulDims d = matmulDims(o);
-    call("zrt_matmul_gelu_backward_bf16",
-         {ptr(o.getA()), ptr(o.getB()), ptr(o.getPre()), ptr(o.getResult()),
-          i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-          i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
-          work});
+      gemm(o, "zrt_matmul_gelu_bf16", [&] {
+        CArg bias = orNull(o.getBias());
+        CArg pre = orNull(o.getPre().use_empty() ? Value() : o.getPre());
+        return SmallVector<CArg>{bias, pre, ptr(o.getResult())};
+      });
+    else if (auto o = dyn_cast<train::MatmulGeluGradOp>(op))
+      gemm(o, "zrt_matmul_gelu_backward_bf16", [&] {
+        CArg pre = ptr(o.getPre());
+        return SmallVector<CArg>{pre, ptr(o.getResult())};
+      });
     return success();
   }
 
