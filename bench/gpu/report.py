@@ -20,7 +20,10 @@ Benchmark (GPT-2 124M at each ZeRO stage), over the steps after the first
 `skip_steps` (warm-up):
   tokens/s     median of the driver's tokens_per_s;
   MFU          model FLOP/s / the card's measured bf16 GEMM rate
-               (gemm_peak), model FLOPs per token = 6 N + 12 L C T
+               (gemm_peak: median, random operands); mfu_datasheet against
+               the vendor's dense bf16 rate (DATASHEET_BF16_TFLOPS; the
+               denominator llm.c and PaLM use), model FLOPs per token =
+               6 N + 12 L C T
                (PaLM, Chowdhery et al. 2022, appendix B: 6 FLOPs per
                parameter per token for forward + backward, plus attention's
                QK^T and PV, 2 x 2 x L x T x C forward, twice that backward),
@@ -35,6 +38,46 @@ import json
 import math
 import statistics
 import sys
+
+# Dense bf16 tensor-core TFLOP/s from NVIDIA's datasheets (without
+# sparsity), by the CUDA device name; the first substring that matches wins.
+DATASHEET_BF16_TFLOPS = [
+    ("H200 NVL", 835.0), ("H200", 989.4), ("H100 NVL", 835.0),
+    ("H100 PCIe", 756.5), ("H100", 989.4), ("A100", 312.0),
+]
+
+
+def datasheet_tflops(device):
+    for key, tflops in DATASHEET_BF16_TFLOPS:
+        if device and key in device:
+            return tflops
+    return None
+
+
+def steady_profile(warm, full):
+    """The profile of the steps after the first: the per-function (and
+    per-shape) totals of a run of 1 + n steps minus those of a run of 1 step
+    (the first step also pays for cuBLAS's heuristics and module loading;
+    initialization is in both)."""
+    def sub(rows_full, rows_warm, key):
+        base = {key(r): r for r in rows_warm}
+        out = []
+        for r in rows_full:
+            w = base.get(key(r), {})
+            d = dict(r)
+            for f in ("calls", "gpu_ms", "host_ms"):
+                d[f] = r[f] - w.get(f, 0)
+            if d["calls"] > 0:
+                out.append(d)
+        out.sort(key=lambda r: -r["gpu_ms"])
+        return out
+    fns = sub(full.get("functions", []), warm.get("functions", []),
+              lambda r: r["name"])
+    shapes = sub(full.get("shapes", []), warm.get("shapes", []),
+                 lambda r: (r["name"], r["shape"]))
+    return {"functions": fns, "shapes": shapes,
+            "total_gpu_ms": sum(r["gpu_ms"] for r in fns),
+            "total_host_ms": sum(r["host_ms"] for r in fns)}
 
 
 def load_jsonl(path):
@@ -108,7 +151,7 @@ def parity(bundle, rundir, item):
     return out
 
 
-def benchmark(bundle, rundir, manifest, peak):
+def benchmark(bundle, rundir, manifest, peak, sheet):
     spec = manifest["benchmark"]
     L, C, T = spec["n_layer"], spec["n_embd"], spec["seq"]
     results = []
@@ -143,6 +186,7 @@ def benchmark(bundle, rundir, manifest, peak):
             flops_per_token=flops_per_token,
             model_tflops=model_tflops,
             mfu=model_tflops / peak["bf16_tflops"] if peak.get("bf16_tflops") else None,
+            mfu_datasheet=model_tflops / sheet if sheet else None,
             exposed_comm_s_per_step=statistics.median(s.get("comm_wait_s", 0.0) for s in st),
             peak_arena_bytes=max(s.get("peak_bytes", 0) for s in st),
             planned_arena_bytes=planned_arenas,
@@ -182,22 +226,38 @@ def main():
                          if "forward" in l or "backward" in l]
     except OSError:
         attention = []
+    profile = None
     try:
         with open(f"{rundir}/profile.json") as f:
             profile = json.load(f)
-    except (OSError, ValueError):
-        profile = None
+        with open(f"{rundir}/profile_warm.json") as f:
+            profile = {"raw": profile, "steady": steady_profile(json.load(f), profile)}
+        rows = steps(load_jsonl(f"{rundir}/profile_run.jsonl"))[1:]
+        profile["steady"]["steps"] = len(rows)
+        profile["steady"]["step_ms"] = [r["ms"] for r in rows]
+    except (OSError, ValueError, KeyError):
+        pass
+    sheet = datasheet_tflops(peak.get("device"))
+    yardstick = {}
+    for mode in ("eager", "compile"):
+        try:
+            with open(f"{rundir}/torch_{mode}.json") as f:
+                yardstick[mode] = json.load(f)
+        except (OSError, ValueError):
+            pass
     par = [parity(bundle, rundir, item) for item in manifest["parity"]]
-    bench = benchmark(bundle, rundir, manifest, peak)
+    bench = benchmark(bundle, rundir, manifest, peak, sheet)
     report = {
         "bundle_commit": manifest.get("commit"),
         "device": peak.get("device"),
         "gemm_peak": peak,
+        "datasheet_bf16_tflops": sheet,
         "unit_tests": {"summary": unit, "passed": unit_ok},
         "parity": par,
         "benchmark": bench,
         "profile": profile,
         "attention_timing": attention,
+        "pytorch": yardstick,
         "passed": unit_ok and all(p["passed"] for p in par),
     }
     with open(out_path + ".tmp", "w") as f:
@@ -225,20 +285,42 @@ def main():
                 print(f"gpu-check:   {line}")
             continue
         mfu = f"{100 * b['mfu']:.1f}%" if b["mfu"] is not None else "n/a"
+        if b["mfu_datasheet"] is not None:
+            mfu += f" ({100 * b['mfu_datasheet']:.1f}% of the datasheet's {sheet:g})"
         print(f"gpu-check: {b['program']} stage {b['stage']} x{b['world_size']}: "
               f"{b['tokens_per_s']:.0f} tok/s, {b['step_ms']:.1f} ms/step, MFU {mfu}, "
               f"exposed comm {1e3 * b['exposed_comm_s_per_step']:.2f} ms/step, "
               f"peak {b['peak_arena_bytes'] / 1e9:.2f} GB (plan "
               f"{b['planned_arena_bytes'] / 1e9:.2f} GB), model states = plan: "
               f"{b['model_state_equals_plan']}")
+    for mode, y in yardstick.items():
+        mfu = y.get("mfu_measured_peak")
+        print(f"gpu-check: PyTorch {y.get('torch_version')} {mode}: "
+              f"{y['tokens_per_s']:.0f} tok/s, {y['ms_per_step']:.1f} ms/step, MFU "
+              + (f"{100 * mfu:.1f}%" if mfu else "n/a")
+              + f", peak {(y.get('peak_memory_bytes') or 0) / 1e9:.2f} GB")
+    gemms = yardstick.get("eager", {}).get("gemm") or []
+    for g in gemms:
+        print(f"gpu-check:   torch.matmul {g['name']:<14} {g['M']}x{g['N']}x{g['K']} "
+              f"{g['ms']:.3f} ms {g['tflops']:.0f} TFLOP/s")
     for line in attention:
         print(f"gpu-check: attention (B=16 H=12 T=1024 D=64): {line}")
-    if profile:
-        total = profile.get("total_gpu_ms", 0.0) or 1.0
-        print(f"gpu-check: profile of gpt2_s0 (10 steps, GPU time per function):")
-        for fn in profile.get("functions", [])[:10]:
-            print(f"gpu-check:   {fn['name']:<34} {fn['calls']:>7} calls "
-                  f"{fn['gpu_ms']:>10.1f} ms {100 * fn['gpu_ms'] / total:5.1f}%")
+    if profile and "steady" in profile:
+        st = profile["steady"]
+        n = max(st.get("steps", 0), 1)
+        total = st["total_gpu_ms"] or 1.0
+        wall = statistics.median(st["step_ms"]) if st.get("step_ms") else float("nan")
+        print(f"gpu-check: profile of gpt2_s0 (per step, the {n} steps after the "
+              f"first): {st['total_gpu_ms'] / n:.1f} ms GPU in zrt calls, "
+              f"{st['total_host_ms'] / n:.1f} ms host in zrt calls, "
+              f"{wall:.1f} ms per profiled step")
+        for fn in st["functions"][:14]:
+            print(f"gpu-check:   {fn['name']:<36} {fn['calls'] / n:>6.0f} calls "
+                  f"{fn['gpu_ms'] / n:>7.2f} ms gpu {fn['host_ms'] / n:>6.2f} ms host "
+                  f"{100 * fn['gpu_ms'] / total:5.1f}%")
+        for sh in st["shapes"][:16]:
+            print(f"gpu-check:   {sh['name'] + ' ' + sh['shape']:<58} "
+                  f"{sh['calls'] / n:>4.0f} calls {sh['gpu_ms'] / n:>6.2f} ms")
     print(f"gpu-check: wrote {out_path}")
     return 0 if report["passed"] else 1
 

@@ -16,8 +16,10 @@
 #include "../src/attention_args.h"
 #include "../src/matmul_args.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 /// Returns `call`, timed per function when ZRT_PROFILE is set (profile.cpp).
 #define ZRT_PROFILED(name, call)                                               \
@@ -28,7 +30,29 @@
     return call;                                                               \
   } while (0)
 
+/// As ZRT_PROFILED, and totals the call under its shape too (`shape` is
+/// evaluated only when profiling).
+#define ZRT_PROFILED_SHAPE(name, shape, call)                                  \
+  do {                                                                         \
+    if (!zrt_cuda::profile::enabled())                                         \
+      return call;                                                             \
+    zrt_cuda::profile::Scope scope_(name, shape);                              \
+    return call;                                                               \
+  } while (0)
+
 namespace {
+
+/// A matmul's shape for the profile: "b<batch> <M>x<N>x<K> <op(A)><op(B)>"
+/// (N: as stored, T: transposed), " bias" when it has one; e.g. GPT-2's
+/// QKV projection "b1 16384x2304x768 NT bias".
+std::string matmulShape(int64_t batch, int64_t M, int64_t N, int64_t K,
+                        int trans_a, int trans_b, bool bias) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "b%lld %lldx%lldx%lld %c%c%s",
+                (long long)batch, (long long)M, (long long)N, (long long)K,
+                trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', bias ? " bias" : "");
+  return buf;
+}
 
 /// ZRT_CUDA_ATTENTION=simt: the bf16 attention always runs the SIMT flash
 /// kernels (flash_attention.cu), never the tensor-core ones. Read once.
@@ -49,8 +73,8 @@ int attentionForwardBf16(const zrt_bf16 *q, const zrt_bf16 *k,
                          float *workspace, int64_t B, int64_t H, int64_t T,
                          int64_t D) {
   const char *fn = "zrt_attention_forward_bf16";
-  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
-                                              D, zrt_cuda::fail))
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T, D,
+                                              zrt_cuda::fail))
     return st;
   if (B * H == 0)
     return ZRT_OK;
@@ -130,16 +154,20 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
                int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
                int trans_b, float alpha, float beta, int64_t stride_a,
                int64_t stride_b, int64_t stride_c) {
-  ZRT_PROFILED("zrt_matmul",
-               zrt_cuda::matmul(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
-                                alpha, beta, stride_a, stride_b, stride_c));
+  ZRT_PROFILED_SHAPE(
+      "zrt_matmul",
+      matmulShape(batch, M, N, K, trans_a, trans_b, bias != nullptr),
+      zrt_cuda::matmul(A, B, bias, C, batch, M, N, K, trans_a, trans_b, alpha,
+                       beta, stride_a, stride_b, stride_c));
 }
 int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
                     zrt_bf16 *C, int64_t batch, int64_t M, int64_t N, int64_t K,
                     int trans_a, int trans_b, float *workspace) {
-  ZRT_PROFILED("zrt_matmul_bf16",
-               zrt_cuda::matmul_bf16(A, B, bias, C, batch, M, N, K, trans_a,
-                                     trans_b, workspace));
+  ZRT_PROFILED_SHAPE(
+      "zrt_matmul_bf16",
+      matmulShape(batch, M, N, K, trans_a, trans_b, bias != nullptr),
+      zrt_cuda::matmul_bf16(A, B, bias, C, batch, M, N, K, trans_a, trans_b,
+                            workspace));
 }
 int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
                                   int64_t K, int has_bias) {
@@ -149,19 +177,22 @@ int zrt_matmul_gelu_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
                          const zrt_bf16 *bias, zrt_bf16 *pre, zrt_bf16 *out,
                          int64_t batch, int64_t M, int64_t N, int64_t K,
                          int trans_a, int trans_b, float *workspace) {
-  ZRT_PROFILED("zrt_matmul_gelu_bf16",
-               zrt_cuda::matmul_gelu_bf16(A, B, bias, pre, out, batch, M, N, K,
-                                          trans_a, trans_b, workspace));
+  ZRT_PROFILED_SHAPE(
+      "zrt_matmul_gelu_bf16",
+      matmulShape(batch, M, N, K, trans_a, trans_b, bias != nullptr),
+      zrt_cuda::matmul_gelu_bf16(A, B, bias, pre, out, batch, M, N, K, trans_a,
+                                 trans_b, workspace));
 }
 int zrt_matmul_gelu_backward_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
                                   const zrt_bf16 *pre, zrt_bf16 *dpre,
                                   int64_t batch, int64_t M, int64_t N,
                                   int64_t K, int trans_a, int trans_b,
                                   float *workspace) {
-  ZRT_PROFILED("zrt_matmul_gelu_backward_bf16",
-               zrt_cuda::matmul_gelu_backward_bf16(A, B, pre, dpre, batch, M, N,
-                                                   K, trans_a, trans_b,
-                                                   workspace));
+  ZRT_PROFILED_SHAPE("zrt_matmul_gelu_backward_bf16",
+                     matmulShape(batch, M, N, K, trans_a, trans_b, false),
+                     zrt_cuda::matmul_gelu_backward_bf16(A, B, pre, dpre, batch,
+                                                         M, N, K, trans_a,
+                                                         trans_b, workspace));
 }
 int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
                       int64_t N) {
@@ -255,9 +286,9 @@ int64_t zrt_attention_workspace(int64_t T) {
 int zrt_attention_forward(const float *q, const float *k, const float *v,
                           float *out, float *lse, float *workspace, int64_t B,
                           int64_t H, int64_t T, int64_t D) {
-  ZRT_PROFILED("zrt_attention_forward",
-               zrt_cuda::attention_forward(q, k, v, out, lse, workspace, B, H,
-                                           T, D));
+  ZRT_PROFILED(
+      "zrt_attention_forward",
+      zrt_cuda::attention_forward(q, k, v, out, lse, workspace, B, H, T, D));
 }
 int zrt_attention_backward(const float *dout, const float *q, const float *k,
                            const float *v, const float *out, const float *lse,
@@ -270,9 +301,9 @@ int zrt_attention_backward(const float *dout, const float *q, const float *k,
 int zrt_attention_forward_packed(const float *qkv, float *out, float *lse,
                                  float *workspace, int64_t B, int64_t T,
                                  int64_t H, int64_t D) {
-  ZRT_PROFILED("zrt_attention_forward_packed",
-               zrt_cuda::attention_forward_packed(qkv, out, lse, workspace, B,
-                                                  T, H, D));
+  ZRT_PROFILED(
+      "zrt_attention_forward_packed",
+      zrt_cuda::attention_forward_packed(qkv, out, lse, workspace, B, T, H, D));
 }
 int zrt_attention_backward_packed(const float *dout, const float *qkv,
                                   const float *out, const float *lse,
@@ -609,8 +640,8 @@ int zrt_cross_entropy_padded_fused_bf16(zrt_bf16 *logits,
                zrt_cuda::cross_entropy_padded_fused_bf16(
                    logits, targets, loss, dloss, N, V, num_classes));
 }
-int zrt_embedding_bf16(const zrt_bf16 *table, const int32_t *ids,
-                       zrt_bf16 *out, int64_t N, int64_t V, int64_t C) {
+int zrt_embedding_bf16(const zrt_bf16 *table, const int32_t *ids, zrt_bf16 *out,
+                       int64_t N, int64_t V, int64_t C) {
   ZRT_PROFILED("zrt_embedding_bf16",
                zrt_cuda::embedding_bf16(table, ids, out, N, V, C));
 }
@@ -649,16 +680,15 @@ int zrt_attention_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
 int zrt_attention_forward_packed_bf16(const zrt_bf16 *qkv, zrt_bf16 *out,
                                       float *lse, float *workspace, int64_t B,
                                       int64_t T, int64_t H, int64_t D) {
-  ZRT_PROFILED("zrt_attention_forward_packed_bf16",
-               attentionForwardPackedBf16(qkv, out, lse, workspace, B, T, H,
-                                          D));
+  ZRT_PROFILED(
+      "zrt_attention_forward_packed_bf16",
+      attentionForwardPackedBf16(qkv, out, lse, workspace, B, T, H, D));
 }
 int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
-                                       const zrt_bf16 *qkv,
-                                       const zrt_bf16 *out, const float *lse,
-                                       zrt_bf16 *dqkv, float *workspace,
-                                       int64_t B, int64_t T, int64_t H,
-                                       int64_t D) {
+                                       const zrt_bf16 *qkv, const zrt_bf16 *out,
+                                       const float *lse, zrt_bf16 *dqkv,
+                                       float *workspace, int64_t B, int64_t T,
+                                       int64_t H, int64_t D) {
   ZRT_PROFILED("zrt_attention_backward_packed_bf16",
                attentionBackwardPackedBf16(dout, qkv, out, lse, dqkv, workspace,
                                            B, T, H, D));

@@ -31,12 +31,14 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
 struct Pending {
   const char *name;
+  std::string shape; ///< "" when the call has no shape breakdown.
   cudaEvent_t start, stop;
   double hostMs;
 };
@@ -52,7 +54,9 @@ struct Profiler {
   std::vector<Pending> pending;
   std::vector<cudaEvent_t> freeEvents;
   std::map<std::string, Totals> totals;
-  bool broken = false; ///< An event call failed: stop profiling.
+  /// Per (function, shape), for the calls that name a shape.
+  std::map<std::pair<std::string, std::string>, Totals> shapeTotals;
+  bool broken = false;  ///< An event call failed: stop profiling.
   bool checked = false; ///< The output file was tried once.
 };
 
@@ -105,13 +109,19 @@ void fold() {
   cudaStreamSynchronize(zrt_cuda::stream());
   for (const Pending &r : p.pending) {
     float ms = 0.0f;
-    Totals &t = p.totals[r.name];
-    t.calls += 1;
-    t.hostMs += r.hostMs;
-    if (cudaEventElapsedTime(&ms, r.start, r.stop) == cudaSuccess)
-      t.gpuMs += ms;
-    else
+    if (cudaEventElapsedTime(&ms, r.start, r.stop) != cudaSuccess) {
       (void)cudaGetLastError();
+      ms = 0.0f;
+    }
+    for (Totals *t :
+         {&p.totals[r.name],
+          r.shape.empty() ? nullptr : &p.shapeTotals[{r.name, r.shape}]}) {
+      if (!t)
+        continue;
+      t->calls += 1;
+      t->hostMs += r.hostMs;
+      t->gpuMs += ms;
+    }
     p.freeEvents.push_back(r.start);
     p.freeEvents.push_back(r.stop);
   }
@@ -153,7 +163,8 @@ bool enabled() {
   return true;
 }
 
-Scope::Scope(const char *name) : name_(name) {
+Scope::Scope(const char *name, std::string shape)
+    : name_(name), shape_(std::move(shape)) {
   start_ = takeEvent();
   stop_ = takeEvent();
   if (!start_ || !stop_)
@@ -173,7 +184,8 @@ Scope::~Scope() {
   }
   const double hostMs = nowMs() - hostStart_;
   cudaEventRecord(static_cast<cudaEvent_t>(stop_), zrt_cuda::stream());
-  p.pending.push_back({name_, static_cast<cudaEvent_t>(start_),
+  p.pending.push_back({name_, std::move(shape_),
+                       static_cast<cudaEvent_t>(start_),
                        static_cast<cudaEvent_t>(stop_), hostMs});
   if (p.pending.size() >= kFold)
     fold();
@@ -213,6 +225,20 @@ void report() {
                    i ? ", " : "", rows[i].first.c_str(),
                    (long long)rows[i].second.calls, rows[i].second.gpuMs,
                    rows[i].second.hostMs);
+    std::vector<std::pair<std::pair<std::string, std::string>, Totals>> shapes(
+        p.shapeTotals.begin(), p.shapeTotals.end());
+    std::sort(shapes.begin(), shapes.end(), [](const auto &a, const auto &b) {
+      return a.second.gpuMs > b.second.gpuMs;
+    });
+    std::fprintf(f, "], \"shapes\": [");
+    for (size_t i = 0; i < shapes.size(); ++i)
+      std::fprintf(f,
+                   "%s{\"name\": \"%s\", \"shape\": \"%s\", \"calls\": "
+                   "%lld, \"gpu_ms\": %.3f, \"host_ms\": %.3f}",
+                   i ? ", " : "", shapes[i].first.first.c_str(),
+                   shapes[i].first.second.c_str(),
+                   (long long)shapes[i].second.calls, shapes[i].second.gpuMs,
+                   shapes[i].second.hostMs);
     std::fprintf(f, "]}\n");
     std::fclose(f);
     return;

@@ -35,6 +35,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 namespace zrt_cuda {
 
@@ -471,16 +472,19 @@ namespace profile {
 /// True when ZRT_PROFILE is set and the runtime is initialized.
 bool enabled();
 /// Times one zrt_* call: CUDA events around its work on the compute stream,
-/// and the host time until the scope ends.
+/// and the host time until the scope ends. A non-empty `shape` (e.g. a
+/// matmul's "b1 16384x2304x768 NT bias") also totals the call under
+/// (name, shape): the JSON report's "shapes".
 class Scope {
 public:
-  explicit Scope(const char *name);
+  explicit Scope(const char *name, std::string shape = {});
   ~Scope();
   Scope(const Scope &) = delete;
   Scope &operator=(const Scope &) = delete;
 
 private:
   const char *name_;
+  std::string shape_;
   void *start_ = nullptr, *stop_ = nullptr; ///< cudaEvent_t
   double hostStart_ = 0.0;
 };

@@ -65,7 +65,22 @@ json.dump({"device": "test", "bf16_tflops": 1e-5, "f32_tflops": 1e-6},
           open(f"{runs}/gemm_peak.json", "w"))
 open(f"{runs}/unit_tests.txt", "w").write(
     "100% tests passed, 0 tests failed out of 3\n")
+# The profile: a run of 1 + 3 steps (profile.json) and one of 1 step
+# (profile_warm.json); report.py reports their difference.
 json.dump({"rank": 0, "world_size": 1, "total_gpu_ms": 10.0, "total_host_ms": 1.0,
            "functions": [{"name": "zrt_matmul_bf16", "calls": 4, "gpu_ms": 7.5, "host_ms": 0.5},
-                         {"name": "zrt_wait", "calls": 2, "gpu_ms": 2.5, "host_ms": 0.5}]},
+                         {"name": "zrt_wait", "calls": 2, "gpu_ms": 2.5, "host_ms": 0.5}],
+           "shapes": [{"name": "zrt_matmul_bf16", "shape": "b1 2x3x4 NT bias", "calls": 4,
+                       "gpu_ms": 7.5, "host_ms": 0.5}]},
           open(f"{runs}/profile.json", "w"))
+json.dump({"rank": 0, "world_size": 1, "total_gpu_ms": 3.0, "total_host_ms": 0.2,
+           "functions": [{"name": "zrt_matmul_bf16", "calls": 1, "gpu_ms": 3.0, "host_ms": 0.2}],
+           "shapes": [{"name": "zrt_matmul_bf16", "shape": "b1 2x3x4 NT bias", "calls": 1,
+                       "gpu_ms": 3.0, "host_ms": 0.2}]},
+          open(f"{runs}/profile_warm.json", "w"))
+write(f"{runs}/profile_run.jsonl", [config] + steps)
+# The PyTorch yardstick (bench/gpu/torch_gpt2.py's JSON, the fields read).
+json.dump({"torch_version": "2.11.0", "tokens_per_s": 500.0, "ms_per_step": 4.0,
+           "mfu_measured_peak": 0.25, "peak_memory_bytes": 2e9,
+           "gemm": [{"name": "qkv.fwd", "M": 2, "N": 3, "K": 4, "ms": 0.5, "tflops": 1e-7}]},
+          open(f"{runs}/torch_eager.json", "w"))
