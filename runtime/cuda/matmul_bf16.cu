@@ -24,9 +24,11 @@
 // dimension that of D). zrt_matmul_gelu_backward_bf16 is one matmul with
 // CUBLASLT_EPILOGUE_DGELU: pre the auxiliary input, dpre = D. The f32 path
 // (workspace + kernel) runs instead for batched products, shapes and
-// alignments cuBLASLt has no algorithm for, an auxiliary leading dimension
-// N that is not a multiple of 8 (cublasLt.h: "Must be divisible by 8"),
-// and an in-place backward (dpre == pre: cublasLt.h says nothing about the
+// alignments cuBLASLt has no algorithm for, any matrix less than 16-byte
+// aligned (pointer or leading dimension: cuBLASLt's kernels for those round
+// the product before adding the bias, see ltEligible; the aux matrix's
+// leading dimension N must also be "divisible by 8", cublasLt.h), and an
+// in-place backward (dpre == pre: cublasLt.h says nothing about the
 // auxiliary input aliasing D, so that is not relied on); its kernel applies
 // the bias and GELU / GELU' with the CPU's arithmetic (GeluOp and
 // GeluBackwardOp of device_util.cuh, shared with elementwise.cu) and rounds
@@ -307,18 +309,34 @@ int matmulLt(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
 }
 
 /// Whether a call may take the cuBLASLt path (see the file comment): a
-/// single product with K > 0 and an epilogue (a bias, or GELU), the
-/// auxiliary matrix's leading dimension N a multiple of 8, and no
-/// in-place backward.
-bool ltEligible(const Epilogue &e, const zrt_bf16 *bias, const zrt_bf16 *C,
-                int64_t batch, int64_t N, int64_t K) {
+/// single product with K > 0 and an epilogue (a bias, or GELU), every
+/// matrix 16-byte aligned (its pointer and leading dimension), and no
+/// in-place backward. cuBLASLt's kernels for less aligned operands (seen on
+/// an H200, cuBLAS 13.1, 2026-11-30) round the product to bf16 before the
+/// BIAS / GELU_BIAS epilogue adds the bias: up to one bf16 step of the
+/// product off the CPU's one rounding of product + bias, where they cancel
+/// (CudaKernels.MatmulGeluBf16MatchesCpu, N = 7 or `pre` at an odd
+/// offset). Those shapes take the f32 path.
+bool ltEligible(const Epilogue &e, const zrt_bf16 *A, const zrt_bf16 *B,
+                const zrt_bf16 *bias, const zrt_bf16 *C, int64_t batch,
+                int64_t M, int64_t N, int64_t K, int transA, int transB) {
   if (batch != 1 || K == 0)
     return false;
-  if (e.kind == Epilogue::Round)
-    return bias != nullptr;
-  if (ltAux(e) && N % 8 != 0)
+  if (e.kind == Epilogue::Round && !bias)
     return false;
-  return !(e.kind == Epilogue::GeluBackward && e.preIn == C);
+  if (e.kind == Epilogue::GeluBackward && e.preIn == C)
+    return false;
+  // Leading dimensions (elements): A's, B's, and N for C and the aux matrix.
+  const int64_t lda = transA ? M : K, ldb = transB ? K : N;
+  if (lda % 8 != 0 || ldb % 8 != 0 || N % 8 != 0)
+    return false;
+  for (const void *p : {static_cast<const void *>(A),
+                        static_cast<const void *>(B),
+                        static_cast<const void *>(C),
+                        static_cast<const void *>(bias), ltAux(e)})
+    if (p && alignmentOf(p) < 16)
+      return false;
+  return true;
 }
 
 /// zrt_matmul_bf16 and its GELU forms (`e`): argument checks, then the
@@ -337,7 +355,7 @@ int matmulBf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
   ZRT_CUDA_REQUIRE(batch <= INT_MAX, "%s: batch = %lld exceeds INT_MAX", fn,
                    (long long)batch);
   // A single product with an epilogue: one cuBLASLt matmul.
-  if (ltEligible(e, bias, C, batch, N, K)) {
+  if (ltEligible(e, A, B, bias, C, batch, M, N, K, trans_a, trans_b)) {
     const int st = matmulLt(A, B, bias, C, M, N, K, trans_a, trans_b, e);
     if (st >= 0)
       return st;
