@@ -166,8 +166,10 @@ static void testLayerNorm() {
     int64_t N, C;
     int off;
   };
+  // Scalar rows (C % 8 != 0, or misaligned), vector rows kept in registers
+  // (C = 32, 768), vector rows re-read (C = 1544).
   for (S s : {S{0, 5, 0}, S{1, 1, 0}, S{3, 1, 1}, S{7, 33, 3}, S{5, 32, 0},
-              S{9, 768, 1}})
+              S{9, 768, 1}, S{9, 768, 0}, S{3, 1544, 0}})
     for (int affine = 0; affine < 2; ++affine) {
       const std::string cs = "N=" + std::to_string(s.N) +
                              " C=" + std::to_string(s.C) +
@@ -260,9 +262,12 @@ static void testAddLayerNorm() {
   };
   for (S s : {S{0, 5, 0, 232448}, S{1, 1, 0, 232448}, S{3, 1, 1, 232448},
               S{7, 33, 3, 232448}, S{9, 768, 1, 232448}, S{9, 768, 2, 16384},
-              S{10, 100, 5, 1024}})
+              S{10, 100, 5, 1024}, S{9, 768, 0, 232448}, S{3, 1544, 0, 232448},
+              S{3, 1544, 0, 1024}})
     for (int affine = 0; affine < 2; ++affine) {
       // optin 16384: f32 rows unstaged, bf16 staged; 1024: both unstaged.
+      // Offset 0 and C % 8 == 0: the vector paths (C = 768: rows kept in
+      // registers, whatever the opt-in; C = 1544: staged or unstaged).
       emu::optin = s.optin;
       const int64_t N = s.N, C = s.C, NC = N * C;
       const std::string cs = "N=" + std::to_string(N) +

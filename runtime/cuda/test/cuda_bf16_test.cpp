@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -271,10 +272,22 @@ TEST_F(CudaBf16, BiasBackwardBf16) {
 struct RowShape {
   int64_t N, C;
   int off; ///< element offset of every [N, C] and [C] tensor
+  /// The residual-add tests' offset of b, sum and dx (-1: (off + 3) % 8).
+  int off2 = -1;
 };
-const RowShape kRowShapes[] = {{0, 5, 0},     {1, 1, 0},    {3, 1, 1},
-                               {7, 33, 3},    {5, 32, 0},   {1024, 768, 0},
-                               {37, 3072, 1}, {2, 70001, 0}};
+// The layer-norm kernels' paths: scalar (C not a multiple of 8, or a tensor
+// not 16-byte aligned), 16-byte vectors with the row in registers (C <=
+// 1024: 1 to 4 chunks of 8 per lane, some lanes with fewer at C = 32 and
+// 1000), and vectors re-reading the row (C = 1544).
+const RowShape kRowShapes[] = {{0, 5, 0},      {1, 1, 0},       {3, 1, 1},
+                               {7, 33, 3},     {5, 32, 0},      {1024, 768, 0},
+                               {4, 768, 0, 0}, {6, 1000, 0, 0}, {3, 1544, 0, 0},
+                               {37, 3072, 1},  {2, 70001, 0}};
+
+/// The offset of b, sum and dx in the residual-add tests.
+int offset2(const RowShape &s) {
+  return s.off2 >= 0 ? s.off2 : (s.off + 3) % 8;
+}
 
 std::string shapeName(const RowShape &s) {
   return "N=" + std::to_string(s.N) + " C=" + std::to_string(s.C) +
@@ -416,8 +429,10 @@ TEST_F(CudaBf16, LayerNormBackwardBf16) {
 
 // The residual-add forms on bf16: bit for bit the unfused CUDA calls
 // (add_bf16 + layer_norm_bf16, layer_norm_backward_bf16 + add_bf16), with
-// b, sum and dx at another misalignment than the other tensors (staged rows
-// up to C = 3072, rows read back from sum at C = 70001), and within
+// b, sum and dx at another misalignment than the other tensors (the scalar
+// path; the shapes with off2 = 0 take the vector paths: rows in registers
+// up to C = 1000, staged in shared memory at C = 1544), staged rows up to
+// C = 3072, rows read back from sum at C = 70001, and within
 // layer_norm_bf16's tolerances of the CPU's fused calls (sum bit for bit).
 TEST_F(CudaBf16, AddLayerNormBf16MatchesAddThenLayerNorm) {
   for (const RowShape &s : kRowShapes)
@@ -425,7 +440,7 @@ TEST_F(CudaBf16, AddLayerNormBf16MatchesAddThenLayerNorm) {
       // mask bits: weight and bias, mean and rstd.
       const int64_t N = s.N, C = s.C;
       const bool affine = mask & 1, stats = mask & 2;
-      const int off2 = (s.off + 3) % 8;
+      const int off2 = offset2(s);
       const std::string what = shapeName(s) + " mask=" + std::to_string(mask);
       const Bf16Vec a = randomBf16(N * C, 56, 2.0f, 4.0f);
       const Bf16Vec b = randomBf16(N * C, 57, -0.1f, 0.1f);
@@ -483,7 +498,7 @@ TEST_F(CudaBf16, LayerNormBackwardAddBf16MatchesBackwardThenAdd) {
         continue; // the large shapes: all outputs, or dx alone
       const int64_t N = s.N, C = s.C;
       const bool hasW = mask & 1, wantDw = mask & 2, wantDb = mask & 4;
-      const int off2 = (s.off + 3) % 8;
+      const int off2 = offset2(s);
       const std::string what = shapeName(s) + " mask=" + std::to_string(mask);
       const Bf16Vec x = randomBf16(N * C, 60, -2.0f, 3.0f);
       const Bf16Vec g = randomBf16(N * C, 61), addend = randomBf16(N * C, 62);
@@ -545,6 +560,67 @@ TEST_F(CudaBf16, LayerNormBackwardAddBf16MatchesBackwardThenAdd) {
         expectBf16Near(cDb, hDb, colTol, 1e-5, 1.0, what + " dbias vs cpu");
       zrt_cuda::arena_reset(arena_);
     }
+}
+
+// Timing of the bf16 layer-norm row kernels at GPT-2 124M's training shape
+// (N = B T = 16384 rows, C = 768), with the bytes each call must move and
+// the bandwidth that makes (the device copies at about 4.3 TB/s on an
+// H200). Not a correctness test: run with --gtest_also_run_disabled_tests
+// --gtest_filter='*LayerNormTimingGpt2*'.
+TEST_F(CudaBf16, DISABLED_LayerNormTimingGpt2) {
+  const int64_t N = 16384, C = 768, n = N * C;
+  std::vector<void *> bufs;
+  auto alloc = [&](int64_t bytes) {
+    void *p = nullptr;
+    if (cudaMalloc(&p, static_cast<size_t>(bytes)) != cudaSuccess)
+      return static_cast<void *>(nullptr);
+    bufs.push_back(p);
+    return p;
+  };
+  auto bf = [&](int64_t m) { return static_cast<zrt_bf16 *>(alloc(m * 2)); };
+  zrt_bf16 *a = bf(n), *b = bf(n), *sum = bf(n), *out = bf(n), *g = bf(n),
+           *dx = bf(n), *w = bf(C), *bias = bf(C), *dw = bf(C), *db = bf(C);
+  auto *mean = static_cast<float *>(alloc(N * 4));
+  auto *rstd = static_cast<float *>(alloc(N * 4));
+  ASSERT_TRUE(a && b && sum && out && g && dx && w && bias && dw && db &&
+              mean && rstd);
+  const Bf16Vec init = randomBf16(n, 300), initW = randomBf16(C, 301);
+  for (zrt_bf16 *p : {a, b, g})
+    ASSERT_EQ(zrt_cuda::copy_to_device(p, init.data(), n * 2), ZRT_OK);
+  for (zrt_bf16 *p : {w, bias})
+    ASSERT_EQ(zrt_cuda::copy_to_device(p, initW.data(), C * 2), ZRT_OK);
+  const double mb = n * 2 / 1e6; // one [N, C] bf16 tensor, MB
+  auto report = [&](const char *what, float ms, double tensors) {
+    printf("%-44s %.4f ms  %5.1f MB  %6.2f TB/s\n", what, ms, tensors * mb,
+           tensors * mb / (ms * 1e9));
+    EXPECT_GT(ms, 0.0f) << what;
+  };
+  const float addLn = timeOnStream(50, [&] {
+    return zrt_cuda::add_layer_norm_bf16(a, b, w, bias, sum, out, mean, rstd, N,
+                                         C, 1e-5f);
+  });
+  const float ln = timeOnStream(50, [&] {
+    return zrt_cuda::layer_norm_bf16(sum, w, bias, out, mean, rstd, N, C,
+                                     1e-5f);
+  });
+  const float stats = timeOnStream(50, [&] {
+    return zrt_cuda::layer_norm_stats_bf16(sum, mean, rstd, N, C, 1e-5f);
+  });
+  const float bwdDx = timeOnStream(50, [&] {
+    return zrt_cuda::layer_norm_backward_add_bf16(g, sum, w, mean, rstd, b, dx,
+                                                  nullptr, nullptr, N, C);
+  });
+  const float bwdAll = timeOnStream(50, [&] {
+    return zrt_cuda::layer_norm_backward_add_bf16(g, sum, w, mean, rstd, b, dx,
+                                                  dw, db, N, C);
+  });
+  report("add_layer_norm_bf16 (a, b -> sum, out)", addLn, 4);
+  report("layer_norm_bf16 (x -> out)", ln, 2);
+  report("layer_norm_stats_bf16 (x)", stats, 1);
+  report("layer_norm_backward_add_bf16, dx only", bwdDx, 4);
+  report("layer_norm_backward_add_bf16, dx dw db", bwdAll, 6);
+  for (void *p : bufs)
+    cudaFree(p);
 }
 
 //===----------------------------------------------------------------------===//

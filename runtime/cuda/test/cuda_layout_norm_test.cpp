@@ -256,8 +256,13 @@ TEST_F(CudaLayout, LocalShard) {
 struct RowShape {
   int64_t N, C;
 };
-const RowShape kRowShapes[] = {{0, 5},  {1, 1},      {3, 1},     {7, 33},
-                               {5, 32}, {1024, 768}, {37, 3072}, {2, 70001}};
+// The layer-norm kernels' paths: scalar (C not a multiple of 8), 16-byte
+// vectors with the row in registers (C <= 1024: 1 to 4 chunks of 8 per
+// lane, some lanes with fewer at C = 32 and 1000), and vectors re-reading
+// the row (C = 1544, 3072).
+const RowShape kRowShapes[] = {{0, 5},     {1, 1},      {3, 1},    {7, 33},
+                               {5, 32},    {1024, 768}, {6, 1000}, {3, 1544},
+                               {37, 3072}, {2, 70001}};
 
 std::string shapeName(const RowShape &s) {
   return "N=" + std::to_string(s.N) + " C=" + std::to_string(s.C);
