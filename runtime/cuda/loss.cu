@@ -28,6 +28,19 @@
 //    f32 exp, separately rounded f32 gradient), dlogits rounded once. Rows
 //    longer than shared memory holds (about 115K classes) take the f32
 //    kernels' passes over global memory instead.
+//  * Rows in registers (crossEntropyRegKernel, the bf16 path whenever V is a
+//    multiple of 8, the rows 16-byte aligned and V <= 57344, GPT-2's case):
+//    one persistent 1024-thread block per SM holds its current row in
+//    registers (7 uint4 = 56 logits per thread) while the next row streams
+//    into a 100 KB shared buffer by cp.async; max, exp-sum and gradient run
+//    from registers. The staged kernels above serialize each block's load
+//    and arithmetic with only two blocks per SM (measured at ~40% of an
+//    H200's bandwidth): whenever both blocks compute, the SM's memory
+//    pipe idles; here the next row's load always overlaps the current
+//    row's arithmetic. Same per-element
+//    arithmetic (f32 max, double sum of expf, ceGrad), a different block
+//    reduction order; forward, backward and fused share the kernel and its
+//    launch configuration, so the fused call stays bit-identical to the two.
 //  * Fused padded cross-entropy (zrt_cross_entropy_padded_fused(_bf16),
 //    llm.c's fused classifier): one kernel per row computes the row's
 //    statistics once, writes its loss and overwrites the logits with the
@@ -38,7 +51,13 @@
 //    token order, and each group's row of dtable is summed in that order,
 //    which is the CPU's order (bit-identical results). The bf16 embedding
 //    and its backward are the same kernels templated over the element type
-//    (rows copied; f32 sums of the widened dout, rounded once).
+//    (rows copied; f32 sums of the widened dout, rounded once). When C is a
+//    multiple of 16 bytes' elements and dout is 16-byte aligned, the sums
+//    run in tiles (embeddingTileKernel): 256 sorted tokens by 64 bf16 (32
+//    f32) columns per block, the tile's dout vectors loaded by all threads
+//    at once into shared memory and summed per column in token order, so a
+//    frequent token's long run is spread over many loads in flight and
+//    C / 64 blocks instead of one load at a time in one block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +126,59 @@ int stagedFits(int64_t cols, bool *fits, const char *fn) {
   if (int st = sharedMemoryOptin(&optin, fn))
     return st;
   *fits = stagedBytes(cols) + kStagedStaticBytes <= optin;
+  return ZRT_OK;
+}
+
+/// 16-byte vectors (8 bf16) of a row that each thread of the register-row
+/// cross-entropy kernels holds in registers, and their most threads: rows of
+/// up to 7 * 1024 * 8 = 57344 logits (GPT-2's 50304 in 6288 vectors: 6 or
+/// 7 per thread) take them.
+constexpr int kRegRowVecs = 7;
+constexpr int kRegRowThreads = 1024;
+
+/// Threads of a register-row block for rows of V logits (V % 8 == 0): the
+/// fewest multiple of 32 that holds the row's V / 8 vectors kRegRowVecs per
+/// thread. A function of V alone, so that the forward, the backward and the
+/// fused kernel reduce a row in the same order.
+int regRowThreads(int64_t V) {
+  const int64_t perThread = (V / kBf16PerVec + kRegRowVecs - 1) / kRegRowVecs;
+  const int64_t t = (perThread + 31) / 32 * 32;
+  return static_cast<int>(t < 32 ? 32 : t);
+}
+
+/// Whether bf16 rows of V logits (row stride V, the first `cols` counted)
+/// take the register-row kernels: V a multiple of 8 and every row (logits,
+/// and dlogits when not NULL) 16-byte aligned, V / 8 vectors within
+/// kRegRowVecs * kRegRowThreads, and the prefetch buffer (V * 2 bytes) within
+/// the shared-memory opt-in. Otherwise the staged or unstaged kernels run.
+/// A failing device query is reported.
+int regRowFits(int64_t V, const void *logits, const void *dlogits, bool *fits,
+               const char *fn) {
+  *fits = false;
+  if (V % kBf16PerVec != 0 || V / kBf16PerVec > kRegRowVecs * kRegRowThreads ||
+      (reinterpret_cast<uintptr_t>(logits) & 15u) != 0 ||
+      (reinterpret_cast<uintptr_t>(dlogits) & 15u) != 0)
+    return ZRT_OK;
+  int optin = 0;
+  if (int st = sharedMemoryOptin(&optin, fn))
+    return st;
+  *fits = V * 2 + kStagedStaticBytes <= optin;
+  return ZRT_OK;
+}
+
+/// Blocks of a register-row kernel over `rows` rows: one per SM (each holds
+/// 1024 threads' registers and a row's prefetch buffer), fewer for few rows.
+int regRowBlocks(int64_t rows, int *blocks, const char *fn) {
+  int dev = 0, sms = 0;
+  if (int st = check(cudaGetDevice(&dev), ZRT_ERR_INVALID_ARGUMENT, fn,
+                     "cudaGetDevice"))
+    return st;
+  if (int st = check(
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+          ZRT_ERR_INVALID_ARGUMENT, fn, "cudaDeviceGetAttribute"))
+    return st;
+  const int b = lossRowBlocks(rows);
+  *blocks = sms > 0 && sms < b ? sms : b;
   return ZRT_OK;
 }
 
@@ -203,6 +275,136 @@ __global__ void embeddingSegmentKernel(const T *dout, const uint32_t *keys,
   }
 }
 
+/// Sorted positions per tile of embeddingTileKernel (and per range: block
+/// x covers the runs that start in [256 x, 256 x + 256)), 16-byte vectors
+/// per row of its column chunk (block y: columns [64 y, 64 y + 64) of bf16,
+/// [32 y, 32 y + 32) of f32), and its threads.
+constexpr int kEmbTileRows = 256;
+constexpr int kEmbChunkVecs = 8;
+constexpr int kEmbThreads = 256;
+
+/// First position q in [lo, hi) of the sorted keys with keys[q] != key
+/// (keys[lo, hi) starts with a run of `key`s), hi when there is none.
+__device__ __forceinline__ int64_t runEnd(const uint32_t *keys, int64_t lo,
+                                          int64_t hi, uint32_t key) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] == key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// embedding_backward(_bf16), step 3, vectorized (C a multiple of the 16
+/// bytes' elements, dout 16-byte aligned): keys[0, N) sorted stably with
+/// their token rows. Block (x, y) sums the runs of equal keys that start in
+/// its range of 256 sorted positions (the last one possibly continuing past
+/// it) over its chunk of kEmbChunkVecs vectors of columns, in tiles of 256
+/// positions: (A) the tile's keys and token rows to shared memory; (B) every
+/// thread loads 8 of the tile's 256 x 8 vectors of dout (16-byte loads, all
+/// in flight), into shared memory; (C) thread j < the chunk's columns walks
+/// the tile's positions in order, adding column j of each row to an f32
+/// accumulator that is stored (rounded once) into dtable[key, :] and reset
+/// where the key changes: each id's tokens summed in token order, the CPU's
+/// order, as embeddingSegmentKernel. The runs' rows are spread over 256
+/// threads' loads, and a long run (a frequent token) over C / 64 blocks,
+/// so no thread waits on one load per token.
+template <typename T>
+__global__ void __launch_bounds__(kEmbThreads)
+    embeddingTileKernel(const T *dout, const uint32_t *keys,
+                        const uint32_t *rows, T *dtable, int64_t N, int64_t C) {
+  constexpr int kPerVec = 16 / sizeof(T);
+  constexpr int kChunkCols = kEmbChunkVecs * kPerVec;
+  constexpr int kLoads = kEmbTileRows * kEmbChunkVecs / kEmbThreads;
+  __shared__ uint32_t sKey[kEmbTileRows];
+  __shared__ uint32_t sRow[kEmbTileRows];
+  __shared__ uint4 sVal[kEmbTileRows * kEmbChunkVecs];
+  __shared__ int64_t sSpan[2];
+  const int64_t rangeLo = static_cast<int64_t>(blockIdx.x) * kEmbTileRows;
+  const int64_t rangeHi =
+      rangeLo + kEmbTileRows < N ? rangeLo + kEmbTileRows : N;
+  // [lo, hi): from the first run start in the range to the end of the run
+  // at the range's last position.
+  if (threadIdx.x == 0)
+    sSpan[0] =
+        rangeLo == 0 ? 0 : runEnd(keys, rangeLo, rangeHi, keys[rangeLo - 1]);
+  if (threadIdx.x == 32) // another warp: both searches at once
+    sSpan[1] = runEnd(keys, rangeHi, N, keys[rangeHi - 1]);
+  __syncthreads();
+  const int64_t lo = sSpan[0], hi = sSpan[1];
+  if (lo >= rangeHi)
+    return; // one run covers the range: an earlier block sums it
+  const int64_t vecs = C / kPerVec;
+  const int64_t chunk0 = static_cast<int64_t>(blockIdx.y) * kEmbChunkVecs;
+  const int col = threadIdx.x; // the column thread col sums (< kChunkCols)
+  const bool sums = col < kChunkCols && chunk0 * kPerVec + col < C;
+  float acc = 0.0f;
+  uint32_t curKey = 0;
+  bool open = false;
+  for (int64_t base = lo; base < hi; base += kEmbTileRows) {
+    const int n =
+        static_cast<int>(hi - base < kEmbTileRows ? hi - base : kEmbTileRows);
+    __syncthreads(); // (C) of the previous tile is done with sKey, sVal
+    if (threadIdx.x < n) {
+      sKey[threadIdx.x] = keys[base + threadIdx.x];
+      sRow[threadIdx.x] = rows[base + threadIdx.x];
+    }
+    __syncthreads();
+    uint4 v[kLoads];
+    const int c = threadIdx.x % kEmbChunkVecs;
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int r =
+          threadIdx.x / kEmbChunkVecs + u * (kEmbThreads / kEmbChunkVecs);
+      if (r < n && chunk0 + c < vecs)
+        v[u] = *reinterpret_cast<const uint4 *>(
+            dout + static_cast<int64_t>(sRow[r]) * C + (chunk0 + c) * kPerVec);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int r =
+          threadIdx.x / kEmbChunkVecs + u * (kEmbThreads / kEmbChunkVecs);
+      if (r < n && chunk0 + c < vecs)
+        sVal[r * kEmbChunkVecs + c] = v[u];
+    }
+    __syncthreads();
+    if (sums) {
+      // 8 positions' keys and values read ahead of their in-order adds.
+      const T *vals = reinterpret_cast<const T *>(sVal);
+      for (int r0 = 0; r0 < n; r0 += 8) {
+        uint32_t kk[8];
+        float xx[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int r = r0 + u < n ? r0 + u : n - 1;
+          kk[u] = sKey[r];
+          xx[u] = ldf(vals + r * kChunkCols + col);
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          if (r0 + u >= n)
+            break;
+          if (!open || kk[u] != curKey) {
+            if (open)
+              stf(dtable + static_cast<int64_t>(curKey) * C + chunk0 * kPerVec +
+                      col,
+                  acc);
+            acc = 0.0f;
+            curKey = kk[u];
+            open = true;
+          }
+          acc += xx[u];
+        }
+      }
+    }
+  }
+  if (sums && open)
+    stf(dtable + static_cast<int64_t>(curKey) * C + chunk0 * kPerVec + col,
+        acc);
+}
+
 /// zrt_embedding(_bf16) on T = float or zrt_bf16 (`fn`: the zrt.h name).
 template <typename T>
 int embeddingGather(const char *fn, const T *table, const int32_t *ids, T *out,
@@ -226,14 +428,19 @@ int embeddingGather(const char *fn, const T *table, const int32_t *ids, T *out,
 ///   2. keys = clamped ids, rows = 0..N-1                 O(N)
 ///   3. cub::DeviceRadixSort::SortPairs (stable) on the ceil(log2 V) low
 ///      bits of the keys: tokens grouped by id, in token order   O(N)
-///   4. one block per sorted position; the first of each run of equal ids
-///      sums its run's dout rows in order into dtable[id, :]: reads N*C
-///      elements once, writes the touched rows.
-/// GPT-2 f32 (N = 16K, V = 50304, C = 768): ~155 MB memset + a 16K-key
-/// sort + 50 MB of reads, well under a millisecond on an H100/H200 (bf16:
-/// half the bytes). Scratch (4 N uint32 + CUB's temporary storage) comes
-/// from the runtime's workspace. The CUDA backend needs N <= INT32_MAX
-/// (token rows are stored as uint32).
+///   4. the runs of equal ids summed in order into dtable[id, :], reading
+///      N*C elements once and writing the touched rows: embeddingTileKernel
+///      (C a multiple of 16 bytes' elements, dout 16-byte aligned), else
+///      one block per sorted position (embeddingSegmentKernel).
+/// GPT-2 bf16 (N = 16K, V = 50304, C = 768): a 77 MB memset (~25 us), a
+/// 16K-key sort and 25 MB of reads. With the per-position kernel the call
+/// measured ~1 ms on an H200, by its structure because a frequent token's
+/// run (hundreds of tokens) is summed by one block, each thread loading one
+/// 2-byte element per token after a dependent index load; the tiles spread the
+/// run over C / 64 blocks and 2048 loads of 16 bytes in flight per tile.
+/// Scratch (4 N uint32 + CUB's temporary storage) comes from the runtime's
+/// workspace. The CUDA backend needs N <= INT32_MAX (token rows are stored as
+/// uint32).
 template <typename T>
 int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
                      T *dtable, int64_t N, int64_t V, int64_t C) {
@@ -294,9 +501,20 @@ int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
                      ZRT_ERR_INVALID_ARGUMENT, fn,
                      "cub::DeviceRadixSort::SortPairs"))
     return st;
-  embeddingSegmentKernel<T>
-      <<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
-          dout, keysOut, rowsOut, dtable, N, C);
+  constexpr int64_t perVec = 16 / sizeof(T);
+  const int64_t chunks = (C / perVec + kEmbChunkVecs - 1) / kEmbChunkVecs;
+  if (C % perVec == 0 && (reinterpret_cast<uintptr_t>(dout) & 15u) == 0 &&
+      chunks <= 65535) {
+    const dim3 grid(
+        static_cast<unsigned>((N + kEmbTileRows - 1) / kEmbTileRows),
+        static_cast<unsigned>(chunks));
+    embeddingTileKernel<T><<<grid, kEmbThreads, 0, stream()>>>(
+        dout, keysOut, rowsOut, dtable, N, C);
+  } else {
+    embeddingSegmentKernel<T>
+        <<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
+            dout, keysOut, rowsOut, dtable, N, C);
+  }
   return launched(fn);
 }
 
@@ -651,6 +869,194 @@ __global__ void __launch_bounds__(kStagedThreads, 2)
                                     errorWord);
 }
 
+/// What a register-row kernel computes for each row.
+enum class RegRowMode { Forward, Backward, Fused };
+
+/// Issues the asynchronous 16-byte copies of this thread's vectors (v =
+/// threadIdx.x + k blockDim.x, k < kRegRowVecs, v < vecs) of the 16-byte
+/// aligned bf16 `row` into the same slots of `buf`. Each thread reads back
+/// only the slots it copied (after its own __pipeline_wait_prior), so the
+/// buffer needs no barrier.
+__device__ __forceinline__ void prefetchRegRow(uint4 *buf, const zrt_bf16 *row,
+                                               int vecs) {
+  const uint4 *src = reinterpret_cast<const uint4 *>(row);
+#pragma unroll
+  for (int k = 0; k < kRegRowVecs; ++k) {
+    const int v = threadIdx.x + k * blockDim.x;
+    if (v < vecs)
+      __pipeline_memcpy_async(buf + v, src + v, 16);
+  }
+  __pipeline_commit();
+}
+
+/// w with its bf16 elements [from, 8) replaced by -inf (0xff80): columns at
+/// or past num_classes, which then neither raise the max nor add to the sum
+/// (expf(-inf) = 0).
+__device__ __forceinline__ uint4 negInfFrom(uint4 w, int from) {
+  uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int e = 0; e < kBf16PerVec; ++e)
+    if (e >= from)
+      u[e / 2] = (e & 1) ? ((u[e / 2] & 0xffffu) | 0xff800000u)
+                         : ((u[e / 2] & 0xffff0000u) | 0xff80u);
+  return make_uint4(u[0], u[1], u[2], u[3]);
+}
+
+/// Padded bf16 cross-entropy with each row held in registers (the fast path
+/// of zrt_cross_entropy_padded(_backward, _fused)_bf16; rows as regRowFits
+/// requires): a persistent block of regRowThreads(V) threads per SM walks
+/// rows i = blockIdx.x, + gridDim.x, ... Each thread holds the 16-byte
+/// vectors v = threadIdx.x + k blockDim.x (k < kRegRowVecs) of row i in
+/// registers; the row comes from a shared-memory buffer that was filled by
+/// cp.async while the block worked on the previous row (row i + gridDim.x is
+/// requested as soon as row i's registers are read), so the SM's loads
+/// overlap its arithmetic. Per row, from registers: the f32 max, the double
+/// sum of expf(x - max) (blockRowLse's per-element arithmetic), log of the
+/// sum; Forward / Fused: rowLoss[i] = logSum - (row[t] - max) (by the
+/// thread holding the target); Backward / Fused: the gradient of every
+/// column (ceGrad, g = paddedGradScale of *dlossPtr or dloss; 0 at and past
+/// cols) written to dlogits with 16-byte stores (Fused: dlogits = logits,
+/// in place). One global read of each logit and one write of each gradient.
+/// The three modes share this code and launch configuration, so the fused
+/// kernel's losses and gradient are the forward's and the backward's bit
+/// for bit. Bad targets raise the error word and are clamped.
+template <RegRowMode Mode>
+__global__ void __launch_bounds__(kRegRowThreads, 1)
+    crossEntropyRegKernel(const zrt_bf16 *logits, const int32_t *targets,
+                          zrt_bf16 *dlogits, double *rowLoss, int64_t N,
+                          int64_t V, int64_t cols, float dloss,
+                          const float *dlossPtr, int *errorWord) {
+  __shared__ float shMax[32];
+  __shared__ double shSum[32];
+  uint4 *buf = stagedSmem;
+  // 32-bit column arithmetic: regRowFits bounds V by 57344.
+  const int ncols = static_cast<int>(cols);
+  const int loadVecs = (ncols + kBf16PerVec - 1) / kBf16PerVec;
+  const int rowVecs = static_cast<int>(V / kBf16PerVec);
+  float g = 0.0f;
+  if constexpr (Mode == RegRowMode::Backward)
+    g = paddedGradScale(*dlossPtr, N);
+  else if constexpr (Mode == RegRowMode::Fused)
+    g = paddedGradScale(dloss, N);
+  if (blockIdx.x < N)
+    prefetchRegRow(buf, logits + blockIdx.x * V, loadVecs);
+  for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
+    int64_t t = targets[i];
+    if (t < 0 || t >= cols) {
+      if (threadIdx.x == 0)
+        raiseDeviceError(errorWord, kDeviceErrorTarget);
+      t = t < 0 ? 0 : cols - 1;
+    }
+    const int tv = static_cast<int>(t) / kBf16PerVec;
+    const int te = static_cast<int>(t) % kBf16PerVec;
+    __pipeline_wait_prior(0);
+    uint4 r[kRegRowVecs];
+    float mx = -INFINITY, xt = 0.0f;
+    bool holdsTarget = false;
+#pragma unroll
+    for (int k = 0; k < kRegRowVecs; ++k) {
+      const int v = threadIdx.x + k * blockDim.x;
+      if (v < loadVecs) {
+        r[k] = buf[v];
+        if ((v + 1) * kBf16PerVec > ncols)
+          r[k] = negInfFrom(r[k], ncols - v * kBf16PerVec);
+      } else {
+        r[k] = make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
+      }
+      float x[kBf16PerVec];
+      unpackBf16x8(r[k], x);
+#pragma unroll
+      for (int e = 0; e < kBf16PerVec; ++e)
+        mx = fmaxf(mx, x[e]);
+      if (v == tv) {
+        holdsTarget = true;
+#pragma unroll
+        for (int e = 0; e < kBf16PerVec; ++e)
+          if (e == te)
+            xt = x[e];
+      }
+    }
+    // The buffer's slots are consumed (mx depends on all of them): request
+    // the block's next row now, to land while this one is finished.
+    if (i + gridDim.x < N)
+      prefetchRegRow(buf, logits + (i + gridDim.x) * V, loadVecs);
+    mx = blockMax(mx, shMax);
+    double sum = 0.0;
+#pragma unroll
+    for (int k = 0; k < kRegRowVecs; ++k) {
+      const int v = threadIdx.x + k * blockDim.x;
+      if (v < loadVecs) {
+        float x[kBf16PerVec];
+        unpackBf16x8(r[k], x);
+#pragma unroll
+        for (int e = 0; e < kBf16PerVec; ++e)
+          sum += static_cast<double>(expf(x[e] - mx));
+      }
+    }
+    sum = blockSum(sum, shSum);
+    const double logSum = log(sum);
+    if constexpr (Mode != RegRowMode::Backward) {
+      if (holdsTarget)
+        rowLoss[i] = logSum - static_cast<double>(xt - mx);
+    }
+    if constexpr (Mode != RegRowMode::Forward) {
+      zrt_bf16 *drow = dlogits + i * V;
+      const float ls = static_cast<float>(logSum);
+#pragma unroll
+      for (int k = 0; k < kRegRowVecs; ++k) {
+        const int v = threadIdx.x + k * blockDim.x;
+        if (v >= rowVecs)
+          continue;
+        float d[kBf16PerVec];
+        if (v < loadVecs) {
+          float x[kBf16PerVec];
+          unpackBf16x8(r[k], x);
+#pragma unroll
+          for (int e = 0; e < kBf16PerVec; ++e)
+            d[e] = ceGrad(x[e], mx, ls, g, false);
+          if ((v + 1) * kBf16PerVec > ncols) {
+#pragma unroll
+            for (int e = 0; e < kBf16PerVec; ++e)
+              if (v * kBf16PerVec + e >= ncols)
+                d[e] = 0.0f;
+          }
+          if (v == tv) {
+#pragma unroll
+            for (int e = 0; e < kBf16PerVec; ++e)
+              if (e == te)
+                d[e] = __fsub_rn(d[e], g); // ceGrad's drow[t] -= g
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < kBf16PerVec; ++e)
+            d[e] = 0.0f;
+        }
+        *reinterpret_cast<uint4 *>(drow + v * kBf16PerVec) = packBf16x8(d);
+      }
+    }
+  }
+}
+
+/// Launches crossEntropyRegKernel<Mode> over N rows of V logits (regRowFits
+/// holds): regRowThreads(V) threads, regRowBlocks blocks, V * 2 bytes of
+/// dynamic shared memory.
+template <RegRowMode Mode>
+int launchRegRows(const char *fn, const zrt_bf16 *logits,
+                  const int32_t *targets, zrt_bf16 *dlogits, double *rowLoss,
+                  int64_t N, int64_t V, int64_t cols, float dloss,
+                  const float *dlossPtr) {
+  int blocks = 0;
+  if (int st = regRowBlocks(N, &blocks, fn))
+    return st;
+  const int64_t smem = V * 2;
+  if (int st = allowDynamicSharedMemory(crossEntropyRegKernel<Mode>, smem, fn))
+    return st;
+  crossEntropyRegKernel<Mode><<<blocks, regRowThreads(V), smem, stream()>>>(
+      logits, targets, dlogits, rowLoss, N, V, cols, dloss, dlossPtr,
+      device_error_word());
+  return launched(fn);
+}
+
 /// Launches the forward: per-row losses into the workspace, then the mean.
 /// bf16 logits: the staged kernel when a row fits in shared memory.
 template <typename T>
@@ -664,9 +1070,21 @@ int crossEntropyForward(const char *fn, const T *logits, const int32_t *targets,
   if (N > 0) {
     bool staged = false;
     if constexpr (std::is_same_v<T, zrt_bf16>) {
-      if (int st = stagedFits(cols, &staged, fn))
+      bool inRegs = false;
+      if (!hasIgnore) {
+        if (int st = regRowFits(V, logits, nullptr, &inRegs, fn))
+          return st;
+      }
+      if (inRegs) {
+        if (int st = launchRegRows<RegRowMode::Forward>(fn, logits, targets,
+                                                        nullptr, rowLoss, N, V,
+                                                        cols, 0.0f, nullptr))
+          return st;
+        staged = true; // launched
+      } else if (int st = stagedFits(cols, &staged, fn)) {
         return st;
-      if (staged) {
+      }
+      if (staged && !inRegs) {
         const int64_t smem = stagedBytes(cols);
         if (int st = allowDynamicSharedMemory(crossEntropyRowsStagedKernel, smem, fn))
           return st;
@@ -705,9 +1123,19 @@ int crossEntropyPaddedFused(const char *fn, T *logits, const int32_t *targets,
   if (N > 0) {
     bool staged = false;
     if constexpr (std::is_same_v<T, zrt_bf16>) {
-      if (int st = stagedFits(cols, &staged, fn))
+      bool inRegs = false;
+      if (int st = regRowFits(V, logits, logits, &inRegs, fn))
         return st;
-      if (staged) {
+      if (inRegs) {
+        if (int st = launchRegRows<RegRowMode::Fused>(fn, logits, targets,
+                                                      logits, rowLoss, N, V,
+                                                      cols, dloss, nullptr))
+          return st;
+        staged = true; // launched
+      } else if (int st = stagedFits(cols, &staged, fn)) {
+        return st;
+      }
+      if (staged && !inRegs) {
         const int64_t smem = stagedBytes(cols);
         if (int st = allowDynamicSharedMemory(crossEntropyFusedStagedKernel,
                                               smem, fn))
@@ -919,6 +1347,12 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
     return st;
   if (N == 0)
     return ZRT_OK;
+  bool inRegs = false;
+  if (int st = regRowFits(V, logits, dlogits, &inRegs, fn))
+    return st;
+  if (inRegs)
+    return launchRegRows<RegRowMode::Backward>(
+        fn, logits, targets, dlogits, nullptr, N, V, num_classes, 0.0f, dloss);
   bool staged = false;
   if (int st = stagedFits(num_classes, &staged, fn))
     return st;

@@ -655,6 +655,8 @@ TEST_F(CudaBf16, CrossEntropyPaddedBf16) {
       {64, 50304, 50257, 5, 2, 8.0f},  // logits and dlogits misaligned apart
       {70000, 16, 13, 0, 0, 3.0f},     // more rows than blocks: rows looped
       {2, 140000, 139999, 1, 0, 5.0f}, // longer than shared memory: unstaged
+      {500, 64, 60, 0, 0, 5.0f},       // rows in registers, looped per block
+      {3, 65536, 65000, 0, 0, 5.0f},   // too long for registers: staged
   };
   const float dlossValue = 0.6f;
   for (const Case &c : cases) {
@@ -739,6 +741,8 @@ TEST_F(CudaBf16, CrossEntropyPaddedFusedBf16MatchesTwoCalls) {
       {64, 50304, 50257, 5, 30.0f}, // misaligned rows, peaked
       {70000, 16, 13, 0, 3.0f},     // more rows than blocks: rows looped
       {2, 140000, 139999, 1, 5.0f}, // longer than shared memory: unstaged
+      {500, 64, 60, 0, 5.0f},       // rows in registers, looped per block
+      {3, 65536, 65000, 0, 5.0f},   // too long for registers: staged
   };
   // 1.7 / 3 and 1.7 / 37 differ from 1.7 * (1 / N) in f32: g is checked.
   const float dlossValue = 1.7f;
@@ -891,10 +895,14 @@ TEST_F(CudaBf16, EmbeddingAndBackwardBf16) {
     int64_t N, V, C;
     int off;
   };
+  // {1000, 20, 200, 0}: 25 16-byte vectors per row in 4 column chunks (the
+  // last partial); {600, 3, 16, 8}: 3 ids in long runs over several tiles
+  // of sorted tokens, dout 16 bytes in.
   const Case cases[] = {
-      {1, 1, 1, 0},    {37, 11, 19, 1},   {300, 50, 64, 0},
-      {5, 3, 0, 0},    {0, 7, 5, 3},      {513, 1000, 33, 3},
-      {70, 5, 777, 1}, {2049, 97, 40, 7}, {16384, 50304, 768, 0}};
+      {1, 1, 1, 0},       {37, 11, 19, 1},   {300, 50, 64, 0},
+      {5, 3, 0, 0},       {0, 7, 5, 3},      {513, 1000, 33, 3},
+      {70, 5, 777, 1},    {2049, 97, 40, 7}, {16384, 50304, 768, 0},
+      {1000, 20, 200, 0}, {600, 3, 16, 8}};
   for (const Case &c : cases) {
     const std::string what =
         "N=" + std::to_string(c.N) + " V=" + std::to_string(c.V) +

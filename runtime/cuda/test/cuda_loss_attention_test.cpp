@@ -51,8 +51,10 @@ TEST_F(CudaKernels, EmbeddingAndBackward) {
   struct Case {
     int64_t N, V, C;
   };
-  const Case cases[] = {{1, 1, 1}, {37, 11, 19},    {300, 50, 64},    {5, 3, 0},
-                        {0, 7, 5}, {513, 1000, 33}, {4096, 50304, 32}};
+  // {3000, 7, 36}: 9 vectors of 4 floats per row, in 2 column chunks.
+  const Case cases[] = {{1, 1, 1},         {37, 11, 19}, {300, 50, 64},
+                        {5, 3, 0},         {0, 7, 5},    {513, 1000, 33},
+                        {4096, 50304, 32}, {3000, 7, 36}};
   for (const Case &c : cases) {
     const std::string what = "N=" + std::to_string(c.N) +
                              " V=" + std::to_string(c.V) +
