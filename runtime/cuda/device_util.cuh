@@ -244,63 +244,164 @@ inline int moveBytes(void *dst, const void *src, int64_t bytes,
 
 //===----------------------------------------------------------------------===//
 // Deterministic column sums of a [rows, cols] matrix (bias_backward,
-// layer_norm_backward's dweight / dbias), without floating-point atomics:
-// pass 1 sums row chunks of 32-column tiles into per-chunk partials in the
-// workspace (each thread a fixed set of rows, then the 8 row-threads of a
-// column in order); pass 2 adds each column's partials in chunk order.
+// layer_norm_backward's dweight / dbias), without floating-point atomics.
+// Pass 1 (columnPartialsKernel): a block of 32 x 8 threads takes a tile of
+// 32 * W columns and one chunk of rows; each thread owns W contiguous
+// columns (W = 16 bytes of the element type: 8 bf16 or 4 floats, one
+// 16-byte load per row and matrix, so a warp reads 512 contiguous bytes of
+// a bf16 row; W = 1 when cols is not a multiple of W or a matrix is not
+// 16-byte aligned) and the rows r0 + ty, r0 + ty + 8, ... of the chunk,
+// kColRowsInFlight of them loaded before they are added; then the 8
+// row-threads of a column are added in order into a per-chunk partial in
+// the workspace. Pass 2 (columnTotalsKernel): 32 threads per column each
+// add every 32nd chunk's partial, then these 32 sums in order. The chunks
+// depend only on rows and cols (not on W), so the vector and the scalar
+// path, and the f32 and the bf16 instantiations, give the same bits.
 //===----------------------------------------------------------------------===//
 
-/// Columns (one per lane) and row-threads of a pass-1 block.
-constexpr int kColTile = 32;
+/// Elements of T in 16 bytes: the vector width W of the column sums over a
+/// T matrix (4 floats, 8 bf16).
+template <typename T> constexpr int kVecOf = 16 / static_cast<int>(sizeof(T));
+
+/// f[e] = p[e] widened to f32 (ldf), e < W: one 16-byte load when W is
+/// kVecOf<T> (p 16-byte aligned), else W scalar loads.
+template <int W>
+__device__ __forceinline__ void ldfVec(const float *p, float (&f)[W]) {
+  if constexpr (W == 4) {
+    const float4 v = *reinterpret_cast<const float4 *>(p);
+    f[0] = v.x;
+    f[1] = v.y;
+    f[2] = v.z;
+    f[3] = v.w;
+  } else {
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      f[e] = p[e];
+  }
+}
+template <int W>
+__device__ __forceinline__ void ldfVec(const zrt_bf16 *p, float (&f)[W]) {
+  if constexpr (W == kBf16PerVec) {
+    // Through a local: passed straight to unpackBf16x8, nvcc 13 split the
+    // load into 8 + 4 + 4 bytes here.
+    const uint4 w = *reinterpret_cast<const uint4 *>(p);
+    unpackBf16x8(w, f);
+  } else {
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      f[e] = bf16ToF32(p[e]);
+  }
+}
+
+/// Whether p lies on a 16-byte boundary (the vector path's requirement).
+inline bool isAligned16(const void *p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+/// Pass-1 block: 32 threads across the columns (W each), 8 row-threads.
+constexpr int kColLanes = 32;
 constexpr int kColRowThreads = 8;
-constexpr int kColThreads = kColTile * kColRowThreads;
+constexpr int kColThreads = kColLanes * kColRowThreads;
+/// Rows a pass-1 thread loads before adding them (loads in flight).
+constexpr int kColRowsInFlight = 4;
+/// Pass-2 block: 8 columns, 32 threads per column.
+constexpr int kTotalCols = 8;
+constexpr int kTotalRowThreads = kColThreads / kTotalCols;
 
 /// Pass 1: partials[(k * chunks + chunk) * cols + j] = the sum of the k-th
-/// term of (r, j) over the rows r of chunk `chunk` (k < K). Term::add(r, j,
-/// acc) adds the K terms of element (r, j) into acc[0 .. K).
-template <int K, typename Term>
+/// term of (r, j) over the rows r of chunk `chunk` (k < K). The Term
+/// (BiasTerm, LayerNormParamTerm) reads W columns of a row at once:
+/// `Row<W> v = term.load<W>(r, j)` loads row r's inputs at columns
+/// j .. j + W (W > 1: one 16-byte load per matrix, aligned), and
+/// `term.add<W>(v, acc)` adds the K terms of each of these W elements into
+/// acc[k][e]. W > 1 requires cols % W == 0 and 16-byte aligned matrices.
+template <int K, int W, typename Term>
 __global__ void __launch_bounds__(kColThreads)
     columnPartialsKernel(Term term, int64_t rows, int64_t cols,
                          int64_t rowsPerChunk, int64_t chunks,
                          float *partials) {
-  __shared__ float shared[K][kColRowThreads][kColTile];
+  constexpr int kTile = kColLanes * W;
+  __shared__ float shared[K][kColRowThreads][kTile];
+  using Row = typename Term::template Row<W>;
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int64_t j = blockIdx.x * static_cast<int64_t>(kColTile) + tx;
+  const int64_t tile0 = blockIdx.x * static_cast<int64_t>(kTile);
+  const int64_t j = tile0 + tx * W; // this thread's first column
   const int64_t chunk = blockIdx.y;
   const int64_t r0 = chunk * rowsPerChunk;
   const int64_t r1 = r0 + rowsPerChunk < rows ? r0 + rowsPerChunk : rows;
+  float acc[K][W];
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      acc[k][e] = 0.0f;
+  if (j < cols) { // then j + W <= cols (cols % W == 0)
+    constexpr int64_t step = kColRowThreads;
+    int64_t r = r0 + ty;
+    // kColRowsInFlight rows loaded, then added in row order.
+    for (; r + (kColRowsInFlight - 1) * step < r1;
+         r += kColRowsInFlight * step) {
+      Row v[kColRowsInFlight];
+#pragma unroll
+      for (int u = 0; u < kColRowsInFlight; ++u)
+        v[u] = term.template load<W>(r + u * step, j);
+#pragma unroll
+      for (int u = 0; u < kColRowsInFlight; ++u)
+        term.template add<W>(v[u], acc);
+    }
+    for (; r < r1; r += step)
+      term.template add<W>(term.template load<W>(r, j), acc);
+  }
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      shared[k][ty][tx * W + e] = acc[k][e];
+  __syncthreads();
+  // The tile's K * kTile column sums, the 8 row-threads in order.
+  for (int o = ty * kColLanes + tx; o < K * kTile; o += kColThreads) {
+    const int k = o / kTile, c = o - k * kTile;
+    if (tile0 + c < cols) {
+      float s = shared[k][0][c];
+      for (int t = 1; t < kColRowThreads; ++t)
+        s += shared[k][t][c];
+      partials[(k * chunks + chunk) * cols + tile0 + c] = s;
+    }
+  }
+}
+
+/// Pass 2: out_k[j] = the sum over chunks c of the partials (f32): thread
+/// ty of column j adds the chunks c = ty, ty + 32, ... in order, then the
+/// 32 sums are added in ty order; stored as Out (float, or zrt_bf16 rounded
+/// once); out_k may be NULL (skipped). chunks == 0 writes zeros.
+template <int K, typename Out>
+__global__ void __launch_bounds__(kColThreads)
+    columnTotalsKernel(const float *partials, int64_t chunks, int64_t cols,
+                       Out *out0, Out *out1) {
+  __shared__ float shared[K][kTotalRowThreads][kTotalCols];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t j = blockIdx.x * static_cast<int64_t>(kTotalCols) + tx;
   float acc[K];
+#pragma unroll
   for (int k = 0; k < K; ++k)
     acc[k] = 0.0f;
-  if (j < cols)
-    for (int64_t r = r0 + ty; r < r1; r += kColRowThreads)
-      term.add(r, j, acc);
+  if (j < cols) {
+#pragma unroll 4
+    for (int64_t c = ty; c < chunks; c += kTotalRowThreads)
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        acc[k] += partials[(k * chunks + c) * cols + j];
+  }
+#pragma unroll
   for (int k = 0; k < K; ++k)
     shared[k][ty][tx] = acc[k];
   __syncthreads();
-  if (ty == 0 && j < cols)
-    for (int k = 0; k < K; ++k) {
-      float s = shared[k][0][tx];
-      for (int t = 1; t < kColRowThreads; ++t)
-        s += shared[k][t][tx];
-      partials[(k * chunks + chunk) * cols + j] = s;
-    }
-}
-
-/// Pass 2: out_k[j] = sum over chunks c (in order) of the partials (f32),
-/// stored as Out (float, or zrt_bf16 rounded once); out_k may be NULL
-/// (skipped). chunks == 0 writes zeros.
-template <int K, typename Out>
-__global__ void columnTotalsKernel(const float *partials, int64_t chunks,
-                                   int64_t cols, Out *out0, Out *out1) {
-  ZRT_GRID_STRIDE(j, cols) {
-    for (int k = 0; k < K; ++k) {
-      Out *out = k == 0 ? out0 : out1;
-      if (!out)
-        continue;
-      float s = 0.0f;
-      for (int64_t c = 0; c < chunks; ++c)
-        s += partials[(k * chunks + c) * cols + j];
+  if (ty < K && j < cols) {
+    Out *out = ty == 0 ? out0 : out1;
+    if (out) {
+      float s = shared[ty][0][tx];
+      for (int t = 1; t < kTotalRowThreads; ++t)
+        s += shared[ty][t][tx];
       stf(out + j, s);
     }
   }
@@ -312,24 +413,31 @@ template <typename T> struct NonDeduced { using type = T; };
 /// Column sums of K (1 or 2) terms over a [rows, cols] matrix into out0
 /// (and out1 when K == 2; either may be NULL), overwriting them; rows == 0
 /// writes zeros. cols >= 1. The sums are f32; Out (float or zrt_bf16) is
-/// the type of the outputs (bf16: each sum rounded once). Launches on the
-/// compute stream.
+/// the type of the outputs (bf16: each sum rounded once). Term::kVec is the
+/// vector width W of its matrices (kVecOf), Term::aligned() whether they
+/// all are 16-byte aligned: the vector path when that holds and cols is a
+/// multiple of W, else the scalar one (same sums, bit for bit). Launches on
+/// the compute stream.
 template <int K, typename Term, typename Out>
 int columnSums(const Term &term, int64_t rows, int64_t cols, Out *out0,
                typename NonDeduced<Out>::type *out1, const char *fn) {
   static_assert(K == 1 || K == 2, "one or two column sums");
-  const int64_t tiles = (cols + kColTile - 1) / kColTile;
-  // About 2048 pass-1 blocks, at least 32 rows per chunk, and partials
-  // within the reserved workspace.
+  constexpr int W = Term::kVec;
+  // The chunks, from rows and cols only: about 2048 pass-1 blocks of
+  // 256-column tiles (2 to 4 waves of 132 SMs), whole rounds of the
+  // kColRowsInFlight rows of the 8 row-threads and at least two per
+  // chunk, and the partials within the reserved workspace.
+  constexpr int64_t kRound = kColRowThreads * kColRowsInFlight;
   int64_t chunks = 0, rowsPerChunk = 1;
   if (rows > 0) {
-    chunks = (2048 + tiles - 1) / tiles;
-    const int64_t byRows = (rows + 31) / 32;
-    chunks = chunks < byRows ? chunks : byRows;
+    const int64_t wideTiles = (cols + 255) / 256;
+    int64_t want = (2048 + wideTiles - 1) / wideTiles;
     const int64_t byBytes = kWorkspaceBytes / (K * cols * 4);
-    chunks = chunks < byBytes ? chunks : byBytes;
-    chunks = chunks < 1 ? 1 : chunks;
-    rowsPerChunk = (rows + chunks - 1) / chunks;
+    want = want < byBytes ? want : byBytes;
+    want = want < 1 ? 1 : want;
+    rowsPerChunk = (rows + want - 1) / want;
+    rowsPerChunk = (rowsPerChunk + kRound - 1) / kRound * kRound;
+    rowsPerChunk = rowsPerChunk > 2 * kRound ? rowsPerChunk : 2 * kRound;
     chunks = (rows + rowsPerChunk - 1) / rowsPerChunk;
   }
   void *ws = nullptr;
@@ -337,16 +445,26 @@ int columnSums(const Term &term, int64_t rows, int64_t cols, Out *out0,
     return st;
   float *partials = static_cast<float *>(ws);
   if (chunks > 0) {
-    const dim3 grid(static_cast<unsigned>(tiles),
-                    static_cast<unsigned>(chunks));
-    const dim3 block(kColTile, kColRowThreads);
-    columnPartialsKernel<K, Term><<<grid, block, 0, stream()>>>(
-        term, rows, cols, rowsPerChunk, chunks, partials);
+    const dim3 block(kColLanes, kColRowThreads);
+    if (cols % W == 0 && term.aligned()) {
+      const dim3 grid(
+          static_cast<unsigned>((cols / W + kColLanes - 1) / kColLanes),
+          static_cast<unsigned>(chunks));
+      columnPartialsKernel<K, W, Term><<<grid, block, 0, stream()>>>(
+          term, rows, cols, rowsPerChunk, chunks, partials);
+    } else {
+      const dim3 grid(static_cast<unsigned>((cols + kColLanes - 1) / kColLanes),
+                      static_cast<unsigned>(chunks));
+      columnPartialsKernel<K, 1, Term><<<grid, block, 0, stream()>>>(
+          term, rows, cols, rowsPerChunk, chunks, partials);
+    }
     if (int st = launched(fn))
       return st;
   }
-  columnTotalsKernel<K, Out><<<blocksFor(cols), kThreads, 0, stream()>>>(
-      partials, chunks, cols, out0, out1);
+  const dim3 grid(static_cast<unsigned>((cols + kTotalCols - 1) / kTotalCols));
+  const dim3 block(kTotalCols, kTotalRowThreads);
+  columnTotalsKernel<K, Out>
+      <<<grid, block, 0, stream()>>>(partials, chunks, cols, out0, out1);
   return launched(fn);
 }
 

@@ -10,12 +10,15 @@
 // without fast-math: denormals are kept, `/` and sqrtf are IEEE-rounded).
 // The other kernels (gelu's polynomial, the bias kernel) let nvcc contract
 // and agree to rounding. zrt_bias_backward sums columns in a fixed order
-// (columnSums, device_util.cuh).
+// (columnSums, device_util.cuh: 16-byte loads of W = 4 floats or 8 bf16
+// columns per thread when N is a multiple of W and dout is 16-byte
+// aligned, else one column per thread; the same sums either way).
 //
 // Native bf16 (zrt_add_bf16, zrt_gelu_bf16, zrt_gelu_backward_bf16,
 // zrt_bias_backward_bf16): the same per-element functions (AddOp, GeluOp,
 // GeluBackwardOp) and column sums on the widened values, each output
-// rounded once. The bf16 elementwise kernels move 8 elements (16 bytes) per
+// rounded once. The bf16 elementwise kernels (and zrt_accumulate_bf16's
+// y += x, through the same mapBf16Kernel) move 8 elements (16 bytes) per
 // load and store when the pointers share their offset from a 16-byte
 // boundary (a scalar head up to the first boundary and a scalar tail),
 // else one element at a time: one read of each input and one write, in
@@ -183,20 +186,32 @@ __global__ void fillBf16Kernel(zrt_bf16 *out, zrt_bf16 value, int64_t n) {
   ZRT_GRID_STRIDE(i, n) out[i] = value;
 }
 
-__global__ void accumulateBf16Kernel(const zrt_bf16 *x, zrt_bf16 *y,
-                                     int64_t n) {
-  ZRT_GRID_STRIDE(i, n) {
-    y[i] = f32ToBf16(__fadd_rn(bf16ToF32(y[i]), bf16ToF32(x[i])));
+/// zrt_accumulate_bf16's per-element arithmetic, op(y, x) = y + x in f32
+/// on the widened values (rounded once by the store), through mapBf16.
+struct AccumulateOp {
+  __device__ __forceinline__ float operator()(float y, float x) const {
+    return __fadd_rn(y, x);
   }
-}
+};
 
-/// The terms of zrt_bias_backward's column sums: dout[r, j] (T = float or
-/// zrt_bf16, widened).
+/// The terms of zrt_bias_backward's column sums (columnSums): dout[r, j]
+/// (T = float or zrt_bf16, widened), W columns of a row at a time.
 template <typename T> struct BiasTerm {
+  static constexpr int kVec = kVecOf<T>;
   const T *dout;
   int64_t N;
-  __device__ void add(int64_t r, int64_t j, float *acc) const {
-    acc[0] += ldf(dout + r * N + j);
+  bool aligned() const { return isAligned16(dout); }
+  template <int W> struct Row { float g[W]; };
+  template <int W> __device__ Row<W> load(int64_t r, int64_t j) const {
+    Row<W> v;
+    ldfVec<W>(dout + r * N + j, v.g);
+    return v;
+  }
+  template <int W>
+  __device__ void add(const Row<W> &v, float (&acc)[1][W]) const {
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      acc[0][e] += v.g[e];
   }
 };
 
@@ -378,8 +393,9 @@ int accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
     return st;
   if (n == 0)
     return ZRT_OK;
-  accumulateBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, y, n);
-  return launched(fn);
+  // y += x: mapBf16's 16-byte vectors when x and y share their offset
+  // from a 16-byte boundary (scalar head and tail), else element by element.
+  return mapBf16<2>(AccumulateOp{}, y, x, y, n, fn);
 }
 
 /// As the CPU's zrt_bias_backward (matmul.cpp): f32 column sums; the

@@ -208,7 +208,9 @@ __device__ __forceinline__ void forChunks(int lane, int64_t C, F &&f) {
 template <typename T, int K, bool Vec> struct RowChunks {
   const T *p;
   int64_t C;
-  Chunk<T> c[K > 0 ? K : 1];
+  // Value-initialized: a tensor that is NULL (no weight or bias) is never
+  // loaded nor read, but host compilers (the emulator) cannot see that.
+  Chunk<T> c[K > 0 ? K : 1]{};
   __device__ __forceinline__ RowChunks(const T *p, int64_t C) : p(p), C(C) {}
   /// Loads the lane's chunks (K > 0; nothing to do for K == 0).
   __device__ __forceinline__ void load(int lane) {
@@ -443,14 +445,30 @@ __global__ void layerNormBackwardKernel(const T *dout, const T *x,
 
 /// The terms of dweight and dbias: dout * (x - mean) * rstd and dout.
 template <typename T> struct LayerNormParamTerm {
+  static constexpr int kVec = kVecOf<T>;
   const T *dout, *x;
   const float *mean, *rstd;
   int64_t C;
-  __device__ void add(int64_t r, int64_t j, float *acc) const {
-    const float g = ldf(dout + r * C + j);
-    acc[0] += __fmul_rn(__fmul_rn(g, __fsub_rn(ldf(x + r * C + j), mean[r])),
-                        rstd[r]);
-    acc[1] += g;
+  bool aligned() const { return isAligned16(dout) && isAligned16(x); }
+  /// Row r's inputs at W columns: dout and x (one 16-byte load each when
+  /// W > 1), mean[r] and rstd[r] once.
+  template <int W> struct Row { float g[W], xv[W], mean, rstd; };
+  template <int W> __device__ Row<W> load(int64_t r, int64_t j) const {
+    Row<W> v;
+    ldfVec<W>(dout + r * C + j, v.g);
+    ldfVec<W>(x + r * C + j, v.xv);
+    v.mean = mean[r];
+    v.rstd = rstd[r];
+    return v;
+  }
+  template <int W>
+  __device__ void add(const Row<W> &v, float (&acc)[2][W]) const {
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      acc[0][e] +=
+          __fmul_rn(__fmul_rn(v.g[e], __fsub_rn(v.xv[e], v.mean)), v.rstd);
+      acc[1][e] += v.g[e];
+    }
   }
 };
 

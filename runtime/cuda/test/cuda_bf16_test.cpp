@@ -236,9 +236,13 @@ TEST_F(CudaBf16, BiasBackwardBf16) {
     int64_t rows, N;
     int off;
   };
-  const Case cases[] = {{0, 5, 0},      {1, 1, 0},     {7, 33, 1},
-                        {1000, 1, 3},   {3, 70001, 0}, {1024, 768, 0},
-                        {4097, 769, 5}, {5, 0, 0}};
+  // N a multiple of 8 at offset 0 (16-byte loads: 768, 776 with a partial
+  // column tile, 64 with a partial last row chunk, 16), else scalar loads
+  // (N = 768 at offset 1 against the f32 kernel's vectors).
+  const Case cases[] = {
+      {0, 5, 0},      {1, 1, 0},      {7, 33, 1}, {1000, 1, 3},   {3, 70001, 0},
+      {1024, 768, 0}, {4097, 769, 5}, {5, 0, 0},  {1024, 768, 1}, {100, 776, 0},
+      {4100, 64, 0},  {4100, 64, 2},  {9, 16, 0}};
   for (const Case &c : cases) {
     const std::string what = "rows=" + std::to_string(c.rows) +
                              " N=" + std::to_string(c.N) +

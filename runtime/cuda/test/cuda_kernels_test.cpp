@@ -443,6 +443,24 @@ TEST_F(CudaKernels, AccumulateBf16) {
     ASSERT_EQ(zrt_cuda::accumulate_bf16(dx, dy, n), ZRT_OK);
     expectSameBf16OrNaN(ref, hostOf(dy, n),
                         "accumulate twice n=" + std::to_string(n));
+    // x and y off a 16-byte boundary: by the same offset (scalar head,
+    // 16-byte vectors, scalar tail) and by different ones (all scalar).
+    const int offsets[][2] = {{3, 3}, {1, 0}};
+    for (const auto &off : offsets) {
+      const std::string what = "accumulate n=" + std::to_string(n) +
+                               " offsets " + std::to_string(off[0]) + "," +
+                               std::to_string(off[1]);
+      std::vector<zrt_bf16> want = toBf16(yf);
+      auto at = [&](const std::vector<zrt_bf16> &v, int o) {
+        zrt_bf16 *p = static_cast<zrt_bf16 *>(devBytes((n + 8) * 2)) + o;
+        EXPECT_EQ(zrt_cuda::copy_to_device(p, v.data(), n * 2), ZRT_OK);
+        return p;
+      };
+      zrt_bf16 *ox = at(x, off[0]), *oy = at(want, off[1]);
+      ASSERT_EQ(zrt_accumulate_bf16(x.data(), want.data(), n), ZRT_OK);
+      ASSERT_EQ(zrt_cuda::accumulate_bf16(ox, oy, n), ZRT_OK);
+      expectSameBf16OrNaN(want, hostOf(oy, n), what);
+    }
     zrt_cuda::arena_reset(arena_);
   }
 }
@@ -451,8 +469,11 @@ TEST_F(CudaKernels, BiasBackward) {
   struct Case {
     int64_t rows, N;
   };
+  // N a multiple of 4 (16-byte loads: 768, 776 with a partial column
+  // tile, 64 with a partial last row chunk, 16) and not (scalar loads).
   const Case cases[] = {{0, 5},     {1, 1},      {7, 33},     {1000, 1},
-                        {3, 70001}, {1024, 768}, {4097, 769}, {5, 0}};
+                        {3, 70001}, {1024, 768}, {4097, 769}, {5, 0},
+                        {100, 776}, {4100, 64},  {9, 16}};
   for (const Case &c : cases) {
     const auto dout = randomVec(c.rows * c.N, 33);
     std::vector<float> ref(static_cast<size_t>(c.N), NAN);
@@ -469,6 +490,13 @@ TEST_F(CudaKernels, BiasBackward) {
     // Deterministic: a second run gives the same bits.
     ASSERT_EQ(zrt_cuda::bias_backward(dd, db, c.rows, c.N), ZRT_OK);
     expectSameBits(got, host(db, c.N), what + " rerun");
+    // dout one element off a 16-byte boundary (scalar loads): the same sums,
+    // bit for bit.
+    float *od = dev(c.rows * c.N + 1) + 1;
+    ASSERT_EQ(zrt_cuda::copy_to_device(od, dout.data(), c.rows * c.N * 4),
+              ZRT_OK);
+    ASSERT_EQ(zrt_cuda::bias_backward(od, db, c.rows, c.N), ZRT_OK);
+    expectSameBits(got, host(db, c.N), what + " dout misaligned");
     zrt_cuda::arena_reset(arena_);
   }
 }
