@@ -84,3 +84,11 @@ json.dump({"torch_version": "2.11.0", "tokens_per_s": 500.0, "ms_per_step": 4.0,
            "mfu_measured_peak": 0.25, "peak_memory_bytes": 2e9,
            "gemm": [{"name": "qkv.fwd", "M": 2, "N": 3, "K": 4, "ms": 0.5, "tflops": 1e-7}]},
           open(f"{runs}/torch_eager.json", "w"))
+# The timing tests' output (gpu-check's attention_timing.txt): attention
+# lines and bandwidth lines, with gtest's own lines around them.
+open(f"{runs}/attention_timing.txt", "w").write(
+    "[ RUN      ] CudaFlashAttentionTc.DISABLED_TimingGpt2\n"
+    "tensor-core forward  0.184 ms (140.3 TFLOP/s)\n"
+    "[ RUN      ] CudaBf16.DISABLED_LayerNormTimingGpt2\n"
+    "add_layer_norm_bf16                          0.0250 ms  100.7 MB    4.03 TB/s\n"
+    "[       OK ] CudaBf16.DISABLED_LayerNormTimingGpt2 (90 ms)\n")
