@@ -40,7 +40,11 @@
 //    row's arithmetic. Same per-element
 //    arithmetic (f32 max, double sum of expf, ceGrad), a different block
 //    reduction order; forward, backward and fused share the kernel and its
-//    launch configuration, so the fused call stays bit-identical to the two.
+//    launch configuration, so the fused call stays bit-identical to the two
+//    (when the separate backward's dlogits is 16-byte aligned as the
+//    logits are, as arena tensors are; a less aligned dlogits sends that
+//    backward to the staged kernel, whose double sum runs in another
+//    order: the gradient may then differ in the last bit).
 //  * Fused padded cross-entropy (zrt_cross_entropy_padded_fused(_bf16),
 //    llm.c's fused classifier): one kernel per row computes the row's
 //    statistics once, writes its loss and overwrites the logits with the
@@ -976,11 +980,15 @@ __global__ void __launch_bounds__(kRegRowThreads, 1)
             xt = x[e];
       }
     }
-    // The buffer's slots are consumed (mx depends on all of them): request
-    // the block's next row now, to land while this one is finished.
+    mx = blockMax(mx, shMax);
+    // The buffer's slots are consumed: every thread's shared loads fed its
+    // partial max, which the block maximum's barrier waited for. Only then
+    // request the block's next row into the same slots (a cp.async issued
+    // right after the loads would rely on the hardware finishing them
+    // first, which the PTX memory model does not promise), to land while
+    // this row is finished.
     if (i + gridDim.x < N)
       prefetchRegRow(buf, logits + (i + gridDim.x) * V, loadVecs);
-    mx = blockMax(mx, shMax);
     double sum = 0.0;
 #pragma unroll
     for (int k = 0; k < kRegRowVecs; ++k) {
