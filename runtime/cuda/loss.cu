@@ -245,6 +245,20 @@ __global__ void embeddingKeysKernel(const int32_t *ids, int64_t N, int64_t V,
   }
 }
 
+/// First position q in [lo, hi) of the sorted keys with keys[q] != key
+/// (keys[lo, hi) starts with a run of `key`s), hi when there is none.
+__device__ __forceinline__ int64_t runEnd(const uint32_t *keys, int64_t lo,
+                                          int64_t hi, uint32_t key) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] == key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /// embedding_backward(_bf16), step 3: keys[0, N) sorted (stably) with their
 /// token rows. The block at the first position p of each run of equal keys
 /// sums dout[rows[q], :] for q over the run, in order (= token order, the
@@ -259,15 +273,7 @@ __global__ void embeddingSegmentKernel(const T *dout, const uint32_t *keys,
     if (p > 0 && keys[p - 1] == key)
       continue; // not the first token of its id (uniform over the block)
     // End of the run: upper bound of `key` in the sorted keys[p, N).
-    int64_t lo = p + 1, hi = N;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (keys[mid] == key)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    const int64_t end = lo;
+    const int64_t end = runEnd(keys, p + 1, N, key);
     T *dst = dtable + static_cast<int64_t>(key) * C;
     for (int64_t j = threadIdx.x; j < C; j += blockDim.x) {
       float acc = 0.0f;
@@ -286,20 +292,6 @@ __global__ void embeddingSegmentKernel(const T *dout, const uint32_t *keys,
 constexpr int kEmbTileRows = 256;
 constexpr int kEmbChunkVecs = 8;
 constexpr int kEmbThreads = 256;
-
-/// First position q in [lo, hi) of the sorted keys with keys[q] != key
-/// (keys[lo, hi) starts with a run of `key`s), hi when there is none.
-__device__ __forceinline__ int64_t runEnd(const uint32_t *keys, int64_t lo,
-                                          int64_t hi, uint32_t key) {
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] == key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
 
 /// embedding_backward(_bf16), step 3, vectorized (C a multiple of the 16
 /// bytes' elements, dout 16-byte aligned): keys[0, N) sorted stably with
