@@ -44,7 +44,6 @@
     }                                                                          \
   } while (0)
 
-/// Best TFLOP/s of `runs` GEMMs of one configuration.
 /// Uniform [-1, 1) from the index (splitmix64's finalizer), so that every
 /// run multiplies the same non-trivial data.
 __device__ float uniformAt(uint64_t i, uint64_t seed) {
@@ -81,6 +80,9 @@ static int fill(cudaDataType t, void *A, void *B, size_t elems) {
   return 0;
 }
 
+/// n x n x n GEMMs of one configuration on uniform operands (fill): the
+/// median TFLOP/s of 20 timed runs after 3 warm-ups into *tflops, the best
+/// into *best. Returns 1 (message on stderr) if a CUDA or cuBLAS call fails.
 static int timeGemm(cublasHandle_t h, int n, cudaDataType ab, cudaDataType c,
                     cublasComputeType_t compute, void *A, void *B, void *C,
                     double *tflops, double *best) {

@@ -7,9 +7,13 @@ Usage: report.py BUNDLE RUNDIR OUT.json [--quiet]
 file after every step this way, so a run cut short still leaves a report).
 
 BUNDLE is scripts/gpu-prepare's directory (manifest.json, reference/*.jsonl);
-RUNDIR holds what gpu-check ran: gemm_peak.json, unit_tests.txt (ctest's
-summary line), <run>.jsonl (the driver's --metrics; a run is named after its
-program unless its manifest entry has a "run" name), <run>.log and
+RUNDIR holds what gpu-check ran: gemm_peak.json, unit_tests.txt (the
+summary line gpu-check writes from the CUDA test binary's output),
+attention_timing.txt (the timing tests' output), <run>.jsonl (the driver's
+--metrics; a run is named after its program unless its manifest entry has
+a "run" name), <run>.log, torch_eager.json / torch_compile.json
+(bench/gpu/torch_gpt2.py), profile_warm.json and profile_run.jsonl (the
+1-step profiled run, and the metrics of the longer one), and
 profile.json (ZRT_PROFILE of a GPT-2 run: GPU time per zrt_* function).
 
 Parity: every step's loss of a GPU run against the CPU build's loss of the
@@ -81,13 +85,41 @@ def steady_profile(warm, full):
 
 
 def load_jsonl(path):
+    """The JSON objects of a metrics file, one per line. A line that is not
+    a JSON object (a run killed mid-write leaves a truncated last line) is
+    skipped, not fatal: what the run measured before it still counts.
+    Raises OSError when the file cannot be read."""
     rows = []
-    with open(path) as f:
+    with open(path, errors="replace") as f:
         for line in f:
             line = line.strip()
-            if line:
-                rows.append(json.loads(line))
+            if not line:
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
     return rows
+
+
+def read_text(path):
+    """A text file's contents, undecodable bytes replaced (logs can hold
+    anything). Raises OSError."""
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def load_json(path, kind=dict):
+    """A JSON file's value if it is a `kind`, else None (missing, truncated
+    or malformed files included)."""
+    try:
+        with open(path, errors="replace") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, kind) else None
 
 
 def steps(rows):
@@ -102,8 +134,7 @@ def finite(x):
 def log_tail(rundir, name, lines=5):
     """The last lines of a run's log: why a run left no metrics."""
     try:
-        with open(f"{rundir}/{name}.log") as f:
-            return [l.rstrip() for l in f.readlines()[-lines:]]
+        return [l.rstrip() for l in read_text(f"{rundir}/{name}.log").splitlines()[-lines:]]
     except OSError:
         return []
 
@@ -133,68 +164,99 @@ def parity(bundle, rundir, item):
     for r, g in zip(ref, got):
         if not finite(g.get("loss")) or not finite(r.get("loss")):
             worst = math.inf
-            fails.append({"step": r["step"], "cpu": r.get("loss"), "gpu": g.get("loss")})
+            fails.append({"step": r.get("step"), "cpu": r.get("loss"), "gpu": g.get("loss")})
             continue
         rel = abs(g["loss"] - r["loss"]) / max(abs(r["loss"]), 1e-30)
         worst = max(worst, rel)
         if not rel <= item["rtol"]:
-            fails.append({"step": r["step"], "cpu": r["loss"], "gpu": g["loss"]})
+            fails.append({"step": r.get("step"), "cpu": r["loss"], "gpu": g["loss"]})
     out.update(
         steps=len(got),
         expected_steps=len(ref),
         max_rel_diff=worst if finite(worst) else None,  # None: a non-finite loss
-        cpu_losses=[r["loss"] for r in ref],
-        gpu_losses=[g["loss"] for g in got],
+        cpu_losses=[r.get("loss") for r in ref],
+        gpu_losses=[g.get("loss") for g in got],
         failures=fails[:5],
         passed=len(got) == len(ref) and len(ref) > 0 and not fails,
     )
     return out
 
 
+def expected_steps(args):
+    """The --steps N of a run's arguments (a string), or None."""
+    words = str(args).split()
+    for i, w in enumerate(words[:-1]):
+        if w == "--steps" and words[i + 1].isdigit():
+            return int(words[i + 1])
+    return None
+
+
+def number(row, key, default=0.0):
+    """row[key] when it is a finite number, else `default` (the driver
+    writes NaN as null; a field may be missing in a cut-short run)."""
+    v = row.get(key)
+    return v if finite(v) else default
+
+
 def benchmark(bundle, rundir, manifest, peak, sheet):
+    """One entry per benchmark program. MFU is per GPU: the driver's
+    tokens/s counts the global batch (every rank's tokens), so the model
+    FLOP/s is divided by the world size before the one card's rate."""
     spec = manifest["benchmark"]
     L, C, T = spec["n_layer"], spec["n_embd"], spec["seq"]
+    want = expected_steps(spec.get("args", ""))
+    peak_tflops = peak.get("bf16_tflops")
     results = []
     for name in spec["programs"]:
         entry = {"program": name}
         try:
             rows = load_jsonl(f"{rundir}/{name}.jsonl")
-        except (OSError, ValueError) as e:
+        except OSError as e:
             entry["error"] = str(e)
             entry["log"] = log_tail(rundir, name)
             results.append(entry)
             continue
         cfg = config(rows)
-        st = steps(rows)[spec["skip_steps"]:]
-        if not st or not all(finite(s.get("tokens_per_s")) for s in st):
-            entry["error"] = "no step metrics"
+        all_steps = steps(rows)
+        st = [r for r in all_steps[spec["skip_steps"]:]
+              if finite(r.get("tokens_per_s")) and finite(r.get("ms"))]
+        if not st or not finite(cfg.get("num_params")):
+            entry["error"] = ("no step metrics" if cfg else
+                              "no step metrics (no config row in the metrics)")
             entry["log"] = log_tail(rundir, name)
             results.append(entry)
             continue
+        world = cfg.get("world_size")
+        world = world if isinstance(world, int) and world > 0 else 1
         n_params = cfg["num_params"] - T * C  # without the position table
         flops_per_token = 6 * n_params + 12 * L * C * T
-        tps = statistics.median(s["tokens_per_s"] for s in st)
+        tps = statistics.median(r["tokens_per_s"] for r in st)
         model_tflops = tps * flops_per_token / 1e12
-        plan = cfg.get("plan", {})
-        planned_arenas = sum(plan.get("arena_bytes", []))
+        per_gpu = model_tflops / world
+        plan = cfg.get("plan") if isinstance(cfg.get("plan"), dict) else {}
+        arenas = plan.get("arena_bytes") or []
+        planned_arenas = sum(a for a in arenas if finite(a))
         entry.update(
             stage=cfg.get("stage"),
-            world_size=cfg.get("world_size"),
+            world_size=world,
+            steps_run=len(all_steps),
+            steps_expected=want,
+            complete=want is None or len(all_steps) >= want,
             steps_measured=len(st),
-            step_ms=statistics.median(s["ms"] for s in st),
+            step_ms=statistics.median(r["ms"] for r in st),
             tokens_per_s=tps,
             flops_per_token=flops_per_token,
             model_tflops=model_tflops,
-            mfu=model_tflops / peak["bf16_tflops"] if peak.get("bf16_tflops") else None,
-            mfu_datasheet=model_tflops / sheet if sheet else None,
-            exposed_comm_s_per_step=statistics.median(s.get("comm_wait_s", 0.0) for s in st),
-            peak_arena_bytes=max(s.get("peak_bytes", 0) for s in st),
+            mfu=per_gpu / peak_tflops if peak_tflops else None,
+            mfu_datasheet=per_gpu / sheet if sheet else None,
+            exposed_comm_s_per_step=statistics.median(number(r, "comm_wait_s") for r in st),
+            peak_arena_bytes=max(number(r, "peak_bytes", 0) for r in st),
             planned_arena_bytes=planned_arenas,
             model_state_bytes=cfg.get("measured_state_bytes"),
             planned_model_state_bytes=plan.get("state_bytes"),
             model_state_equals_plan=cfg.get("measured_state_bytes") == plan.get("state_bytes"),
-            allocations_per_step=max(s.get("allocations", 0) for s in st),
-            final_loss=steps(rows)[-1]["loss"],
+            allocations_per_step=max(number(r, "allocations", 0) for r in st),
+            final_loss=all_steps[-1].get("loss"),
         )
         results.append(entry)
     return results
@@ -207,22 +269,25 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     bundle, rundir, out_path = args
-    with open(f"{bundle}/manifest.json") as f:
-        manifest = json.load(f)
+    manifest = load_json(f"{bundle}/manifest.json")
+    if (manifest is None or not isinstance(manifest.get("parity"), list)
+            or not isinstance(manifest.get("benchmark"), dict)):
+        print(f"report.py: {bundle}/manifest.json is missing or not a bundle "
+              f"manifest of scripts/gpu-prepare", file=sys.stderr)
+        return 2
+    # The card's measured rate: only a positive number counts.
+    peak = load_json(f"{rundir}/gemm_peak.json") or {}
+    if not (finite(peak.get("bf16_tflops")) and peak["bf16_tflops"] > 0):
+        peak.pop("bf16_tflops", None)
+    if not isinstance(peak.get("device"), str):
+        peak.pop("device", None)
     try:
-        with open(f"{rundir}/gemm_peak.json") as f:
-            peak = json.load(f)
-    except (OSError, ValueError):
-        peak = {}
-    try:
-        with open(f"{rundir}/unit_tests.txt") as f:
-            unit = f.read().strip()
+        unit = read_text(f"{rundir}/unit_tests.txt").strip()
     except OSError:
         unit = "not run"
     unit_ok = "100% tests passed" in unit
     try:
-        with open(f"{rundir}/attention_timing.txt") as f:
-            lines = [l.strip() for l in f]
+        lines = [l.strip() for l in read_text(f"{rundir}/attention_timing.txt").splitlines()]
         # The attention timing's lines, and the kernel timings that report
         # bandwidth (DISABLED_LayerNormTimingGpt2: "... ms  MB  TB/s").
         attention = [l for l in lines if ("forward" in l or "backward" in l)
@@ -230,25 +295,30 @@ def main():
         kernels = [l for l in lines if l.endswith("TB/s")]
     except OSError:
         attention, kernels = [], []
-    profile = None
-    try:
-        with open(f"{rundir}/profile.json") as f:
-            profile = json.load(f)
-        with open(f"{rundir}/profile_warm.json") as f:
-            profile = {"raw": profile, "steady": steady_profile(json.load(f), profile)}
-        rows = steps(load_jsonl(f"{rundir}/profile_run.jsonl"))[1:]
-        profile["steady"]["steps"] = len(rows)
-        profile["steady"]["step_ms"] = [r["ms"] for r in rows]
-    except (OSError, ValueError, KeyError):
-        pass
+    # The profile: the steady state when both profiled runs are there and
+    # well-formed, else the raw totals (or nothing).
+    profile = load_json(f"{rundir}/profile.json")
+    warm = load_json(f"{rundir}/profile_warm.json")
+    if profile is not None and warm is not None:
+        try:
+            steady = steady_profile(warm, profile)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            steady = None
+        if steady is not None:
+            try:
+                rows = steps(load_jsonl(f"{rundir}/profile_run.jsonl"))[1:]
+            except OSError:
+                rows = []
+            steady["steps"] = len(rows) or None  # None: unknown
+            steady["step_ms"] = [r["ms"] for r in rows if finite(r.get("ms"))]
+            profile = {"raw": profile, "steady": steady}
     sheet = datasheet_tflops(peak.get("device"))
+    # The PyTorch yardstick, when its JSON has the fields printed.
     yardstick = {}
     for mode in ("eager", "compile"):
-        try:
-            with open(f"{rundir}/torch_{mode}.json") as f:
-                yardstick[mode] = json.load(f)
-        except (OSError, ValueError):
-            pass
+        y = load_json(f"{rundir}/torch_{mode}.json")
+        if y is not None and finite(y.get("tokens_per_s")) and finite(y.get("ms_per_step")):
+            yardstick[mode] = y
     par = [parity(bundle, rundir, item) for item in manifest["parity"]]
     bench = benchmark(bundle, rundir, manifest, peak, sheet)
     report = {
@@ -297,15 +367,19 @@ def main():
               f"exposed comm {1e3 * b['exposed_comm_s_per_step']:.2f} ms/step, "
               f"peak {b['peak_arena_bytes'] / 1e9:.2f} GB (plan "
               f"{b['planned_arena_bytes'] / 1e9:.2f} GB), model states = plan: "
-              f"{b['model_state_equals_plan']}")
+              f"{b['model_state_equals_plan']}"
+              + ("" if b["complete"] else
+                 f" (INCOMPLETE: {b['steps_run']} of {b['steps_expected']} steps)"))
     for mode, y in yardstick.items():
         mfu = y.get("mfu_measured_peak")
         print(f"gpu-check: PyTorch {y.get('torch_version')} {mode}: "
               f"{y['tokens_per_s']:.0f} tok/s, {y['ms_per_step']:.1f} ms/step, MFU "
-              + (f"{100 * mfu:.1f}%" if mfu else "n/a")
-              + f", peak {(y.get('peak_memory_bytes') or 0) / 1e9:.2f} GB")
+              + (f"{100 * mfu:.1f}%" if finite(mfu) else "n/a")
+              + f", peak {number(y, 'peak_memory_bytes', 0) / 1e9:.2f} GB")
     gemms = yardstick.get("eager", {}).get("gemm") or []
     for g in gemms:
+        if not (isinstance(g, dict) and all(finite(g.get(k)) for k in ("M", "N", "K", "ms", "tflops"))):
+            continue
         print(f"gpu-check:   torch.matmul {g['name']:<14} {g['M']}x{g['N']}x{g['K']} "
               f"{g['ms']:.3f} ms {g['tflops']:.0f} TFLOP/s")
     for line in attention:
@@ -314,11 +388,13 @@ def main():
         print(f"gpu-check: kernel (GPT-2 shapes): {line}")
     if profile and "steady" in profile:
         st = profile["steady"]
-        n = max(st.get("steps", 0), 1)
+        n = st.get("steps") or 1
+        what = (f"per step, the {st['steps']} steps after the first" if st.get("steps")
+                else "all steps after the first together: their number is unknown")
         total = st["total_gpu_ms"] or 1.0
         wall = statistics.median(st["step_ms"]) if st.get("step_ms") else float("nan")
-        print(f"gpu-check: profile of gpt2_s0 (per step, the {n} steps after the "
-              f"first): {st['total_gpu_ms'] / n:.1f} ms GPU in zrt calls, "
+        print(f"gpu-check: profile of gpt2_s0 ({what}): "
+              f"{st['total_gpu_ms'] / n:.1f} ms GPU in zrt calls, "
               f"{st['total_host_ms'] / n:.1f} ms host in zrt calls, "
               f"{wall:.1f} ms per profiled step")
         for fn in st["functions"][:14]:

@@ -9,9 +9,9 @@ wte, no dropout, one fixed batch of random tokens. Default: GPT-2 124M
 (L=12 H=12 C=768, V=50304 padded as llm.c, T=1024, B=16).
 
 Reports median ms/step, tokens/s = B*T/median, peak allocated memory and MFU
-against --peak-tflops (a measured bf16 GEMM rate) and the H100/H200 SXM
-datasheet dense bf16 peak (989.4 TFLOP/s). Model FLOPs per token =
-6*N + 12*L*C*T (PaLM, Chowdhery et al. 2022, appendix B; llm.c's convention),
+against --peak-tflops (a measured bf16 GEMM rate) and the datasheet's dense
+bf16 peak of the card (report.py's table: 989.4 TFLOP/s for H100/H200 SXM,
+less for PCIe and NVL cards). Model FLOPs per token = 6*N + 12*L*C*T (PaLM, Chowdhery et al. 2022, appendix B; llm.c's convention),
 N = parameters without the position table, tied embedding counted once.
 
 --gemm-table times torch.matmul (bf16) on one step's GEMM shapes: forward
@@ -22,14 +22,19 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-H100_H200_BF16_TFLOPS = 989.4  # datasheet dense bf16, SXM
+# The datasheet's dense bf16 rate by device name: report.py's table, so that
+# PyTorch's and Zero's datasheet MFU share one denominator.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import datasheet_tflops  # noqa: E402
 
 
 class Block(nn.Module):
@@ -188,7 +193,7 @@ def train(a):
     tok_s = B * T / (med / 1e3)
     achieved_tflops = tok_s * flops_per_token / 1e12
     name = torch.cuda.get_device_name(a.dev) if cuda else "cpu"
-    datasheet = H100_H200_BF16_TFLOPS if ("H100" in name or "H200" in name) else None
+    datasheet = datasheet_tflops(name)
     return {
         "device": name, "torch_version": torch.__version__,
         "config": {"n_layer": L, "n_head": H, "n_embd": C, "vocab": V, "seq": T, "batch": B,

@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(kEmbThreads)
     const int n =
         static_cast<int>(hi - base < kEmbTileRows ? hi - base : kEmbTileRows);
     __syncthreads(); // (C) of the previous tile is done with sKey, sVal
-    if (threadIdx.x < n) {
+    if (static_cast<int64_t>(threadIdx.x) < n) {
       sKey[threadIdx.x] = keys[base + threadIdx.x];
       sRow[threadIdx.x] = rows[base + threadIdx.x];
     }

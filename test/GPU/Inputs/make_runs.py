@@ -14,7 +14,7 @@ manifest = {
          "rtol": 2e-2, "args": ""},
     ],
     "benchmark": {"model": "m", "batch": 1, "seq": 4, "n_layer": 2,
-                  "n_embd": 8, "programs": ["gpt2_s0"], "args": "",
+                  "n_embd": 8, "programs": ["gpt2_s0"], "args": "--steps 4",
                   "skip_steps": 1},
 }
 json.dump(manifest, open(f"{bundle}/manifest.json", "w"))
