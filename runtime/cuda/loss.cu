@@ -199,6 +199,19 @@ __device__ __forceinline__ float quietNaN() {
 // Embedding
 //===----------------------------------------------------------------------===//
 
+/// v clamped into [0, n) (n == 0: -1, unused by callers): bad token ids and
+/// targets are data (see the file comment), so an out-of-range v raises the
+/// device error `code` (when `raise`: one thread per row raises it) and reads
+/// the nearest valid row instead.
+__device__ __forceinline__ int64_t clampOrRaise(int64_t v, int64_t n, int code,
+                                                int *errorWord, bool raise) {
+  if (v >= 0 && v < n)
+    return v;
+  if (raise)
+    raiseDeviceError(errorWord, code);
+  return v < 0 ? 0 : n - 1;
+}
+
 /// zrt_embedding(_bf16): one block per token row (grid-strided):
 /// out[i, :] = table[ids[i], :] (T = float or zrt_bf16: the rows are
 /// copied, bits unchanged). A bad id raises the error word and reads the
@@ -208,12 +221,8 @@ __global__ void embeddingKernel(const T *table, const int32_t *ids, T *out,
                                 int64_t N, int64_t V, int64_t C,
                                 int *errorWord) {
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
-    int64_t id = ids[i];
-    if (id < 0 || id >= V) {
-      if (threadIdx.x == 0)
-        raiseDeviceError(errorWord, kDeviceErrorEmbeddingId);
-      id = id < 0 ? 0 : V - 1;
-    }
+    const int64_t id = clampOrRaise(ids[i], V, kDeviceErrorEmbeddingId,
+                                    errorWord, threadIdx.x == 0);
     T *dst = out + i * C;
     if (V == 0) {
       for (int64_t j = threadIdx.x; j < C; j += blockDim.x)
@@ -233,11 +242,8 @@ __global__ void embeddingKeysKernel(const int32_t *ids, int64_t N, int64_t V,
                                     uint32_t *keys, uint32_t *rows,
                                     int *errorWord) {
   ZRT_GRID_STRIDE(i, N) {
-    int64_t id = ids[i];
-    if (id < 0 || id >= V) {
-      raiseDeviceError(errorWord, kDeviceErrorEmbeddingId);
-      id = id < 0 ? 0 : V - 1;
-    }
+    const int64_t id =
+        clampOrRaise(ids[i], V, kDeviceErrorEmbeddingId, errorWord, true);
     if (keys) {
       keys[i] = static_cast<uint32_t>(id);
       rows[i] = static_cast<uint32_t>(i);
@@ -596,11 +602,7 @@ crossEntropyRows(const T *logits, const int32_t *targets, double *rowLoss,
         rowLoss[i] = 0.0;
       continue;
     }
-    if (t < 0 || t >= cols) {
-      if (threadIdx.x == 0)
-        raiseDeviceError(errorWord, kDeviceErrorTarget);
-      t = t < 0 ? 0 : cols - 1;
-    }
+    t = clampOrRaise(t, cols, kDeviceErrorTarget, errorWord, threadIdx.x == 0);
     const T *row = logits + i * V;
     if constexpr (Staged)
       row = stageRow(reinterpret_cast<zrt_bf16 *>(stagedSmem), row, cols);
@@ -767,11 +769,7 @@ crossEntropyBackward(const T *logits, const int32_t *targets, T *dlogits,
         stf(drow + j, 0.0f);
       continue;
     }
-    if (t < 0 || t >= cols) {
-      if (threadIdx.x == 0)
-        raiseDeviceError(errorWord, kDeviceErrorTarget);
-      t = t < 0 ? 0 : cols - 1;
-    }
+    t = clampOrRaise(t, cols, kDeviceErrorTarget, errorWord, threadIdx.x == 0);
     const T *row = logits + i * V;
     if constexpr (Staged)
       row = stageRow(reinterpret_cast<zrt_bf16 *>(stagedSmem), row, cols);
@@ -826,11 +824,7 @@ crossEntropyFused(T *logits, const int32_t *targets, double *rowLoss, int64_t N,
   const float g = paddedGradScale(dloss, N);
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
     int64_t t = targets[i];
-    if (t < 0 || t >= cols) {
-      if (threadIdx.x == 0)
-        raiseDeviceError(errorWord, kDeviceErrorTarget);
-      t = t < 0 ? 0 : cols - 1;
-    }
+    t = clampOrRaise(t, cols, kDeviceErrorTarget, errorWord, threadIdx.x == 0);
     T *drow = logits + i * V;
     const T *row = drow;
     if constexpr (Staged)
@@ -938,11 +932,7 @@ __global__ void __launch_bounds__(kRegRowThreads, 1)
     prefetchRegRow(buf, logits + blockIdx.x * V, loadVecs);
   for (int64_t i = blockIdx.x; i < N; i += gridDim.x) {
     int64_t t = targets[i];
-    if (t < 0 || t >= cols) {
-      if (threadIdx.x == 0)
-        raiseDeviceError(errorWord, kDeviceErrorTarget);
-      t = t < 0 ? 0 : cols - 1;
-    }
+    t = clampOrRaise(t, cols, kDeviceErrorTarget, errorWord, threadIdx.x == 0);
     const int tv = static_cast<int>(t) / kBf16PerVec;
     const int te = static_cast<int>(t) % kBf16PerVec;
     __pipeline_wait_prior(0);
