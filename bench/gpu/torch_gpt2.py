@@ -121,6 +121,10 @@ def parse_args():
         ap.error("--device %s is not available" % a.device)
     if a.compile and not hasattr(torch, "compile"):
         ap.error("--compile needs torch >= 2.0")
+    if a.json:  # said now, not after the whole run
+        d = os.path.dirname(os.path.abspath(a.json))
+        if not os.path.isdir(d) or not os.access(d, os.W_OK):
+            ap.error("--json %s: directory %s does not exist or is not writable" % (a.json, d))
     if a.gemm_table is None:  # default: on for CUDA, off for CPU
         a.gemm_table = a.dev.type == "cuda"
     return a
