@@ -53,6 +53,13 @@ except OSError:
     pass
 config.substitutions.append(("%mpirun", mpirun))
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# %venv_python: the project's virtual environment (.venv, made by
+# scripts/setup-deps from requirements.txt: PyTorch 2.x, transformers,
+# safetensors); `REQUIRES: venv` where a test needs it.
+venv_python = os.path.join(config.zero_src_root, ".venv", "bin", "python3")
+if os.path.exists(venv_python):
+    config.available_features.add("venv")
+config.substitutions.append(("%venv_python", venv_python))
 
 # %zero_bin: the tools directory, for scripts that drive several tools
 # (test/e2e/reference_gpt.py); `REQUIRES: zero-compile` once it is built.
