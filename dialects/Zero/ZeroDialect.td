@@ -29,6 +29,17 @@ def Zero_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  // zero.slot, zero.param_span / zero.grad_span and
+  // zero.state_arena_bytes (zero-layout-states) are verified where they sit.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The discardable attributes of the state layout (zero-layout-states).
+    static constexpr ::llvm::StringLiteral kSlotAttrName = "zero.slot";
+    static constexpr ::llvm::StringLiteral kParamSpanAttrName = "zero.param_span";
+    static constexpr ::llvm::StringLiteral kGradSpanAttrName = "zero.grad_span";
+    static constexpr ::llvm::StringLiteral kStateArenaBytesAttrName =
+        "zero.state_arena_bytes";
+  }];
 }
 
 class Zero_Op<string mnemonic, list<Trait> traits = []>
@@ -83,6 +94,53 @@ def Zero_ShardKindAttr : EnumAttr<Zero_Dialect, Zero_ShardKind, "shard_kind"> {
 
 /// Sharded state that shard_load / shard_store / shard_accumulate touch.
 def Zero_ShardResource : Resource<"::mlir::zero::ShardResource">;
+
+/// The arenas of a compiled program, numbered as zrt_mem_kind
+/// (runtime/include/zrt/zrt.h).
+def Zero_Arena : I32EnumAttr<"Arena", "an arena of the compiled program", [
+    I32EnumAttrCase<"parameters", 0>,
+    I32EnumAttrCase<"gradients", 1>,
+    I32EnumAttrCase<"master_weights", 2>,
+    I32EnumAttrCase<"moments", 3>,
+    I32EnumAttrCase<"activations", 4>,
+    I32EnumAttrCase<"temporaries", 5>
+  ]> {
+  let cppNamespace = "::mlir::zero";
+  let genSpecializedAttr = 0;
+}
+
+def Zero_SlotAttr : AttrDef<Zero_Dialect, "Slot"> {
+  let mnemonic = "slot";
+  let summary = "A byte range of one arena of the compiled program";
+  let description = [{
+    `bytes` bytes at byte `offset` of arena `arena` (64-byte aligned, the
+    arenas' alignment: `offset` is a multiple of 64; `bytes` is not negative).
+
+    `zero-layout-states` writes the state layout with it, and
+    `convert-train-to-emitc` only reads it:
+    - `zero.slot` on each state with storage (`train.param` without
+      `zero.sharded`, `train.state`, `zero.shard`): where the state lives;
+      the arena is the one of its kind (parameters, gradients, master
+      weights, moments), `bytes` at least the tensor's bytes.
+    - `zero.param_span` / `zero.grad_span` on a `zero.group`: its members'
+      parameters (gradient states) lie back to back in member order from
+      `offset`, so the group's flat buffer (`padded` elements, `bytes`
+      bytes) is that range of the arena, its padding reserved and zero.
+    - `zero.state_arena_bytes = {parameters = P, gradients = G,
+      master_weights = M, moments = V}` on the module: each state arena's
+      size; every slot and span lies inside its arena and no two state
+      slots share a byte (checked on the module).
+
+    Example:
+    ```mlir
+    train.param @w : tensor<4x4xf32> init(<zeros>) trainable {zero.slot = #zero.slot<parameters, 0, 64>}
+    ```
+  }];
+  let parameters = (ins EnumParameter<Zero_Arena>:$arena, "int64_t":$offset,
+                        "int64_t":$bytes);
+  let assemblyFormat = "`<` $arena `,` $offset `,` $bytes `>`";
+  let genVerifyDecl = 1;
+}
 
 def Zero_ReduceKindAttr : EnumAttr<Zero_Dialect, Zero_ReduceKind, "reduce_kind"> {
   let assemblyFormat = "`<` $value `>`";

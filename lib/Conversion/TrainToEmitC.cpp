@@ -25,6 +25,7 @@
 #include "zero/Analysis/Report.h"
 
 #include "Train/TrainOps.h"
+#include "Zero/ZeroLayout.h"
 #include "Zero/ZeroOps.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -58,15 +59,15 @@ namespace {
 // Constants of the runtime ABI
 //===----------------------------------------------------------------------===//
 
-/// Arenas, in the order of zrt_mem_kind (the ones the lowering uses).
+/// Arenas (zrt_mem_kind, zrt/abi.h: the ones the lowering uses).
 enum MemKind : int {
-  kMemParams = 0,
-  kMemGrads = 1,
-  kMemMaster = 2,
-  kMemMoments = 3,
-  kMemActs = 4,
-  kMemTemps = 5,
-  kNumMem = 6
+  kMemParams = ZRT_MEM_PARAMETERS,
+  kMemGrads = ZRT_MEM_GRADIENTS,
+  kMemMaster = ZRT_MEM_MASTER_WEIGHTS,
+  kMemMoments = ZRT_MEM_MOMENTS,
+  kMemActs = ZRT_MEM_ACTIVATIONS,
+  kMemTemps = ZRT_MEM_TEMPORARIES,
+  kNumMem = ZRT_MEM_COMM_BUFFERS
 };
 constexpr const char *kMemEnum[kNumMem] = {
     "ZRT_MEM_PARAMETERS", "ZRT_MEM_GRADIENTS",   "ZRT_MEM_MASTER_WEIGHTS",
@@ -75,32 +76,21 @@ constexpr const char *kMemName[kNumMem] = {"parameters",     "gradients",
                                            "master_weights", "moments",
                                            "activations",    "temporaries"};
 
-/// zrt_state_kind.
+/// zrt_state_kind (zrt/abi.h).
 enum StateKindC : int {
-  kStateParam = 0,
-  kStateGrad = 1,
-  kStateMaster = 2,
-  kStateExpAvg = 3,
-  kStateExpAvgSq = 4
+  kStateParam = ZRT_STATE_PARAM,
+  kStateGrad = ZRT_STATE_GRAD,
+  kStateMaster = ZRT_STATE_MASTER,
+  kStateExpAvg = ZRT_STATE_EXP_AVG,
+  kStateExpAvgSq = ZRT_STATE_EXP_AVG_SQ
 };
 
-constexpr int64_t kAlign = 64;
+constexpr int64_t kAlign = zero::kArenaAlignment;
 
-int64_t alignUp(int64_t bytes) {
-  return static_cast<int64_t>(
-      llvm::alignTo(static_cast<uint64_t>(bytes), kAlign));
-}
+int64_t alignUp(int64_t bytes) { return zero::alignToArena(bytes); }
 
 /// Storage bytes of one element; 0 for types the lowering cannot store.
-int64_t elementBytes(Type t) {
-  if (t.isF32() || t.isInteger(32))
-    return 4;
-  if (t.isBF16() || t.isF16())
-    return 2;
-  if (t.isInteger(64))
-    return 8;
-  return 0;
-}
+int64_t elementBytes(Type t) { return zero::storageBytes(t); }
 
 RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -541,19 +531,6 @@ static int stateKindOf(zero::ShardKind k) {
   return kStateGrad;
 }
 
-static int memOfStateKind(int kind) {
-  switch (kind) {
-  case kStateParam:
-    return kMemParams;
-  case kStateGrad:
-    return kMemGrads;
-  case kStateMaster:
-    return kMemMaster;
-  default:
-    return kMemMoments;
-  }
-}
-
 /// Checks the element type of a state or value the lowering must store.
 static LogicalResult checkStorable(Operation *op, RankedTensorType t) {
   Type e = t.getElementType();
@@ -590,7 +567,6 @@ LogicalResult ModuleLowering::collectDeclarations() {
     groups.push_back(std::move(info));
   }
 
-  llvm::StringMap<unsigned> gradOf; // parameter -> its gradient state
   for (Operation &op : module.getBody()->getOperations()) {
     StateInfo s;
     s.op = &op;
@@ -605,8 +581,6 @@ LogicalResult ModuleLowering::collectDeclarations() {
       s.name = st.getSymName().str();
       s.type = st.getTensorType();
       s.kind = stateKindOf(st.getKind());
-      if (s.kind == kStateGrad)
-        gradOf[st.getParam()] = states.size();
     } else if (auto sh = dyn_cast<zero::ShardOp>(op)) {
       s.name = sh.getSymName().str();
       s.type = sh.getTensorType();
@@ -631,54 +605,39 @@ LogicalResult ModuleLowering::collectDeclarations() {
     stateIndex[s.name] = states.size();
     states.push_back(std::move(s));
   }
-  // Each arena holds its states 64-byte aligned: first the parameters and
-  // gradients of each group's members in the group's order, each group
-  // followed by its padding (padded - total elements, reserved and never
-  // written but zero: decideStateSpans), then the other states in
-  // declaration order, the moments arena all first moments, then all
-  // second moments, so that each kind lies back to back as the parameters,
-  // gradients and master weights do (decideAdamWRuns).
-  auto place = [&](StateInfo &s) {
-    int mem = memOfStateKind(s.kind);
-    s.place = {mem, arenaBytes[mem]};
-    arenaBytes[mem] += alignUp(tensorBytes(s.type));
-  };
-  SmallVector<bool> placed(states.size(), false);
-  for (GroupInfo &g : groups) {
-    for (bool grads : {false, true}) {
-      std::optional<Placement> first;
-      int64_t end = -1, eb = 0;
-      bool contiguous = true;
-      for (const std::string &m : g.members) {
-        auto it = grads ? gradOf.find(m) : stateIndex.find(m);
-        if (it == (grads ? gradOf.end() : stateIndex.end()) ||
-            placed[it->second] || !states[it->second].hasStorage) {
-          contiguous = false;
-          break;
-        }
-        StateInfo &s = states[it->second];
-        place(s);
-        placed[it->second] = true;
-        eb = elementBytes(s.type.getElementType());
-        if (!first)
-          first = s.place;
-        else if (s.place.offset != end)
-          contiguous = false;
-        end = s.place.offset + tensorBytes(s.type);
-      }
-      if (!first || !contiguous)
-        continue;
-      // The padding starts right after the last member, inside the bytes
-      // its alignment left and these.
-      const int64_t total = g.offsets.back() + g.numels.back();
-      arenaBytes[first->mem] += alignUp((g.padded - total) * eb);
-      (grads ? g.gradSpan : g.paramSpan) = first;
-    }
+  // The state layout is zero-layout-states' (#zero.slot): read, never
+  // decided here.
+  auto sizes = module->getAttrOfType<DictionaryAttr>(
+      zero::ZeroDialect::kStateArenaBytesAttrName);
+  if (!sizes)
+    return module.emitError("convert-train-to-emitc: the module has no state "
+                            "layout (")
+           << zero::ZeroDialect::kStateArenaBytesAttrName
+           << "); run zero-layout-states first";
+  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
+    if (auto bytes = sizes.getAs<IntegerAttr>(kMemName[m]))
+      arenaBytes[m] = bytes.getInt();
+  for (StateInfo &s : states) {
+    if (!s.hasStorage)
+      continue;
+    auto slot = s.op->getAttrOfType<zero::SlotAttr>(
+        zero::ZeroDialect::kSlotAttrName);
+    if (!slot)
+      return s.op->emitOpError("has no ")
+             << zero::ZeroDialect::kSlotAttrName
+             << " (its place in the state arenas); run zero-layout-states "
+                "after the last pass that adds states";
+    s.place = {static_cast<int>(slot.getArena()), slot.getOffset()};
   }
-  for (bool second : {false, true})
-    for (auto [i, s] : llvm::enumerate(states))
-      if (s.hasStorage && !placed[i] && (s.kind == kStateExpAvgSq) == second)
-        place(s);
+  for (GroupInfo &g : groups) {
+    auto span = [&](StringRef name) -> std::optional<Placement> {
+      if (auto a = g.op->getAttrOfType<zero::SlotAttr>(name))
+        return Placement{static_cast<int>(a.getArena()), a.getOffset()};
+      return std::nullopt;
+    };
+    g.paramSpan = span(zero::ZeroDialect::kParamSpanAttrName);
+    g.gradSpan = span(zero::ZeroDialect::kGradSpanAttrName);
+  }
   return success();
 }
 
@@ -3827,6 +3786,8 @@ LogicalResult ModuleLowering::run() {
 
   for (Operation *op : llvm::reverse(old))
     op->erase();
+  // The layout described the states just lowered.
+  module->removeAttr(zero::ZeroDialect::kStateArenaBytesAttrName);
   return success();
 }
 

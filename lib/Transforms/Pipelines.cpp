@@ -55,6 +55,9 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     prefetch.maxLiveBytes = options.maxLiveBytes;
     pm.addPass(createZeroPrefetch(prefetch));
   }
+  // The state layout is part of the step whatever else runs: the lowering
+  // reads it (zero-layout-states).
+  pm.addPass(createZeroLayoutStates());
   if (options.bufferAssign)
     pm.addPass(createZeroBufferAssign());
 }
@@ -65,6 +68,6 @@ void zero::registerTrainingPipeline() {
       "Forward graph to partitioned training step: train-autodiff, "
       "train-checkpoint, train-fuse-epilogues, train-fuse-layer-norm, "
       "train-optimizer, zero-partition, zero-bucket, "
-      "zero-prefetch",
+      "zero-prefetch, zero-layout-states, zero-buffer-assign",
       buildTrainingPipeline);
 }

@@ -31,7 +31,7 @@ struct zrt_arena_s {
 namespace zrt {
 
 /// Default and minimum alignment of arenas and of zrt_arena_alloc (bytes).
-constexpr int64_t kArenaAlign = 64;
+constexpr int64_t kArenaAlign = ZRT_ARENA_ALIGNMENT;
 
 /// Bytes to allocate for an arena of `bytes`: rounded up to kArenaAlign and
 /// never 0 (so the base is a valid address); -1 on overflow.

@@ -1,4 +1,4 @@
-// RUN: zero-opt %s -split-input-file -verify-diagnostics --convert-train-to-emitc
+// RUN: zero-opt %s -split-input-file -verify-diagnostics --zero-layout-states --convert-train-to-emitc
 
 // Every diagnostic of convert-train-to-emitc, on verified IR.
 

@@ -3,6 +3,7 @@
 /// \file
 /// `zero-translate --emit-cpp model.mlir` lowers a training step (after
 /// train-autodiff, train-optimizer and, optionally, zero-partition) with
+/// `zero-layout-states` (when the module has no state layout yet) and
 /// `convert-train-to-emitc` and prints the C++ of the model.h contract
 /// through the upstream EmitC emitter (`mlir::emitc::translateToCpp`).
 /// It is mlir-translate (MlirTranslateMain) with Zero's dialects and this
@@ -12,6 +13,8 @@
 
 #include "zero/Conversion/Passes.h"
 #include "zero/Transforms/Passes.h"
+
+#include "Zero/ZeroDialect.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -32,13 +35,18 @@ static llvm::cl::opt<bool> noMain("no-main",
 int main(int argc, char **argv) {
   TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
-      "lower a training step to EmitC (convert-train-to-emitc) and print it "
-      "as C++ implementing zrt/model.h",
+      "lower a training step to EmitC (zero-layout-states when the module "
+      "has no state layout, convert-train-to-emitc) and print it as C++ "
+      "implementing zrt/model.h",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("zero-translate: expected a module");
         PassManager pm(op->getContext());
+        // The state layout is an IR decision (zero-layout-states); a module
+        // that does not carry one yet gets the pipeline's.
+        if (!module->hasAttr(zero::ZeroDialect::kStateArenaBytesAttrName))
+          pm.addPass(zero::createZeroLayoutStates());
         zero::ConvertTrainToEmitCOptions options;
         options.emitMain = !noMain;
         pm.addPass(zero::createConvertTrainToEmitC(options));

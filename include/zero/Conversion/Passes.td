@@ -18,13 +18,20 @@ def ConvertTrainToEmitC : Pass<"convert-train-to-emitc", "::mlir::ModuleOp"> {
     optimizer_step / last_logits / destroy functions, and (with `emit-main`)
     `main` calling the runtime's training driver `zrt_train_main`.
 
+    The lowering makes no layout choice of its own where the IR records one
+    and fails with a diagnostic where a recorded one is missing: the
+    states' places come from `zero-layout-states` (`zero.slot`,
+    `zero.param_span` / `zero.grad_span`, `zero.state_arena_bytes`; run it
+    first).
+
     Buffers: every tensor lives at a static byte offset in one of the
     arenas that `init` allocates once with `zrt_arena_create`, one per
     `zrt_mem_kind`: parameters, gradients, master weights and moments for
-    the state symbols, activations (forward values the backward reads) and
-    temporaries for the values of each function (bump placement; functions
-    share the activation and temporary arenas, which never hold anything
-    across calls). `train.load` / `zero.shard_load` and `train.reshape` /
+    the state symbols (at their `zero.slot`), activations (forward values
+    the backward reads) and temporaries for the values of each function
+    (zero-buffer-assign's best-fit offsets when it ran, else bump placement;
+    functions share the activation and temporary arenas, which never hold
+    anything across calls). `train.load` / `zero.shard_load` and `train.reshape` /
     `zero.unpack` are views without copies, unless the loaded symbol is
     written before the last use of the loaded value (then the load copies).
     Ops become calls of the `zrt_*` kernels and collectives, each checked
@@ -35,10 +42,10 @@ def ConvertTrainToEmitC : Pass<"convert-train-to-emitc", "::mlir::ModuleOp"> {
     exactly the values of their slice of the whole tensors, and master
     weights the f32 values the parameters were rounded from.
 
-    bf16 tensors are stored in bf16; each compute op on them widens its
-    bf16 operands to f32 scratch, runs the f32 kernel and rounds its
-    results back (the optimizer path reads bf16 gradients natively). f16 is
-    rejected.
+    bf16 tensors are stored in bf16; a compute op with a native bf16
+    kernel (`zrt_X_bf16`, zrt.h "Native bf16 kernels") calls it, every
+    other compute op on them widens its bf16 operands to f32 scratch, runs
+    the f32 kernel and rounds its results back. f16 is rejected.
 
     The model description: `name` from the module attribute
     `zero.model_name` (default "model"), `world_size` / `stage` from

@@ -80,7 +80,8 @@ struct TrainingPipelineOptions
 /// Adds the training-step passes selected by `options` to `pm` (a module
 /// pass manager), in order: train-autodiff, train-checkpoint,
 /// train-fuse-epilogues, train-fuse-layer-norm, train-optimizer,
-/// zero-partition, zero-bucket, zero-prefetch, zero-buffer-assign.
+/// zero-partition, zero-bucket, zero-prefetch, zero-layout-states (always),
+/// zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

@@ -95,6 +95,8 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
     Option<"svgWorldSize", "svg-world-size", "int64_t", /*default=*/"64",
            "World size N of the SVG chart">
   ];
+  // The planned arenas are those of a copy laid out by zero-layout-states.
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
 }
 
 def ZeroBucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
@@ -172,6 +174,56 @@ def ZeroPrefetch : Pass<"zero-prefetch", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroLayoutStates : Pass<"zero-layout-states", "::mlir::ModuleOp"> {
+  let summary = "Places every model state in its arena (#zero.slot)";
+  let description = [{
+    Decides where each model state lives in the compiled program's state
+    arenas (parameters, gradients, master weights, moments; zrt_mem_kind)
+    and records it in the IR, so that convert-train-to-emitc only reads it:
+
+    * `zero.slot = #zero.slot<arena, offset, bytes>` on every state with
+      storage (`train.param` without `zero.sharded`, `train.state`,
+      `zero.shard`), 64-byte aligned (`ZRT_ARENA_ALIGNMENT`);
+    * `zero.param_span` / `zero.grad_span` on a `zero.group` whose members'
+      parameters (gradient states) lie back to back in member order: the
+      group's flat buffer (`padded` elements) is then that range of the
+      arena, which pack/unpack and an in-place all-reduce use without a
+      copy (FSDP's flat parameter, DeepSpeed's contiguous gradients);
+    * `zero.state_arena_bytes = {parameters, gradients, master_weights,
+      moments}` on the module: each arena's size.
+
+    The layout, in each arena: first the parameters and the gradient states
+    of each group's members in the group's order, each group followed by
+    its padding (`padded` minus the members' elements, reserved and zero),
+    then the other states in declaration order; the moments arena holds all
+    first moments before all second moments, so that each kind lies back to
+    back as the parameters, gradients and master weights do (one
+    multi-tensor AdamW over the range). A group whose members are not all
+    placed this way (a member without storage, a gradient state missing)
+    gets no span.
+
+    The attributes are verified where they sit (the right arena for the
+    state's kind, aligned, large enough; on the module: inside the arenas,
+    no two states sharing a byte, spans over their members). Rerunning the
+    pass recomputes the same layout. Run it after the last pass that adds
+    or removes states (zero-partition, zero-bucket) and before
+    zero-buffer-assign; zero-training-pipeline and zero-compile do.
+
+    Example (two parameters of one group, with their gradients):
+    ```mlir
+    zero.group @g world_size(1) members [@a, @b] offsets [0, 16] decay [true, true] padded(20)
+        {zero.param_span = #zero.slot<parameters, 0, 80>, zero.grad_span = #zero.slot<gradients, 0, 80>}
+    train.param @a : tensor<16xf32> init(<zeros>) trainable {zero.slot = #zero.slot<parameters, 0, 64>}
+    ```
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let statistics = [
+    Statistic<"numPlaced", "states-placed", "States given a slot">,
+    Statistic<"numSpans", "group-spans", "Group spans recorded (parameters and gradients)">,
+    Statistic<"stateBytes", "state-bytes", "Bytes of the four state arenas together">
+  ];
+}
+
 def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
   let summary = "Static buffer assignment: liveness-based placement of every value in arenas";
   let description = [{
@@ -180,7 +232,7 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
     byte offset in an arena, so a step allocates nothing and the arenas are
     as small as the values live at one time allow. Long-lived model states
     already have theirs (parameters, gradients, master weights, moments
-    arenas). Values kept across the forward→backward boundary (defined in
+    arenas: `zero-layout-states`, which must run first). Values kept across the forward→backward boundary (defined in
     `@forward_backward` before the `train.loss_seed` op and read after it:
     activations, checkpoints) go to the *activations* arena; everything
     else — short-lived temporaries, a collective's result (live from its

@@ -1,6 +1,7 @@
 //===- Report.cpp - zero-report: print the per-rank plan ------------------===//
 
 #include "zero/Analysis/Report.h"
+#include "zero/Analysis/StateLayout.h"
 #include "zero/Conversion/BufferPlan.h"
 #include "zero/Transforms/Passes.h"
 
@@ -74,8 +75,17 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
     {
       ScopedDiagnosticHandler silence(module.getContext(),
                                       [](Diagnostic &) { return success(); });
+      // A step without a state layout yet is planned on a copy laid out
+      // as zero-layout-states would: the report changes no IR.
+      OwningOpRef<ModuleOp> copy;
+      ModuleOp planned = module;
+      if (!module->hasAttr(zero::ZeroDialect::kStateArenaBytesAttrName)) {
+        copy = module.clone();
+        zero::layoutStates(*copy);
+        planned = *copy;
+      }
       FailureOr<zero::BufferPlan> plan =
-          zero::planBuffers(module, /*annotate=*/false);
+          zero::planBuffers(planned, /*annotate=*/false);
       if (succeeded(plan)) {
         report->plannedActivationBytes = plan->arenas.activations;
         report->plannedTemporaryBytes = plan->arenas.temporaries;

@@ -23,6 +23,8 @@
 
 #include <stdint.h>
 
+#include "zrt/abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,14 +33,7 @@ extern "C" {
 /// to it and the driver refuses any other value.
 #define ZRT_MODEL_ABI_VERSION 2
 
-/// What a state tensor holds (ZeRO's model-state categories).
-enum zrt_state_kind {
-  ZRT_STATE_PARAM = 0,      ///< Parameter (full, or this rank's shard at stage 3).
-  ZRT_STATE_GRAD = 1,       ///< Gradient accumulator (shard at stages 2-3).
-  ZRT_STATE_MASTER = 2,     ///< f32 master weights (mixed precision; shard at 1-3).
-  ZRT_STATE_EXP_AVG = 3,    ///< AdamW first moment (shard at stages 1-3).
-  ZRT_STATE_EXP_AVG_SQ = 4, ///< AdamW second moment (shard at stages 1-3).
-};
+/// enum zrt_state_kind (what a state tensor holds) is in zrt/abi.h.
 
 /// One named state tensor as the compiled program stores it on this rank.
 typedef struct zrt_state_desc {

@@ -33,6 +33,8 @@
 
 #include <stdint.h>
 
+#include "zrt/abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -720,17 +722,7 @@ void zrt_comm_reset(void);
 // Memory arenas
 //===----------------------------------------------------------------------===*/
 
-/// What an arena holds; used only for the byte counters.
-enum zrt_mem_kind {
-  ZRT_MEM_PARAMETERS = 0,     ///< Working (f32 or bf16) parameters.
-  ZRT_MEM_GRADIENTS = 1,      ///< Gradients.
-  ZRT_MEM_MASTER_WEIGHTS = 2, ///< f32 master weights (mixed precision).
-  ZRT_MEM_MOMENTS = 3,        ///< Optimizer state (AdamW m and v).
-  ZRT_MEM_ACTIVATIONS = 4,    ///< Saved activations.
-  ZRT_MEM_TEMPORARIES = 5,    ///< Scratch space.
-  ZRT_MEM_COMM_BUFFERS = 6,   ///< Gather/scatter staging buffers.
-  ZRT_MEM_NUM_KINDS = 7,      ///< Number of kinds (not a kind).
-};
+/// enum zrt_mem_kind (what an arena holds) is in zrt/abi.h.
 
 /// Opaque arena handle.
 typedef struct zrt_arena_s *zrt_arena;

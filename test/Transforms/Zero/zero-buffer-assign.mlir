@@ -1,6 +1,6 @@
-// RUN: zero-opt %s -split-input-file -zero-buffer-assign | FileCheck %s
-// RUN: zero-opt %s -split-input-file -zero-buffer-assign -convert-train-to-emitc | FileCheck %s --check-prefix=LOWER
-// RUN: zero-opt %s -split-input-file -convert-train-to-emitc | FileCheck %s --check-prefix=BUMP
+// RUN: zero-opt %s -split-input-file -zero-layout-states -zero-buffer-assign | FileCheck %s
+// RUN: zero-opt %s -split-input-file -zero-layout-states -zero-buffer-assign -convert-train-to-emitc | FileCheck %s --check-prefix=LOWER
+// RUN: zero-opt %s -split-input-file -zero-layout-states -convert-train-to-emitc | FileCheck %s --check-prefix=BUMP
 
 // Liveness-based placement (greedy best fit, largest first). Op positions
 // in @forward_backward: 0 load, 1 %a, 2 %b, 3 %r, 4 %c, 5 %s, 6 seed,
@@ -11,7 +11,7 @@
 // activation arena, which @forward_backward needs anyway (384 bytes), not
 // to the temporaries.
 // Arena sizes: the max over the functions on the module, and per function.
-// CHECK: module attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}}
+// CHECK: module attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}, zero.state_arena_bytes = {{{.*}}}}
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: attributes {zero.arena_bytes = {activations = 64 : i64, temporaries = 0 : i64}}
 // CHECK: train.load @w : tensor<16xf32>
