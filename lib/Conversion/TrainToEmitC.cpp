@@ -1886,16 +1886,11 @@ static bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
          (!bias || (bias != a && bias != b));
 }
 
-/// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias)
-/// (runtime/src/matmul_args.h; the same for every batch size): one widened
-/// op(B) (K N), the bias (N), and a chunk of `rows` widened rows of op(A)
-/// and of f32 C (K + N each), rows = min(M, max(1, 2^24 / (K + N))).
+/// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias) (zrt/abi.h);
+/// -1 on overflow.
 static int64_t matmulBf16Workspace(const MatmulDims &d, bool bias) {
-  const int64_t chunkFloats = int64_t(1) << 24;
-  int64_t rows = std::max<int64_t>(1, chunkFloats / std::max<int64_t>(
-                                                        1, d.K + d.N));
-  rows = std::min(rows, std::max<int64_t>(d.M, 1));
-  return d.K * d.N + (bias ? d.N : 0) + rows * (d.K + d.N);
+  return zrt_abi_matmul_bf16_workspace(d.batch, d.M, d.N, d.K, bias ? 1 : 0,
+                                       ZRT_MATMUL_BF16_CHUNK_FLOATS);
 }
 
 template <typename MatmulLikeOp>
@@ -1929,14 +1924,6 @@ static std::optional<int64_t> bf16GemmWorkspace(Operation *op) {
                       o.getPre() != o.getA() && o.getPre() != o.getB());
       })
       .Default([](Operation *) { return std::nullopt; });
-}
-
-/// Floats of zrt_attention_workspace(T): 2 T^2 + T.
-static int64_t attentionWorkspace(int64_t T) { return 2 * T * T + T; }
-
-/// Floats of zrt_attention_workspace_bf16(T, D): 2 T^2 + T + 8 T D.
-static int64_t attentionWorkspaceBf16(int64_t T, int64_t D) {
-  return attentionWorkspace(T) + 8 * T * D;
 }
 
 /// The sizes of an attention op: batch, heads, tokens, head size.
@@ -2036,8 +2023,14 @@ static SmallVector<Value> bf16Tensors(Operation *op) {
 int64_t FunctionLowering::scratchBytes(Operation *op) {
   int64_t bytes = 0;
   bool native = hasNativeBf16Kernel(op);
+  // A workspace formula (zrt/abi.h) says -1 when the size overflows int64.
+  bool overflow = false;
+  auto words = [&](int64_t n) {
+    overflow |= n < 0;
+    return n;
+  };
   if (std::optional<int64_t> floats = bf16GemmWorkspace(op))
-    bytes += alignUp(std::max<int64_t>(*floats, 1) * 4);
+    bytes += alignUp(std::max<int64_t>(words(*floats), 1) * 4);
   else if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
@@ -2047,14 +2040,15 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     bytes += 2 * alignUp(rows * 4);
   }
   if (auto g = dyn_cast<train::EmbeddingGradOp>(op); g && native)
-    // zrt_embedding_backward_bf16_workspace(N, V) words.
-    bytes += alignUp(
-        (numel(g.getIds()) + tensorType(g.getResult()).getDimSize(0) + 1) * 4);
+    bytes += alignUp(words(zrt_abi_embedding_backward_bf16_workspace(
+                         numel(g.getIds()),
+                         tensorType(g.getResult()).getDimSize(0))) *
+                     4);
   if (std::optional<AttentionDims> a = attentionDims(op)) {
     // The attention workspace (the forward's output and log-sum-exp are
     // tensors of the IR, kept for the backward).
-    bytes += alignUp((native ? attentionWorkspaceBf16(a->T, a->D)
-                             : attentionWorkspace(a->T)) *
+    bytes += alignUp(words(native ? zrt_abi_attention_workspace_bf16(a->T, a->D)
+                                  : zrt_abi_attention_workspace(a->T)) *
                      4);
   }
   if (auto r = dyn_cast<func::ReturnOp>(op))
@@ -2066,7 +2060,7 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
         bytes += alignUp((s[0] * s.back() + 1) / 2 * 4);
       bytes += alignUp(s[0] * s.back() * 4);
     }
-  return bytes;
+  return overflow ? -1 : bytes;
 }
 
 LogicalResult FunctionLowering::planArguments() {
@@ -2242,7 +2236,11 @@ LogicalResult FunctionLowering::plan() {
         first = std::min(first, f->second);
       request(v, isActivation(v) ? kMemActs : kMemTemps, first);
     }
-    if (int64_t sb = scratchBytes(&op)) {
+    int64_t sb = scratchBytes(&op);
+    if (sb < 0)
+      return op.emitOpError("needs a kernel workspace larger than int64 "
+                            "bytes (zrt/abi.h)");
+    if (sb) {
       PlanBlock blk;
       blk.bytes = sb;
       blk.first = blk.last = pos.lookup(&op);
@@ -2372,8 +2370,8 @@ Value FunctionLowering::scratch(int64_t elems) {
 
 Value FunctionLowering::attentionScratch(Operation *op) {
   AttentionDims a = *attentionDims(op);
-  return scratch(nativeBf16 ? attentionWorkspaceBf16(a.T, a.D)
-                            : attentionWorkspace(a.T));
+  return scratch(nativeBf16 ? zrt_abi_attention_workspace_bf16(a.T, a.D)
+                            : zrt_abi_attention_workspace(a.T));
 }
 
 Value FunctionLowering::scalar(Value tensor) {

@@ -468,11 +468,7 @@ int checkEmbeddingBackwardArgs(const char *fn, const void *dout,
 /// CPU's counting sort of the positions by id: N positions, V + 1 bucket
 /// ends); -1 for negative sizes or on overflow. Both backends return it.
 inline int64_t embeddingBackwardBf16Workspace(int64_t N, int64_t V) {
-  int64_t total;
-  if (N < 0 || V < 0 || __builtin_add_overflow(N, V, &total) ||
-      __builtin_add_overflow(total, int64_t(1), &total))
-    return -1;
-  return total;
+  return zrt_abi_embedding_backward_bf16_workspace(N, V);
 }
 
 /// zrt_cross_entropy: "<fn>: need N >= 0 and V >= 1", "<fn>: loss is NULL",

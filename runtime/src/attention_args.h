@@ -19,28 +19,17 @@
 
 namespace zrt {
 
-/// zrt_attention_workspace: 2 T^2 + T floats; -1 for T < 0 or on overflow.
+/// zrt_attention_workspace: 2 T^2 + T floats (zrt/abi.h); -1 for T < 0 or
+/// on overflow.
 inline int64_t attentionWorkspace(int64_t T) {
-  int64_t tt, out;
-  if (T < 0 || __builtin_mul_overflow(T, T, &tt) ||
-      __builtin_mul_overflow(tt, int64_t(2), &out) ||
-      __builtin_add_overflow(out, T, &out))
-    return -1;
-  return out;
+  return zrt_abi_attention_workspace(T);
 }
 
-/// zrt_attention_workspace_bf16: attentionWorkspace(T) + 8 T D floats (the
-/// f32 workspace, then one (batch, head) slice [T, D] each of q, k, v, out,
-/// dout, dq, dk, dv widened to f32 on the CPU); -1 for T < 0, D < 0 or on
-/// overflow. The CUDA backend returns the same number.
+/// zrt_attention_workspace_bf16: attentionWorkspace(T) + 8 T D floats
+/// (zrt/abi.h); -1 for T < 0, D < 0 or on overflow. The CUDA backend
+/// returns the same number.
 inline int64_t attentionWorkspaceBf16(int64_t T, int64_t D) {
-  const int64_t base = attentionWorkspace(T);
-  int64_t td, slices, out;
-  if (base < 0 || D < 0 || __builtin_mul_overflow(T, D, &td) ||
-      __builtin_mul_overflow(td, int64_t(8), &slices) ||
-      __builtin_add_overflow(base, slices, &out))
-    return -1;
-  return out;
+  return zrt_abi_attention_workspace_bf16(T, D);
 }
 
 /// Where the (batch, head) slices of one attention operand live: element

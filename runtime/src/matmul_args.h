@@ -60,41 +60,24 @@ int checkMatmulArgs(const T *A, const T *B, T *C, int64_t batch, int64_t M,
   return ZRT_OK;
 }
 
-/// f32 elements of one row chunk of zrt_matmul_bf16 on the CPU: the widened
-/// rows of op(A) and of C together (K + N floats per row of C) stay within
-/// this budget (64 MiB), so the workspace no longer grows with M.
-constexpr int64_t kMatmulBf16ChunkFloats = int64_t(1) << 24;
+/// f32 elements of one row chunk of zrt_matmul_bf16 on the CPU
+/// (ZRT_MATMUL_BF16_CHUNK_FLOATS, zrt/abi.h).
+constexpr int64_t kMatmulBf16ChunkFloats = ZRT_MATMUL_BF16_CHUNK_FLOATS;
 
-/// Rows of C one chunk of the CPU's zrt_matmul_bf16 covers: as many as fit
-/// in `chunkFloats` at K + N floats each, at least 1, at most M (M >= 0,
-/// N, K >= 0).
+/// Rows of C one chunk of the CPU's zrt_matmul_bf16 covers (zrt/abi.h).
 inline int64_t matmulBf16ChunkRows(int64_t M, int64_t N, int64_t K,
                                    int64_t chunkFloats = kMatmulBf16ChunkFloats) {
-  const int64_t per = K + N > 0 ? K + N : 1;
-  int64_t rows = chunkFloats / per;
-  if (rows < 1)
-    rows = 1;
-  return rows < M ? rows : (M > 0 ? M : 1);
+  return zrt_abi_matmul_bf16_chunk_rows(M, N, K, chunkFloats);
 }
 
-/// zrt_matmul_bf16_workspace: floats of scratch for these sizes,
-/// K*N (one widened op(B)) + (hasBias ? N : 0) + rows*(K + N) (a chunk of
-/// widened op(A) rows and f32 C rows) with rows = matmulBf16ChunkRows; the
-/// same for every batch size (the matrices of a batch run one after
-/// another). -1 for negative sizes or on overflow.
+/// zrt_matmul_bf16_workspace: floats of scratch for these sizes (zrt/abi.h,
+/// the formula the compiler plans scratch with); -1 for negative sizes or
+/// on overflow.
 inline int64_t matmulBf16Workspace(int64_t batch, int64_t M, int64_t N,
                                    int64_t K, bool hasBias,
                                    int64_t chunkFloats = kMatmulBf16ChunkFloats) {
-  if (batch < 0 || M < 0 || N < 0 || K < 0)
-    return -1;
-  int64_t kn, per, chunk, total;
-  const int64_t rows = matmulBf16ChunkRows(M, N, K, chunkFloats);
-  if (__builtin_mul_overflow(K, N, &kn) || __builtin_add_overflow(K, N, &per) ||
-      __builtin_mul_overflow(rows, per, &chunk) ||
-      __builtin_add_overflow(kn, chunk, &total) ||
-      __builtin_add_overflow(total, hasBias ? N : 0, &total))
-    return -1;
-  return total;
+  return zrt_abi_matmul_bf16_workspace(batch, M, N, K, hasBias ? 1 : 0,
+                                       chunkFloats);
 }
 
 /// What zrt_matmul_bf16 and its GELU forms write from each element of

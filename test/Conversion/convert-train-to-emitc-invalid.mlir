@@ -225,3 +225,15 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> at
   %s = train.sum_squares %a : tensor<16xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A kernel workspace (zrt/abi.h formulas) whose size overflows int64:
+// attention over T = 2^32 tokens needs 2 T^2 + T floats.
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %q = train.fill 0.0 : tensor<1x1x4294967296x1xf32>
+  // expected-error@+1 {{'train.causal_attention' op needs a kernel workspace larger than int64 bytes (zrt/abi.h)}}
+  %o, %lse = train.causal_attention %q, %q, %q : tensor<1x1x4294967296x1xf32>
+  %s = train.sum_squares %o : tensor<1x1x4294967296x1xf32>
+  return %s : tensor<f32>
+}
