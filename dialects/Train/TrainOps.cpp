@@ -392,6 +392,44 @@ LogicalResult CrossEntropyOp::verify() {
                             getTargets().getType(), getNumClasses());
 }
 
+int64_t CrossEntropyFusedOp::getEffectiveNumClasses() {
+  if (std::optional<uint64_t> n = getNumClasses())
+    return static_cast<int64_t>(*n);
+  return getLogits().getType().getDimSize(1);
+}
+
+LogicalResult CrossEntropyFusedOp::verify() {
+  if (failed(verifyCrossEntropy(*this, getLogits().getType(),
+                                getTargets().getType(), getNumClasses())))
+    return failure();
+  if (getLogits().getType().getElementType().isF16())
+    return emitOpError("logits must be f32 or bf16");
+  // The gradient is stored over the logits: no view of them is read after
+  // this op.
+  Value root = getLogits();
+  while (auto r = root.getDefiningOp<ReshapeOp>())
+    root = r.getInput();
+  SmallVector<Value> views{root};
+  for (unsigned i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers()) {
+      if (auto r = dyn_cast<ReshapeOp>(user)) {
+        views.push_back(r.getResult());
+        continue;
+      }
+      if (user == getOperation())
+        continue;
+      if (user->getBlock() != getOperation()->getBlock() ||
+          !user->isBeforeInBlock(getOperation())) {
+        InFlightDiagnostic diag =
+            emitOpError("overwrites its logits with the gradient, but they are "
+                        "read after it");
+        diag.attachNote(user->getLoc()) << "read here";
+        return diag;
+      }
+    }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Backward and optimizer ops
 //===----------------------------------------------------------------------===//

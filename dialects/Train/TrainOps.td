@@ -390,6 +390,39 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
   let hasVerifier = 1;
 }
 
+def Train_CrossEntropyFusedOp : Train_Op<"cross_entropy_fused", [Pure,
+    AllTypesMatch<["logits", "grad"]>]> {
+  let summary = "Cross-entropy and its gradient in one pass, the gradient over the logits";
+  let description = [{
+    `loss` = `train.cross_entropy` of `logits` [N, V] (f32 or bf16) and
+    `targets` [N], and `grad` = `train.cross_entropy_grad` of them with the
+    constant upstream gradient `scale` (the loss seed): exactly the pair it
+    replaces, computed in one read of each row (llm.c's fused classifier).
+    `num_classes` (default V) as for the pair: columns past it are padding,
+    with gradient 0.
+
+    `grad` is stored over `logits` (it is tied to them): the logits, and
+    every `train.reshape` view of them, may not be read after this op, which
+    the verifier checks. `train-fuse-cross-entropy` forms it; it has no
+    gradient rule.
+
+    Example:
+    ```mlir
+    %loss, %dlogits = train.cross_entropy_fused %logits, %targets scale(1.0) {num_classes = 50257 : i64} : tensor<4096x50304xbf16>, tensor<4096xi32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$logits, Train_IdTensor:$targets,
+                       F64Attr:$scale,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_classes);
+  let results = (outs Train_F32Scalar:$loss, Train_FloatTensor:$grad);
+  let assemblyFormat = "$logits `,` $targets `scale` `(` $scale `)` attr-dict `:` type($logits) `,` type($targets)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Columns that take part: `num_classes`, else V.
+    int64_t getEffectiveNumClasses();
+  }];
+}
+
 def Train_AddLayerNormOp : Train_Op<"add_layer_norm", [Pure,
     AllTypesMatch<["lhs", "rhs", "sum", "result"]>,
     AllTypesMatch<["weight", "bias"]>]> {

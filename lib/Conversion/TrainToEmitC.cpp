@@ -234,7 +234,6 @@ private:
   void decideAdamWRuns();
   void decideSumSquaresRuns();
   void decideStateSpans();
-  void decideFusedCrossEntropy();
   const StateInfo *loadedState(Value v);
   const StateInfo *stateAt(Value v);
   /// One access of a state by `op`, effective over positions [first, last].
@@ -379,13 +378,6 @@ private:
     SmallVector<std::string> syms;
   };
   SmallVector<InPlaceReduction> inPlaceReductions;
-  /// train.cross_entropy -> the constant loss gradient of its
-  /// train.cross_entropy_grad (in fusedCeGrads): one
-  /// zrt_cross_entropy_padded_fused call at the forward writes the gradient
-  /// over the logits; the grad op's result is a view of the logits and it
-  /// emits nothing.
-  DenseMap<Operation *, double> fusedCe;
-  DenseSet<Operation *> fusedCeGrads;
   int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
   SmallVector<PlanBlock> blocks;               ///< Acts / temps blocks.
   DenseMap<Value, unsigned> valueBlock;        ///< value -> its block.
@@ -744,9 +736,10 @@ SmallVector<Value> FunctionLowering::aliasSet(Value v) {
   for (unsigned i = 0; i < set.size(); ++i)
     for (Operation *user : set[i].getUsers())
       if (isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp>(user) ||
-          fusedCeGrads.contains(user) ||
           (isa<zero::PackOp>(user) && stateSpans.count(user->getResult(0))))
         llvm::append_range(set, user->getResults());
+      else if (auto ce = dyn_cast<train::CrossEntropyFusedOp>(user))
+        set.push_back(ce.getGrad()); // over the logits
   return set;
 }
 
@@ -1789,62 +1782,6 @@ void FunctionLowering::decideStateSpans() {
 
 static bool hasNativeBf16Kernel(Operation *op);
 
-/// llm.c's fused classifier: a `train.cross_entropy` and the
-/// `train.cross_entropy_grad` of the same logits, targets and classes whose
-/// loss gradient is a constant (the loss seed) become one
-/// zrt_cross_entropy_padded_fused call at the forward that writes the
-/// gradient over the logits (the same numbers: it shares the two kernels'
-/// row code). The logits' storage must be theirs alone: an op result (not a
-/// state, a collective's or a value computed elsewhere), read only by the
-/// two ops and views of it, in f32 or with native bf16 kernels. The
-/// gradient is then a view of the logits buffer, which lives as long as
-/// the gradient does: the [N, V] gradient buffer is gone.
-void FunctionLowering::decideFusedCrossEntropy() {
-  Block &block = fn.getBody().front();
-  for (Operation &op : block) {
-    auto g = dyn_cast<train::CrossEntropyGradOp>(op);
-    if (!g)
-      continue;
-    auto seed = g.getGrad().getDefiningOp<train::FillOp>();
-    if (!seed || seed->getBlock() != &block)
-      continue;
-    train::CrossEntropyOp ce;
-    for (Operation *user : g.getLogits().getUsers())
-      if (auto c = dyn_cast<train::CrossEntropyOp>(user))
-        if (c->getBlock() == &block && c->isBeforeInBlock(g) &&
-            c.getTargets() == g.getTargets() &&
-            c.getEffectiveNumClasses() ==
-                (g.getNumClasses() ? static_cast<int64_t>(*g.getNumClasses())
-                                   : g.getType().getDimSize(1)))
-          ce = c;
-    if (!ce || fusedCe.count(ce))
-      continue;
-    Type elt = elementType(g.getLogits());
-    if (!elt.isF32() &&
-        !(elt.isBF16() && hasNativeBf16Kernel(ce) && hasNativeBf16Kernel(g)))
-      continue;
-    Value root = g.getLogits();
-    while (auto r = root.getDefiningOp<train::ReshapeOp>())
-      root = r.getInput();
-    Operation *def = root.getDefiningOp();
-    if (!def || def->getBlock() != &block || isLoad(def) ||
-        isa<zero::UnpackOp, zero::SplitOp, zero::WaitOp, train::AdamWOp,
-            zero::ShardAdamWOp>(def) ||
-        inPlaceResults.contains(root) || forwardedResults.count(root) ||
-        packSlots.count(root) || forwardedResults.count(g.getResult()) ||
-        packSlots.count(g.getResult()))
-      continue;
-    bool alone = true;
-    for (Value a : aliasSet(root))
-      for (Operation *user : a.getUsers())
-        if (!isa<train::ReshapeOp>(user) && user != ce && user != g)
-          alone = false;
-    if (!alone)
-      continue;
-    fusedCe[ce] = seed.getValue().convertToDouble();
-    fusedCeGrads.insert(g);
-  }
-}
 
 /// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
 /// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
@@ -1979,6 +1916,9 @@ static bool hasNativeBf16Kernel(Operation *op) {
           [&](Operation *o) { return bf16(o->getOperand(0)); })
       .Case([&](train::CrossEntropyOp o) {
         return bf16(o.getLogits()) && f32(o.getResult());
+      })
+      .Case([&](train::CrossEntropyFusedOp o) {
+        return bf16(o.getLogits());
       })
       // The ids are i32.
       .Case([&](train::EmbeddingOp o) {
@@ -2151,7 +2091,6 @@ LogicalResult FunctionLowering::plan() {
   decideStateSpans();
   decideAdamWRuns();
   decideSumSquaresRuns();
-  decideFusedCrossEntropy();
 
   for (Operation &op : block) {
     for (Value v : op.getResults())
@@ -2216,9 +2155,9 @@ LogicalResult FunctionLowering::plan() {
         buffers[v] = {Buffer::Arena, span->second};
         continue;
       }
-      if (fusedCeGrads.contains(&op)) {
-        auto g = cast<train::CrossEntropyGradOp>(op);
-        buffers[v] = {Buffer::View, {}, g.getLogits(), 0};
+      if (auto ce = dyn_cast<train::CrossEntropyFusedOp>(op);
+          ce && v == ce.getGrad()) {
+        buffers[v] = {Buffer::View, {}, ce.getLogits(), 0};
         continue;
       }
       if (auto slot = packSlots.find(v); slot != packSlots.end()) {
@@ -2766,21 +2705,20 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
       })
       .Case([&](train::CrossEntropyOp o) {
         auto [n, v] = rowsCols(o.getLogits());
-        if (auto fused = fusedCe.find(o); fused != fusedCe.end()) {
-          call(kernel("zrt_cross_entropy_padded_fused"),
-               {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
-                f32(fused->second), i64(n), i64(v),
-                i64(o.getEffectiveNumClasses())});
-          return success();
-        }
         call(kernel("zrt_cross_entropy_padded"),
              {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
               i64(n), i64(v), i64(o.getEffectiveNumClasses())});
         return success();
       })
+      .Case([&](train::CrossEntropyFusedOp o) {
+        auto [n, v] = rowsCols(o.getLogits());
+        call(kernel("zrt_cross_entropy_padded_fused"),
+             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getLoss()),
+              f32(o.getScale().convertToDouble()), i64(n), i64(v),
+              i64(o.getEffectiveNumClasses())});
+        return success();
+      })
       .Case([&](train::CrossEntropyGradOp o) {
-        if (fusedCeGrads.contains(o))
-          return success(); // written by the fused forward
         auto [n, v] = rowsCols(o.getLogits());
         int64_t classes =
             o.getNumClasses() ? static_cast<int64_t>(*o.getNumClasses()) : v;
@@ -2814,9 +2752,8 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
            zero::ShardStoreOp>(op) &&
       !(isLoad(op) && !copyLoads.contains(op)))
     comment(op, castsInAdamW.contains(op) ? " (written by the AdamW call)"
-                : fusedCeGrads.contains(op)
-                    ? " (over the logits, by the fused cross-entropy)"
-                : fusedCe.count(op) ? " (fused with its gradient)"
+                : isa<train::CrossEntropyFusedOp>(op)
+                    ? " (the gradient over the logits)"
                 : fillRuns.count(op) ? " (one fill over adjacent states)"
                 : fillsInRuns.contains(op)
                     ? " (zeroed by a later fill of adjacent states)"

@@ -24,6 +24,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createTrainFuseEpilogues());
   if (options.fuseLayerNorm)
     pm.addPass(createTrainFuseLayerNorm());
+  if (options.fuseCrossEntropy)
+    pm.addPass(createTrainFuseCrossEntropy());
   if (options.optimizer) {
     TrainOptimizerOptions optimizer;
     optimizer.precision = options.precision;
@@ -67,6 +69,7 @@ void zero::registerTrainingPipeline() {
       "zero-training-pipeline",
       "Forward graph to partitioned training step: train-autodiff, "
       "train-checkpoint, train-fuse-epilogues, train-fuse-layer-norm, "
+      "train-fuse-cross-entropy, "
       "train-optimizer, zero-partition, zero-bucket, "
       "zero-prefetch, zero-layout-states, zero-buffer-assign",
       buildTrainingPipeline);

@@ -1,6 +1,6 @@
-// RUN: zero-opt %s --train-autodiff --train-optimizer --zero-layout-states --convert-train-to-emitc | FileCheck %s
-// RUN: zero-opt %s --train-autodiff --train-optimizer --zero-layout-states --convert-train-to-emitc="emit-main=false emit-comments=false" | FileCheck %s --check-prefix=BARE
-// RUN: zero-opt %s --train-autodiff --train-optimizer --zero-partition="stage=2 world-size=2" --zero-layout-states --convert-train-to-emitc="emit-comments=false" | FileCheck %s --check-prefix=STAGE2
+// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-layout-states --convert-train-to-emitc | FileCheck %s
+// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-layout-states --convert-train-to-emitc="emit-main=false emit-comments=false" | FileCheck %s --check-prefix=BARE
+// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-partition="stage=2 world-size=2" --zero-layout-states --convert-train-to-emitc="emit-comments=false" | FileCheck %s --check-prefix=STAGE2
 
 // convert-train-to-emitc on a complete training step (an embedding, a
 // linear layer, cross-entropy over 2 of 3 classes): only EmitC is left.
@@ -55,10 +55,9 @@
 // CHECK: verbatim "// @forward_backward: 192 bytes of activations,
 // The loss and its gradient in one pass (the loss seed 1.0 is the
 // gradient's scale), the gradient written over the logits.
-// CHECK: verbatim "// train.cross_entropy -> tensor<f32> (fused with its gradient)"
+// CHECK: verbatim "// train.cross_entropy_fused -> tensor<f32>, tensor<4x3xf32> (the gradient over the logits)"
 // CHECK: %[[CEL:.*]] = cast %{{.*}} : !emitc.ptr<ui8> to !emitc.ptr<f32>
 // CHECK-NEXT: call_opaque "zrt_cross_entropy_padded_fused"(%[[LOGITS:.*]], %{{.*}}, %[[CEL]]) {args = [0 : index, 1 : index, 2 : index, 1.000000e+00 : f32, 4, 3, 2]}
-// CHECK: verbatim "// train.cross_entropy_grad -> tensor<4x3xf32> (over the logits, by the fused cross-entropy)"
 // CHECK-NOT: zrt_cross_entropy_padded_backward
 // CHECK: verbatim "// train.accumulate @w.grad"
 // CHECK: call_opaque "zrt_axpy"

@@ -144,6 +144,12 @@ static cl::opt<bool> fuseLayerNorm(
     cl::desc("Fuse residual adds into the layer norms next to them, forward "
              "and backward (train-fuse-layer-norm; default on)"));
 
+// train-fuse-cross-entropy.
+static cl::opt<bool> fuseCrossEntropy(
+    "fuse-cross-entropy", cl::init(true), cl::cat(category),
+    cl::desc("Compute the loss and its gradient in one pass, the gradient "
+             "over the logits (train-fuse-cross-entropy; default on)"));
+
 // zero-bucket and zero-prefetch (run only when asked for).
 static cl::opt<int64_t> bucketBytes("bucket-bytes", cl::cat(category),
                                     cl::value_desc("bytes"),
@@ -329,6 +335,8 @@ int main(int argc, char **argv) {
     add("checkpoint=" + checkpointPolicy);
   add(std::string("fuse-epilogues=") + (fuseEpilogues ? "true" : "false"));
   add(std::string("fuse-layer-norm=") + (fuseLayerNorm ? "true" : "false"));
+  add(std::string("fuse-cross-entropy=") +
+      (fuseCrossEntropy ? "true" : "false"));
   bool hasOptimizer = static_cast<bool>(module->lookupSymbol("optimizer_step"));
   add(std::string("optimizer=") + (hasOptimizer ? "false" : "true"));
   if (!hasOptimizer) {

@@ -34,6 +34,10 @@ struct TrainingPipelineOptions
       *this, "fuse-layer-norm", llvm::cl::init(true),
       llvm::cl::desc("Run train-fuse-layer-norm (residual adds into layer "
                      "norms)")};
+  Option<bool> fuseCrossEntropy{
+      *this, "fuse-cross-entropy", llvm::cl::init(true),
+      llvm::cl::desc("Run train-fuse-cross-entropy (the loss and its "
+                     "gradient in one pass, over the logits)")};
   Option<bool> optimizer{*this, "optimizer", llvm::cl::init(true),
                          llvm::cl::desc("Run train-optimizer")};
   Option<std::string> precision{*this, "precision", llvm::cl::init("fp32"),
@@ -79,7 +83,8 @@ struct TrainingPipelineOptions
 
 /// Adds the training-step passes selected by `options` to `pm` (a module
 /// pass manager), in order: train-autodiff, train-checkpoint,
-/// train-fuse-epilogues, train-fuse-layer-norm, train-optimizer,
+/// train-fuse-epilogues, train-fuse-layer-norm, train-fuse-cross-entropy,
+/// train-optimizer,
 /// zero-partition, zero-bucket, zero-prefetch, zero-layout-states (always),
 /// zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,

@@ -177,6 +177,33 @@ def TrainFuseEpilogues : Pass<"train-fuse-epilogues", "::mlir::ModuleOp"> {
   ];
 }
 
+def TrainFuseCrossEntropy : Pass<"train-fuse-cross-entropy", "::mlir::ModuleOp"> {
+  let summary = "Fuse the loss and its gradient; the gradient overwrites the logits";
+  let description = [{
+    In every function of the module, a `train.cross_entropy` and the
+    `train.cross_entropy_grad` of the same logits, targets and classes
+    whose upstream gradient is a constant (`train.fill`, the loss seed)
+    become one `train.cross_entropy_fused` at the loss: one read of each
+    row of the logits computes the loss and writes the gradient over the
+    logits (llm.c's fused classifier; `zrt_cross_entropy_padded_fused`),
+    the same numbers as the pair. For GPT-2 (B = 16, T = 1024, V = 50304,
+    bf16) that is one 1.6 GB logits buffer and one pass over it less per
+    step.
+
+    It fuses only where the logits may hold the gradient: f32 or bf16,
+    computed in the function into a buffer of their own (not a state, a
+    view, a collective's or AdamW's result), and read by nothing but the
+    pair (and `train.reshape` views); and where the gradient is not stored
+    once into a state or packed (those compute it in place elsewhere). The
+    fill stays (it marks the forward/backward boundary). Run it after
+    `train-autodiff` (the fused op has no gradient rule).
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+  let statistics = [
+    Statistic<"numFused", "cross-entropy-fused", "cross_entropy + cross_entropy_grad pairs fused">
+  ];
+}
+
 def TrainFuseLayerNorm : Pass<"train-fuse-layer-norm", "::mlir::ModuleOp"> {
   let summary = "Fuse residual adds into the layer norms next to them";
   let description = [{

@@ -561,3 +561,30 @@ func.func @ce_grad_classes(%l: tensor<4x8xf32>, %t: tensor<4xi32>, %d: tensor<f3
   %g = train.cross_entropy_grad %l, %t, %d {num_classes = 1000 : i64} : tensor<4x8xf32>, tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @cross_entropy_fused_read_after(%x: tensor<4x8xf32>, %t: tensor<4xi32>) -> (tensor<f32>, tensor<4x8xf32>) {
+  %z = train.gelu %x : tensor<4x8xf32>
+  // expected-error@+1 {{'train.cross_entropy_fused' op overwrites its logits with the gradient, but they are read after it}}
+  %l, %g = train.cross_entropy_fused %z, %t scale(1.0) : tensor<4x8xf32>, tensor<4xi32>
+  // expected-note@+1 {{read here}}
+  %y = train.gelu %z : tensor<4x8xf32>
+  return %l, %y : tensor<f32>, tensor<4x8xf32>
+}
+
+// -----
+
+func.func @cross_entropy_fused_targets(%z: tensor<4x8xf32>, %t: tensor<3xi32>) -> (tensor<f32>, tensor<4x8xf32>) {
+  // expected-error@+1 {{'train.cross_entropy_fused' op targets must be [4] (one per row of logits), got 'tensor<3xi32>'}}
+  %l, %g = train.cross_entropy_fused %z, %t scale(1.0) : tensor<4x8xf32>, tensor<3xi32>
+  return %l, %g : tensor<f32>, tensor<4x8xf32>
+}
+
+// -----
+
+func.func @cross_entropy_fused_f16(%z: tensor<4x8xf16>, %t: tensor<4xi32>) -> (tensor<f32>, tensor<4x8xf16>) {
+  // expected-error@+1 {{'train.cross_entropy_fused' op logits must be f32 or bf16}}
+  %l, %g = train.cross_entropy_fused %z, %t scale(1.0) : tensor<4x8xf16>, tensor<4xi32>
+  return %l, %g : tensor<f32>, tensor<4x8xf16>
+}

@@ -158,3 +158,12 @@ func.func @mse(%y: tensor<16x4xf32>, %t: tensor<16x4xf32>, %dl: tensor<f32>, %h:
   // CHECK: return %[[L]], %[[DY]], %[[LH]], %[[DH]]
   return %l, %dy, %lh, %dh : tensor<f32>, tensor<16x4xf32>, tensor<f32>, tensor<3xf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @cross_entropy_fused
+// CHECK: %{{.*}}, %{{.*}} = train.cross_entropy_fused %arg0, %arg1 scale(1.000000e+00) {num_classes = 7 : i64} : tensor<4x8xbf16>, tensor<4xi32>
+func.func @cross_entropy_fused(%z: tensor<4x8xbf16>, %t: tensor<4xi32>) -> (tensor<f32>, tensor<4x8xbf16>) {
+  %l, %g = train.cross_entropy_fused %z, %t scale(1.0) {num_classes = 7 : i64} : tensor<4x8xbf16>, tensor<4xi32>
+  return %l, %g : tensor<f32>, tensor<4x8xbf16>
+}
