@@ -213,8 +213,11 @@ def Train_RopeTableOp : Train_Op<"rope_table", [Pure]> {
     The result [T, D/2, 2] f32 holds, for position t and frequency i:
     `[t][i][0] = cos(t · f_i)`, `[t][i][1] = sin(t · f_i)` with
     `f_i = theta^(−2i/D)` (Su et al., RoFormer, arXiv 2104.09864; Hugging
-    Face `LlamaRotaryEmbedding`, torchtitan `precompute_freqs_cis`), angles
-    in f64 before the f32 rounding.
+    Face `LlamaRotaryEmbedding`, torchtitan `precompute_freqs_cis`). The
+    arithmetic is theirs, in f32: f_i rounded to f32, the scaling below in
+    f32, the angle t·f_i rounded to f32, and cos and sin of that angle
+    rounded to f32 — so the table equals the references' to the last bit
+    of their cos/sin, where f64 angles would differ by up to t·2⁻²⁴ rad.
 
     With `llama3(...)` the frequencies are rescaled as Llama 3.1 does (Hugging
     Face `_compute_llama3_parameters`, `rope_scaling.rope_type = "llama3"`):
