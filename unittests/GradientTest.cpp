@@ -74,13 +74,15 @@ protected:
     SmallVector<bool> needGrad;
     for (OpOperand &operand : target->getOpOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand.get());
-      needGrad.push_back(arg && arg.getOwner() == &body &&
-                         isa<FloatType>(getElementTypeOrSelf(arg.getType())) &&
-                         iface.isDifferentiableOperand(operand.getOperandNumber()));
+      needGrad.push_back(
+          arg && arg.getOwner() == &body &&
+          isa<FloatType>(getElementTypeOrSelf(arg.getType())) &&
+          iface.isDifferentiableOperand(operand.getOperandNumber()));
     }
     SmallVector<Value> operandGrads(target->getNumOperands());
     OpBuilder b(ret);
-    ASSERT_TRUE(succeeded(iface.buildGradient(b, resultGrads, needGrad, operandGrads)));
+    ASSERT_TRUE(
+        succeeded(iface.buildGradient(b, resultGrads, needGrad, operandGrads)));
     fn.setType(FunctionType::get(&ctx, body.getArgumentTypes(),
                                  fn.getFunctionType().getResults()));
     ASSERT_TRUE(succeeded(verify(*module))) << "the rule's ops do not verify";
@@ -109,7 +111,8 @@ protected:
       std::string failed = ::zero::test::evaluate(fn, env);
       EXPECT_EQ(failed, "") << "no reference for this op";
       double l = 0;
-      for (auto [seedValue, c] : llvm::zip(seeds, body.getArguments().take_back(seeds.size()))) {
+      for (auto [seedValue, c] :
+           llvm::zip(seeds, body.getArguments().take_back(seeds.size()))) {
         const Array &r = env[seedValue], &w = env[c];
         for (size_t i = 0; i < r.size(); ++i)
           l += r[i] * w[i];
@@ -135,7 +138,8 @@ protected:
         minus[x][k] -= h;
         double fd = (loss(plus) - loss(minus)) / (2 * h);
         EXPECT_NEAR(grad[k], fd, 1e-7 + 1e-6 * std::abs(fd))
-            << target->getName().getStringRef().str() << " operand " << j << " element " << k;
+            << target->getName().getStringRef().str() << " operand " << j
+            << " element " << k;
         ++checked;
       }
     }
@@ -277,7 +281,8 @@ TEST_F(GradientTest, IgnoredRowsLeaveTheMean) {
     func.func @f(%l: tensor<4x3xf32>, %t: tensor<4xi32>) -> tensor<f32> {
       %loss = train.cross_entropy %l, %t {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<4xi32> -> tensor<f32>
       return %loss : tensor<f32>
-    })", &ctx);
+    })",
+                                                             &ctx);
   ASSERT_TRUE(module);
   auto fn = module->lookupSymbol<func::FuncOp>("f");
   Env env;

@@ -14,7 +14,6 @@
 
 #include <cmath>
 
-
 using namespace mlir;
 using namespace mlir::train;
 
@@ -147,8 +146,9 @@ std::string evaluate(func::FuncOp fn, Env &env) {
               return true;
             })
             .Case([&](RmsNormOp o) {
-              env[o.getResult()] = rmsNorm(env[o.getInput()], env[o.getWeight()],
-                                           o.getEps().convertToDouble());
+              env[o.getResult()] =
+                  rmsNorm(env[o.getInput()], env[o.getWeight()],
+                          o.getEps().convertToDouble());
               return true;
             })
             .Case([&](AddRmsNormOp o) {
@@ -267,7 +267,8 @@ std::string evaluate(func::FuncOp fn, Env &env) {
                     Array s(i + 1);
                     double m = -INFINITY, z = 0;
                     for (int64_t j = 0; j <= i; ++j) {
-                      s[j] = scale * dot(&q[a.q(b, h, i)], &k[a.kv(b, h, j)], a.D);
+                      s[j] =
+                          scale * dot(&q[a.q(b, h, i)], &k[a.kv(b, h, j)], a.D);
                       m = std::max(m, s[j]);
                     }
                     for (int64_t j = 0; j <= i; ++j)
@@ -292,10 +293,12 @@ std::string evaluate(func::FuncOp fn, Env &env) {
               for (int64_t b = 0; b < a.B; ++b)
                 for (int64_t h = 0; h < a.H; ++h)
                   for (int64_t i = 0; i < a.T; ++i) {
-                    const double *qi = &q[a.q(b, h, i)], *doi = &dout[a.q(b, h, i)];
+                    const double *qi = &q[a.q(b, h, i)],
+                                 *doi = &dout[a.q(b, h, i)];
                     double rowTerm = dot(doi, &out[a.q(b, h, i)], a.D);
                     for (int64_t j = 0; j <= i; ++j) {
-                      const double *kj = &k[a.kv(b, h, j)], *vj = &v[a.kv(b, h, j)];
+                      const double *kj = &k[a.kv(b, h, j)],
+                                   *vj = &v[a.kv(b, h, j)];
                       double p = std::exp(scale * dot(qi, kj, a.D) -
                                           lse[(b * a.H + h) * a.T + i]);
                       double ds = p * (dot(doi, vj, a.D) - rowTerm);
@@ -321,7 +324,8 @@ std::string evaluate(func::FuncOp fn, Env &env) {
                 if (!r.counted(t[n]))
                   continue;
                 ++counted;
-                sum += logSumExp(l, r, n) - l[n * r.V + static_cast<int64_t>(t[n])];
+                sum += logSumExp(l, r, n) -
+                       l[n * r.V + static_cast<int64_t>(t[n])];
               }
               env[o.getResult()] = {sum / static_cast<double>(counted)};
               return true;
@@ -341,8 +345,9 @@ std::string evaluate(func::FuncOp fn, Env &env) {
                 double lse = logSumExp(l, r, n);
                 for (int64_t v = 0; v < r.classes; ++v)
                   dl[n * r.V + v] =
-                      g * (std::exp(l[n * r.V + v] - lse) -
-                           (v == static_cast<int64_t>(t[n]) ? 1.0 : 0.0)) /
+                      g *
+                      (std::exp(l[n * r.V + v] - lse) -
+                       (v == static_cast<int64_t>(t[n]) ? 1.0 : 0.0)) /
                       static_cast<double>(counted);
               }
               env[o.getResult()] = dl;

@@ -40,7 +40,8 @@ int64_t LlamaConfig::getFfnDim() const {
   // multiplier (truncated), rounded up to a multiple of multiple_of.
   int64_t hidden = 2 * (4 * dim) / 3;
   if (ffnDimMultiplier)
-    hidden = static_cast<int64_t>(*ffnDimMultiplier * static_cast<double>(hidden));
+    hidden =
+        static_cast<int64_t>(*ffnDimMultiplier * static_cast<double>(hidden));
   if (multipleOf <= 0)
     return hidden;
   return multipleOf * ((hidden + multipleOf - 1) / multipleOf);
@@ -98,9 +99,9 @@ static LlamaConfig llama3Debug() {
 }
 
 llvm::ArrayRef<StringRef> mlir::zero::models::getLlamaPresetNames() {
-  static const StringRef names[] = {"llama",      "qwen3",      "llama3-8b",
-                                    "llama3.2-1b", "qwen3-0.6b", "qwen3-8b",
-                                    "llama3-debugmodel"};
+  static const StringRef names[] = {
+      "llama",      "qwen3",    "llama3-8b",        "llama3.2-1b",
+      "qwen3-0.6b", "qwen3-8b", "llama3-debugmodel"};
   return names;
 }
 
@@ -145,8 +146,9 @@ std::string mlir::zero::models::checkLlamaConfig(const LlamaConfig &c) {
     return "n_kv_heads (" + std::to_string(c.nKvHeads) +
            ") must divide n_heads (" + std::to_string(c.nHeads) + ")";
   if (c.headDim == 0 && c.dim % c.nHeads != 0)
-    return "dim (" + std::to_string(c.dim) + ") must be divisible by n_heads (" +
-           std::to_string(c.nHeads) + ") when head_dim is derived";
+    return "dim (" + std::to_string(c.dim) +
+           ") must be divisible by n_heads (" + std::to_string(c.nHeads) +
+           ") when head_dim is derived";
   int64_t D = c.getHeadDim(), F = c.getFfnDim();
   if (D <= 0 || D % 2 != 0)
     return "head_dim (" + std::to_string(D) +
@@ -182,8 +184,8 @@ std::string mlir::zero::models::checkLlamaConfig(const LlamaConfig &c) {
 uint64_t mlir::zero::models::llamaParameterCount(const LlamaConfig &c) {
   uint64_t C = c.dim, L = c.nLayers, H = c.nHeads, Hkv = c.nKvHeads,
            D = c.getHeadDim(), F = c.getFfnDim(), V = c.vocabSize;
-  uint64_t perLayer = 2 * C + (2 * H + 2 * Hkv) * D * C + 3 * F * C +
-                      (c.qkNorm ? 2 * D : 0);
+  uint64_t perLayer =
+      2 * C + (2 * H + 2 * Hkv) * D * C + 3 * F * C + (c.qkNorm ? 2 * D : 0);
   return V * C * (c.tieEmbeddings ? 1 : 2) + C + L * perLayer;
 }
 
@@ -197,9 +199,9 @@ class LlamaBuilder {
 public:
   LlamaBuilder(MLIRContext &ctx, const LlamaConfig &config)
       : config(config), mb(ctx, getElementType(ctx, config.elementType)),
-        B(config.batchSize), T(config.seqLen), C(config.dim),
-        H(config.nHeads), Hkv(config.nKvHeads), D(config.getHeadDim()),
-        F(config.getFfnDim()), V(config.vocabSize) {}
+        B(config.batchSize), T(config.seqLen), C(config.dim), H(config.nHeads),
+        Hkv(config.nKvHeads), D(config.getHeadDim()), F(config.getFfnDim()),
+        V(config.vocabSize) {}
 
   OwningOpRef<ModuleOp> build() {
     declareParams();
@@ -232,10 +234,14 @@ private:
     for (int64_t i = 0; i < config.nLayers; ++i) {
       std::string l = layerName(i);
       mb.declareParam(l + ".input_layernorm.weight", {C}, mb.ones());
-      mb.declareParam(l + ".self_attn.q_proj.weight", {H * D, C}, mb.normal(std));
-      mb.declareParam(l + ".self_attn.k_proj.weight", {Hkv * D, C}, mb.normal(std));
-      mb.declareParam(l + ".self_attn.v_proj.weight", {Hkv * D, C}, mb.normal(std));
-      mb.declareParam(l + ".self_attn.o_proj.weight", {C, H * D}, mb.normal(std));
+      mb.declareParam(l + ".self_attn.q_proj.weight", {H * D, C},
+                      mb.normal(std));
+      mb.declareParam(l + ".self_attn.k_proj.weight", {Hkv * D, C},
+                      mb.normal(std));
+      mb.declareParam(l + ".self_attn.v_proj.weight", {Hkv * D, C},
+                      mb.normal(std));
+      mb.declareParam(l + ".self_attn.o_proj.weight", {C, H * D},
+                      mb.normal(std));
       if (config.qkNorm) {
         mb.declareParam(l + ".self_attn.q_norm.weight", {D}, mb.ones());
         mb.declareParam(l + ".self_attn.k_norm.weight", {D}, mb.ones());
@@ -289,7 +295,8 @@ private:
   /// [B, T, heads·D] -> [B, T, heads, D], QK-norm when asked, RoPE (q, k
   /// only), then [B, heads, T, D].
   Value heads(Value x, int64_t n, const std::string &norm, Value table) {
-    Value h = train::ReshapeOp::create(mb.b, mb.loc, mb.tensor({B, T, n, D}), x);
+    Value h =
+        train::ReshapeOp::create(mb.b, mb.loc, mb.tensor({B, T, n, D}), x);
     if (!norm.empty())
       h = rmsNorm(h, norm);
     if (table) {
@@ -309,7 +316,8 @@ private:
     std::string qNorm = config.qkNorm ? a + ".q_norm.weight" : "";
     std::string kNorm = config.qkNorm ? a + ".k_norm.weight" : "";
     Value q = heads(linear(x, a + ".q_proj.weight", H * D), H, qNorm, table);
-    Value k = heads(linear(x, a + ".k_proj.weight", Hkv * D), Hkv, kNorm, table);
+    Value k =
+        heads(linear(x, a + ".k_proj.weight", Hkv * D), Hkv, kNorm, table);
     Value v = heads(linear(x, a + ".v_proj.weight", Hkv * D), Hkv, "", Value());
     auto lseType = RankedTensorType::get({B, H, T}, mb.b.getF32Type());
     Value o = train::CausalAttentionOp::create(mb.b, mb.loc, q.getType(),

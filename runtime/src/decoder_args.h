@@ -123,9 +123,8 @@ int checkKvHeads(const char *fn, int64_t H, int64_t Hkv, Fail fail) {
 /// (...)", then buffers logits, targets and out (the loss or dlogits).
 template <typename Fail>
 int checkMaskedCrossEntropyArgs(const char *fn, const void *logits,
-                                const void *targets, const void *out,
-                                int64_t N, int64_t V, int64_t numClasses,
-                                Fail fail) {
+                                const void *targets, const void *out, int64_t N,
+                                int64_t V, int64_t numClasses, Fail fail) {
   ZRT_DEC_REQUIRE(N >= 0 && V >= 1 && numClasses >= 1 && numClasses <= V,
                   "%s: need N >= 0 and 1 <= num_classes <= V (N=%lld V=%lld "
                   "num_classes=%lld)",

@@ -1,4 +1,5 @@
-//===- loss_masked.cpp - Cross-entropy with ignore_index over padded logits ===//
+//===- loss_masked.cpp - Cross-entropy with ignore_index over padded logits
+//===//
 //
 // zrt_cross_entropy_masked and its backward (f32 and bf16 logits; see
 // zrt/decoder.h): zrt_cross_entropy_padded's classes (the first
@@ -53,8 +54,8 @@ template <typename T>
 int forward(const char *fn, const T *logits, const int32_t *targets,
             float *loss, int64_t N, int64_t V, int64_t classes,
             int32_t ignore) {
-  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, loss, N,
-                                                V, classes, zrt::fail))
+  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, loss, N, V,
+                                                classes, zrt::fail))
     return st;
   int64_t count = 0;
   if (int st = countTargets(fn, targets, N, classes, ignore, &count))
@@ -79,8 +80,8 @@ template <typename T>
 int backward(const char *fn, const T *logits, const int32_t *targets,
              const float *dloss, T *dlogits, int64_t N, int64_t V,
              int64_t classes, int32_t ignore) {
-  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, dlogits,
-                                                N, V, classes, zrt::fail))
+  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, dlogits, N,
+                                                V, classes, zrt::fail))
     return st;
   ZRT_REQUIRE(dloss, "%s: dloss is NULL", fn);
   int64_t count = 0;
@@ -132,8 +133,7 @@ int zrt_cross_entropy_masked_bf16(const zrt_bf16 *logits,
 int zrt_cross_entropy_masked_backward(const float *logits,
                                       const int32_t *targets,
                                       const float *dloss, float *dlogits,
-                                      int64_t N, int64_t V,
-                                      int64_t num_classes,
+                                      int64_t N, int64_t V, int64_t num_classes,
                                       int32_t ignore_index) {
   return backward("zrt_cross_entropy_masked_backward", logits, targets, dloss,
                   dlogits, N, V, num_classes, ignore_index);

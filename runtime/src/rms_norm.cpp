@@ -157,8 +157,7 @@ int zrt_add_rms_norm(const float *a, const float *b, const float *weight,
 int zrt_add_rms_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
                           const zrt_bf16 *weight, zrt_bf16 *sum, zrt_bf16 *out,
                           int64_t N, int64_t C, float eps) {
-  return addRmsNorm("zrt_add_rms_norm_bf16", a, b, weight, sum, out, N, C,
-                    eps);
+  return addRmsNorm("zrt_add_rms_norm_bf16", a, b, weight, sum, out, N, C, eps);
 }
 
 int zrt_rms_norm_backward(const float *dout, const float *x,

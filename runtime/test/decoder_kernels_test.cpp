@@ -67,7 +67,8 @@ TEST(RmsNorm, AddFormIsAddThenNormBitForBit) {
                              N, C, 1e-6f),
             ZRT_OK);
   ASSERT_EQ(zrt_add(a.data(), b.data(), sum2.data(), N * C), ZRT_OK);
-  ASSERT_EQ(zrt_rms_norm(sum2.data(), w.data(), y2.data(), N, C, 1e-6f), ZRT_OK);
+  ASSERT_EQ(zrt_rms_norm(sum2.data(), w.data(), y2.data(), N, C, 1e-6f),
+            ZRT_OK);
   EXPECT_EQ(sum, sum2);
   EXPECT_EQ(y, y2);
 }
@@ -105,7 +106,8 @@ TEST(RmsNorm, Bf16RoundsTheNormalizedRowBeforeTheWeight) {
   ASSERT_EQ(zrt_rms_norm_bf16(xb.data(), wb.data(), yb.data(), N, C, 1e-5f),
             ZRT_OK);
   // HF LlamaRMSNorm in bf16: weight * (x * r).to(bf16), the product rounded.
-  std::vector<double> unit = rmsNormRef(xf, std::vector<float>(C, 1.0f), C, 1e-5);
+  std::vector<double> unit =
+      rmsNormRef(xf, std::vector<float>(C, 1.0f), C, 1e-5);
   for (int64_t i = 0; i < N * C; ++i) {
     float xr = toF32(toBf16({static_cast<float>(unit[i])}))[0];
     float expected = toF32(toBf16({wf[i % C] * xr}))[0];
@@ -122,13 +124,15 @@ TEST(RmsNorm, BadArgumentsFailWithOneMessage) {
   EXPECT_STREQ(zrt_last_error(),
                "zrt_rms_norm: need N >= 0 and C >= 1 (N=1 C=0)");
   EXPECT_EQ(zrt_rms_norm(x, nullptr, y, 1, 4, 0.0f), ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_STREQ(zrt_last_error(), "zrt_rms_norm: eps must be positive and finite");
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_rms_norm: eps must be positive and finite");
   EXPECT_EQ(zrt_rms_norm(nullptr, nullptr, y, 1, 4, 1e-5f),
             ZRT_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(zrt_last_error(), "zrt_rms_norm: x is NULL");
   EXPECT_EQ(zrt_add_rms_norm(x, x, nullptr, x, y, 1, 4, 1e-5f),
             ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_STREQ(zrt_last_error(), "zrt_add_rms_norm: sum must not overlap a or b");
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_add_rms_norm: sum must not overlap a or b");
   EXPECT_EQ(zrt_rms_norm_backward(x, x, nullptr, x, nullptr, nullptr, nullptr,
                                   1, 4, 1e-5f),
             ZRT_ERR_INVALID_ARGUMENT);
@@ -166,9 +170,9 @@ TEST(Swiglu, ForwardAndBackward) {
   expectGradNear(ds, numericGrad(g, siluLoss), "dsilu");
   // The gradients may overwrite dout.
   std::vector<float> d = c;
-  ASSERT_EQ(zrt_swiglu_backward(g.data(), u.data(), d.data(), d.data(), nullptr,
-                                n),
-            ZRT_OK);
+  ASSERT_EQ(
+      zrt_swiglu_backward(g.data(), u.data(), d.data(), d.data(), nullptr, n),
+      ZRT_OK);
   EXPECT_EQ(d, dg);
 }
 
@@ -231,7 +235,8 @@ TEST(Rope, TableFollowsTheLlama3Bands) {
   // The highest frequency (wavelength 2 pi < 16) is kept; the lowest
   // (wavelength far above 64) is divided by the factor.
   EXPECT_EQ(table[(1 * half + 0) * 2 + 1], plain[(1 * half + 0) * 2 + 1]);
-  float fLow = 1.0f / std::pow(500000.0f, float(2 * (half - 1)) / float(2 * half));
+  float fLow =
+      1.0f / std::pow(500000.0f, float(2 * (half - 1)) / float(2 * half));
   EXPECT_FLOAT_EQ(table[(1 * half + half - 1) * 2 + 1],
                   float(std::sin(double(fLow / 8.0f))));
   // Position 0 is the identity.
@@ -261,16 +266,18 @@ TEST(Rope, LayoutsRotateTheirPairsAndInverseUndoes) {
         EXPECT_NEAR(y[row * D + ib], b * c + a * s, 1e-6);
       }
     }
-    ASSERT_EQ(zrt_rope(y.data(), table.data(), back.data(), B, T, H, D, layout,
-                       1),
-              ZRT_OK);
+    ASSERT_EQ(
+        zrt_rope(y.data(), table.data(), back.data(), B, T, H, D, layout, 1),
+        ZRT_OK);
     std::vector<double> xd(x.begin(), x.end());
     expectAllNear(back.data(), xd, "inverse", 0, 1e-6);
   }
   // In place.
   std::vector<float> y(n), z = x;
-  ASSERT_EQ(zrt_rope(x.data(), table.data(), y.data(), B, T, H, D, 0, 0), ZRT_OK);
-  ASSERT_EQ(zrt_rope(z.data(), table.data(), z.data(), B, T, H, D, 0, 0), ZRT_OK);
+  ASSERT_EQ(zrt_rope(x.data(), table.data(), y.data(), B, T, H, D, 0, 0),
+            ZRT_OK);
+  ASSERT_EQ(zrt_rope(z.data(), table.data(), z.data(), B, T, H, D, 0, 0),
+            ZRT_OK);
   EXPECT_EQ(y, z);
 }
 
@@ -280,19 +287,21 @@ TEST(Rope, BadArgumentsFailWithOneMessage) {
   EXPECT_STREQ(zrt_last_error(), "zrt_rope: need B >= 0, H >= 0, T >= 1 and "
                                  "even D >= 2 (B=1 T=1 H=1 D=3)");
   EXPECT_EQ(zrt_rope(x, t, x, 1, 1, 1, 4, 7, 0), ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_STREQ(zrt_last_error(), "zrt_rope: layout 7 is neither "
-                                 "ZRT_ROPE_ROTATE_HALF nor ZRT_ROPE_INTERLEAVED");
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_rope: layout 7 is neither "
+               "ZRT_ROPE_ROTATE_HALF nor ZRT_ROPE_INTERLEAVED");
   zrt_rope_scaling bad{8.0, 4.0, 1.0, 8192};
   EXPECT_EQ(zrt_rope_table(t, 1, 2, 1e4, &bad), ZRT_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(zrt_last_error(),
                "zrt_rope_table: need 0 < low_freq_factor < high_freq_factor");
   EXPECT_EQ(zrt_rope_table(t, 1, 2, 0.0, nullptr), ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_STREQ(zrt_last_error(), "zrt_rope_table: theta must be positive and finite");
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_rope_table: theta must be positive and finite");
 }
 
 /// K/V [B, Hkv, T, D] repeated to [B, H, T, D] (HF repeat_kv).
-std::vector<float> repeatKv(const std::vector<float> &kv, int64_t B, int64_t Hkv,
-                            int64_t group, int64_t T, int64_t D) {
+std::vector<float> repeatKv(const std::vector<float> &kv, int64_t B,
+                            int64_t Hkv, int64_t group, int64_t T, int64_t D) {
   std::vector<float> out(B * Hkv * group * T * D);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hkv * group; ++h)
@@ -318,10 +327,9 @@ TEST(GroupedQueryAttention, EqualsMultiHeadOnRepeatedKv) {
   EXPECT_EQ(lse, lse2);
   std::vector<float> dq(q.size()), dk(k.size()), dv(v.size()), dq2(q.size()),
       dk2(kr.size()), dv2(vr.size());
-  ASSERT_EQ(zrt_attention_backward_gqa(dout.data(), q.data(), k.data(),
-                                       v.data(), o.data(), lse.data(),
-                                       dq.data(), dk.data(), dv.data(), nullptr,
-                                       B, H, Hkv, T, D),
+  ASSERT_EQ(zrt_attention_backward_gqa(
+                dout.data(), q.data(), k.data(), v.data(), o.data(), lse.data(),
+                dq.data(), dk.data(), dv.data(), nullptr, B, H, Hkv, T, D),
             ZRT_OK);
   ASSERT_EQ(zrt_attention_backward(dout.data(), q.data(), kr.data(), vr.data(),
                                    o2.data(), lse2.data(), dq2.data(),
@@ -355,10 +363,9 @@ TEST(GroupedQueryAttention, MultiHeadCaseIsTheOldKernelBitForBit) {
   std::vector<float> d[6];
   for (auto &x : d)
     x.resize(q.size());
-  ASSERT_EQ(zrt_attention_backward_gqa(dout.data(), q.data(), k.data(), v.data(),
-                                       o.data(), l.data(), d[0].data(),
-                                       d[1].data(), d[2].data(), nullptr, B, H,
-                                       H, T, D),
+  ASSERT_EQ(zrt_attention_backward_gqa(
+                dout.data(), q.data(), k.data(), v.data(), o.data(), l.data(),
+                d[0].data(), d[1].data(), d[2].data(), nullptr, B, H, H, T, D),
             ZRT_OK);
   ASSERT_EQ(zrt_attention_backward(dout.data(), q.data(), k.data(), v.data(),
                                    o.data(), l.data(), d[3].data(), d[4].data(),
@@ -412,13 +419,15 @@ TEST(GroupedQueryAttention, KvHeadsMustDivideHeads) {
   float x[64], l[8];
   EXPECT_EQ(zrt_attention_forward_gqa(x, x, x, x, l, nullptr, 1, 6, 4, 2, 2),
             ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_STREQ(zrt_last_error(),
-               "zrt_attention_forward_gqa: need 1 <= Hkv dividing H (H=6 Hkv=4)");
+  EXPECT_STREQ(
+      zrt_last_error(),
+      "zrt_attention_forward_gqa: need 1 <= Hkv dividing H (H=6 Hkv=4)");
   EXPECT_EQ(zrt_attention_backward_gqa(x, x, x, x, x, l, x, x, x, nullptr, 1, 2,
                                        0, 2, 2),
             ZRT_ERR_INVALID_ARGUMENT);
-  EXPECT_STREQ(zrt_last_error(),
-               "zrt_attention_backward_gqa: need 1 <= Hkv dividing H (H=2 Hkv=0)");
+  EXPECT_STREQ(
+      zrt_last_error(),
+      "zrt_attention_backward_gqa: need 1 <= Hkv dividing H (H=2 Hkv=0)");
 }
 
 TEST(MaskedCrossEntropy, IgnoredRowsCountNowhere) {
@@ -445,9 +454,9 @@ TEST(MaskedCrossEntropy, IgnoredRowsCountNowhere) {
   EXPECT_NEAR(loss, ref / counted, 1e-6);
   // num_classes == V: zrt_cross_entropy with ignore_index.
   float full = 0, full2 = 0;
-  ASSERT_EQ(zrt_cross_entropy_masked(logits.data(), t.data(), &full, N, V, V,
-                                     -100),
-            ZRT_OK);
+  ASSERT_EQ(
+      zrt_cross_entropy_masked(logits.data(), t.data(), &full, N, V, V, -100),
+      ZRT_OK);
   ASSERT_EQ(zrt_cross_entropy(logits.data(), t.data(), &full2, N, V, -100),
             ZRT_OK);
   EXPECT_FLOAT_EQ(full, full2);
@@ -497,9 +506,9 @@ TEST(MaskedCrossEntropy, Bf16IsF32OnTheWidenedLogits) {
   auto lf = toF32(lb);
   std::vector<int32_t> t = {5, 11, -100, 0};
   float a = 0, b = 0, one = 1.0f;
-  ASSERT_EQ(zrt_cross_entropy_masked_bf16(lb.data(), t.data(), &a, N, V, V,
-                                          -100),
-            ZRT_OK);
+  ASSERT_EQ(
+      zrt_cross_entropy_masked_bf16(lb.data(), t.data(), &a, N, V, V, -100),
+      ZRT_OK);
   ASSERT_EQ(zrt_cross_entropy_masked(lf.data(), t.data(), &b, N, V, V, -100),
             ZRT_OK);
   EXPECT_EQ(a, b);

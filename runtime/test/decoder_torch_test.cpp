@@ -63,9 +63,8 @@ TEST(TorchReference, Llama3RotaryEmbedding) {
                     rope_sin[t * kRopeD + i + rep], 2e-7)
             << t << " " << i;
       }
-  for (auto [x, ref, heads] :
-       {std::tuple{rope_q, rope_q_embed, kRopeH},
-        std::tuple{rope_k, rope_k_embed, kRopeHk}}) {
+  for (auto [x, ref, heads] : {std::tuple{rope_q, rope_q_embed, kRopeH},
+                               std::tuple{rope_k, rope_k_embed, kRopeHk}}) {
     std::vector<float> in = toTokensMajor(x, heads, kRopeT, kRopeD),
                        expected = toTokensMajor(ref, heads, kRopeT, kRopeD),
                        out(in.size());
@@ -79,16 +78,15 @@ TEST(TorchReference, Llama3RotaryEmbedding) {
 }
 
 TEST(TorchReference, RepeatKvCausalSdpa) {
-  std::vector<float> o(kGqaH * kGqaT * kGqaD), lse(kGqaH * kGqaT),
-      dq(o.size()), dk(kGqaHkv * kGqaT * kGqaD), dv(dk.size());
+  std::vector<float> o(kGqaH * kGqaT * kGqaD), lse(kGqaH * kGqaT), dq(o.size()),
+      dk(kGqaHkv * kGqaT * kGqaD), dv(dk.size());
   ASSERT_EQ(zrt_attention_forward_gqa(gqa_q, gqa_k, gqa_v, o.data(), lse.data(),
                                       nullptr, 1, kGqaH, kGqaHkv, kGqaT, kGqaD),
             ZRT_OK);
   expectAllNear(o.data(), asDouble(gqa_o), "o", 1e-5, 1e-6);
-  ASSERT_EQ(zrt_attention_backward_gqa(gqa_do, gqa_q, gqa_k, gqa_v, o.data(),
-                                       lse.data(), dq.data(), dk.data(),
-                                       dv.data(), nullptr, 1, kGqaH, kGqaHkv,
-                                       kGqaT, kGqaD),
+  ASSERT_EQ(zrt_attention_backward_gqa(
+                gqa_do, gqa_q, gqa_k, gqa_v, o.data(), lse.data(), dq.data(),
+                dk.data(), dv.data(), nullptr, 1, kGqaH, kGqaHkv, kGqaT, kGqaD),
             ZRT_OK);
   expectAllNear(dq.data(), asDouble(gqa_dq), "dq", 1e-5, 2e-6);
   expectAllNear(dk.data(), asDouble(gqa_dk), "dk", 1e-5, 2e-6);
@@ -114,9 +112,8 @@ TEST(TorchReference, CrossEntropyIgnoreIndex) {
             ZRT_OK);
   EXPECT_NEAR(loss, ce_loss, 1e-6 * std::fabs(ce_loss));
   std::vector<float> dl(kCeN * kCeV);
-  ASSERT_EQ(zrt_cross_entropy_masked_backward(ce_logits, ce_targets, &one,
-                                              dl.data(), kCeN, kCeV, kCeV,
-                                              -100),
+  ASSERT_EQ(zrt_cross_entropy_masked_backward(
+                ce_logits, ce_targets, &one, dl.data(), kCeN, kCeV, kCeV, -100),
             ZRT_OK);
   expectAllNear(dl.data(), asDouble(ce_dlogits), "dlogits", 1e-6, 1e-7);
 }
