@@ -240,10 +240,15 @@ int rmsNormBackward(const char *fn, const T *dout, const T *x, const T *weight,
 }
 
 template <typename T>
-int gated(const char *fn, const T *gate, const T *up, T *out, int64_t n) {
-  const void *p[] = {gate, out, up};
-  const char *names[] = {up ? "gate" : "x", "out", "up"};
-  if (int st = zrt::checkGatedArgs(fn, n, p, names, up ? 3 : 2, zrt_cuda::fail))
+int gated(const char *fn, const T *gate, const T *up, T *out, int64_t n,
+          bool swiglu) {
+  const void *p[] = {gate, up, out};
+  const char *names[] = {"gate", "up", "out"};
+  const void *q[] = {gate, out};
+  const char *qnames[] = {"x", "out"};
+  if (int st = swiglu
+                   ? zrt::checkGatedArgs(fn, n, p, names, 3, zrt_cuda::fail)
+                   : zrt::checkGatedArgs(fn, n, q, qnames, 2, zrt_cuda::fail))
     return st;
   if (n == 0)
     return ZRT_OK;
@@ -321,17 +326,17 @@ int rms_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
 }
 
 int silu(const float *x, float *out, int64_t n) {
-  return gated<float>("zrt_silu", x, nullptr, out, n);
+  return gated<float>("zrt_silu", x, nullptr, out, n, false);
 }
 int silu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n) {
-  return gated<zrt_bf16>("zrt_silu_bf16", x, nullptr, out, n);
+  return gated<zrt_bf16>("zrt_silu_bf16", x, nullptr, out, n, false);
 }
 int swiglu(const float *gate, const float *up, float *out, int64_t n) {
-  return gated<float>("zrt_swiglu", gate, up, out, n);
+  return gated<float>("zrt_swiglu", gate, up, out, n, true);
 }
 int swiglu_bf16(const zrt_bf16 *gate, const zrt_bf16 *up, zrt_bf16 *out,
                 int64_t n) {
-  return gated<zrt_bf16>("zrt_swiglu_bf16", gate, up, out, n);
+  return gated<zrt_bf16>("zrt_swiglu_bf16", gate, up, out, n, true);
 }
 int silu_backward(const float *x, const float *dout, float *dx, int64_t n) {
   return gatedBackward<float>("zrt_silu_backward", x, nullptr, dout, dx,
