@@ -155,8 +155,9 @@ LogicalResult LayerNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGra
 LogicalResult CausalAttentionOp::buildGradient(
     OpBuilder &b, ArrayRef<Value> resultGrads, ArrayRef<bool> needGrad,
     SmallVectorImpl<Value> &operandGrads) {
-  Type t = getQuery().getType();
-  auto grad = AttentionGradOp::create(b, getLoc(), t, t, t, getQuery(),
+  // dK and dV have the K/V type (fewer heads under grouped-query attention).
+  Type t = getQuery().getType(), kv = getKey().getType();
+  auto grad = AttentionGradOp::create(b, getLoc(), t, kv, kv, getQuery(),
                                       getKey(), getValue(), getResult(),
                                       getLse(), resultGrads[0]);
   for (unsigned i = 0; i < 3; ++i)
@@ -252,7 +253,7 @@ LogicalResult CrossEntropyOp::buildGradient(
   if (needGrad[0])
     operandGrads[0] = CrossEntropyGradOp::create(
         b, getLoc(), getLogits().getType(), getLogits(), getTargets(),
-        resultGrads[0], getNumClassesAttr());
+        resultGrads[0], getNumClassesAttr(), getIgnoreIndexAttr());
   return success();
 }
 
@@ -270,4 +271,82 @@ LogicalResult MseOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
         ScaleOp::create(b, getLoc(), dInput.getType(), dInput,
                         b.getF64FloatAttr(-1.0));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Llama/Qwen decoder ops (TrainDecoderOps.td)
+//===----------------------------------------------------------------------===//
+
+LogicalResult RmsNormOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                       ArrayRef<bool> needGrad,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  if (!needGrad[0] && !needGrad[1])
+    return success();
+  auto grad = RmsNormGradOp::create(b, getLoc(), getInput().getType(),
+                                    getWeight().getType(), getInput(),
+                                    getWeight(), resultGrads[0],
+                                    /*addend=*/Value(), getEpsAttr());
+  for (unsigned i = 0; i < 2; ++i)
+    if (needGrad[i])
+      operandGrads[i] = grad->getResult(i);
+  return success();
+}
+
+LogicalResult AddRmsNormOp::buildGradient(OpBuilder &b,
+                                          ArrayRef<Value> resultGrads,
+                                          ArrayRef<bool> needGrad,
+                                          SmallVectorImpl<Value> &operandGrads) {
+  if (llvm::none_of(needGrad, [](bool n) { return n; }))
+    return success();
+  // d sum = (the stream's own gradient) + (the norm's input gradient): one
+  // rms_norm_grad with the stream's gradient as addend; lhs and rhs both
+  // receive it (the gradient of train.add).
+  auto grad = RmsNormGradOp::create(b, getLoc(), getLhs().getType(),
+                                    getWeight().getType(), getSum(),
+                                    getWeight(), resultGrads[1],
+                                    /*addend=*/resultGrads[0], getEpsAttr());
+  for (unsigned i = 0; i < 2; ++i)
+    if (needGrad[i])
+      operandGrads[i] = grad.getInputGrad();
+  if (needGrad[2])
+    operandGrads[2] = grad.getWeightGrad();
+  return success();
+}
+
+LogicalResult SiluOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    ArrayRef<bool> needGrad,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  if (needGrad[0])
+    operandGrads[0] =
+        SiluGradOp::create(b, getLoc(), getType(), getInput(), resultGrads[0]);
+  return success();
+}
+
+LogicalResult SwigluOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      ArrayRef<bool> needGrad,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  if (!needGrad[0] && !needGrad[1])
+    return success();
+  Type t = getType();
+  auto grad = SwigluGradOp::create(b, getLoc(), t, t, getGate(), getUp(),
+                                   resultGrads[0]);
+  for (unsigned i = 0; i < 2; ++i)
+    if (needGrad[i])
+      operandGrads[i] = grad->getResult(i);
+  return success();
+}
+
+LogicalResult RopeOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    ArrayRef<bool> needGrad,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  // A rotation's transpose is its inverse: the rotation by the negated angle.
+  if (needGrad[0])
+    operandGrads[0] = RopeOp::create(b, getLoc(), getType(), resultGrads[0],
+                                     getTable(), getLayoutAttr(),
+                                     unitIf(b, !getInverse()));
+  return success();
+}
+
+bool RopeOp::isDifferentiableOperand(unsigned index) {
+  return index == 0; // the cos/sin table is a constant
 }

@@ -6,6 +6,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::train;
 
@@ -206,11 +208,30 @@ LogicalResult AddLayerNormOp::verify() {
   return verifyLayerNorm(*this, getLhs().getType(), getWeight().getType());
 }
 
-LogicalResult CausalAttentionOp::verify() {
-  if (getQuery().getType().getRank() != 4)
-    return emitOpError("query, key and value must be [B, H, T, D], got ")
-           << getQuery().getType();
+/// The shape rules of causal_attention and attention_grad: query [B, H, T,
+/// D], key and value [B, Hkv, T, D] with Hkv dividing H, no empty
+/// dimension.
+static LogicalResult verifyAttention(Operation *op, RankedTensorType q,
+                                     RankedTensorType kv) {
+  if (q.getRank() != 4)
+    return op->emitOpError("query must be [B, H, T, D], got ") << q;
+  if (llvm::is_contained(q.getShape(), 0))
+    return op->emitOpError("query has an empty dimension: ") << q;
+  if (kv.getRank() != 4 || kv.getDimSize(0) != q.getDimSize(0) ||
+      kv.getDimSize(2) != q.getDimSize(2) ||
+      kv.getDimSize(3) != q.getDimSize(3) || kv.getDimSize(1) == 0)
+    return op->emitOpError("key and value must be [")
+           << q.getDimSize(0) << ", Hkv, " << q.getDimSize(2) << ", "
+           << q.getDimSize(3) << "] for query " << q << ", got " << kv;
+  if (q.getDimSize(1) % kv.getDimSize(1) != 0)
+    return op->emitOpError("")
+           << kv.getDimSize(1) << " key/value heads do not divide "
+           << q.getDimSize(1) << " query heads";
   return success();
+}
+
+LogicalResult CausalAttentionOp::verify() {
+  return verifyAttention(*this, getQuery().getType(), getKey().getType());
 }
 
 /// The shape rules of causal_attention_packed and attention_packed_grad:
@@ -344,10 +365,7 @@ LogicalResult SoftmaxGradOp::verify() {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (getGrad().getType().getRank() != 4)
-    return emitOpError("query, key, value and grad must be [B, H, T, D], got ")
-           << getGrad().getType();
-  return success();
+  return verifyAttention(*this, getQuery().getType(), getKey().getType());
 }
 
 LogicalResult CastOp::verify() {
@@ -365,12 +383,26 @@ int64_t CrossEntropyOp::getEffectiveNumClasses() {
   return getLogits().getType().getDimSize(1);
 }
 
+/// The signed value of an optional `ignore_index` attribute.
+static std::optional<int64_t> ignoreIndexOf(IntegerAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return attr.getValue().getSExtValue();
+}
+
 /// The shape rules shared by cross_entropy and cross_entropy_grad.
 static LogicalResult verifyCrossEntropy(Operation *op, RankedTensorType logits,
                                         RankedTensorType targets,
-                                        std::optional<uint64_t> numClasses) {
+                                        std::optional<uint64_t> numClasses,
+                                        std::optional<int64_t> ignoreIndex) {
   if (logits.getRank() != 2)
     return op->emitOpError("logits must be [N, V], got ") << logits;
+  if (llvm::is_contained(logits.getShape(), 0))
+    return op->emitOpError("logits have an empty dimension: ") << logits;
+  if (ignoreIndex && (*ignoreIndex < std::numeric_limits<int32_t>::min() ||
+                      *ignoreIndex > std::numeric_limits<int32_t>::max()))
+    return op->emitOpError("ignore_index ")
+           << *ignoreIndex << " is not an i32 target value";
   if (targets.getRank() != 1 || targets.getDimSize(0) != logits.getDimSize(0))
     return op->emitOpError("targets must be [")
            << logits.getDimSize(0) << "] (one per row of logits), got "
@@ -384,12 +416,14 @@ static LogicalResult verifyCrossEntropy(Operation *op, RankedTensorType logits,
 
 LogicalResult CrossEntropyGradOp::verify() {
   return verifyCrossEntropy(*this, getLogits().getType(),
-                            getTargets().getType(), getNumClasses());
+                            getTargets().getType(), getNumClasses(),
+                            ignoreIndexOf(getIgnoreIndexAttr()));
 }
 
 LogicalResult CrossEntropyOp::verify() {
   return verifyCrossEntropy(*this, getLogits().getType(),
-                            getTargets().getType(), getNumClasses());
+                            getTargets().getType(), getNumClasses(),
+                            ignoreIndexOf(getIgnoreIndexAttr()));
 }
 
 int64_t CrossEntropyFusedOp::getEffectiveNumClasses() {
@@ -486,6 +520,26 @@ LogicalResult AdamWOp::verify() {
     return emitOpError("grad shape ")
            << getGrad().getType() << " differs from param " << getParam().getType();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom assembly directives
+//===----------------------------------------------------------------------===//
+
+/// `custom<KeyValueType>`: attention's key/value type after the query's,
+/// `, type`, printed only when it differs (grouped-query attention).
+static ParseResult parseKeyValueType(OpAsmParser &parser, Type &kvType,
+                                     Type queryType) {
+  if (succeeded(parser.parseOptionalComma()))
+    return parser.parseType(kvType);
+  kvType = queryType;
+  return success();
+}
+
+static void printKeyValueType(OpAsmPrinter &printer, Operation *, Type kvType,
+                              Type queryType) {
+  if (kvType != queryType)
+    printer << ", " << kvType;
 }
 
 #define GET_OP_CLASSES

@@ -459,15 +459,23 @@ defvar Train_AttentionLseType = [{::mlir::RankedTensorType::get(
 def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,
     DeclareOpInterfaceMethods<Train_GradientOpInterface,
                               ["buildGradient", "isDifferentiableResult"]>,
-    AllTypesMatch<["query", "key", "value", "result"]>,
+    AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>,
+    AllElementTypesMatch<["query", "key"]>,
     TypesMatchWith<"lse is the [B, H, T] f32 row statistics of result",
                    "result", "lse", Train_AttentionLseType>]> {
   let summary = "Scaled dot-product attention with a causal mask";
   let description = [{
-    `query`, `key`, `value` and the result are [B, H, T, D]:
-    result = softmax(Q·Kᵀ/√D + M)·V with M[i][j] = −∞ for j > i (PyTorch
-    `scaled_dot_product_attention(q, k, v, is_causal=True)`). Softmax
-    statistics are computed in f32.
+    `query` and the result are [B, H, T, D], `key` and `value` [B, Hkv, T,
+    D] with Hkv dividing H: result = softmax(Q·Kᵀ/√D + M)·V with M[i][j] =
+    −∞ for j > i (PyTorch `scaled_dot_product_attention(q, k, v,
+    is_causal=True)`). Softmax statistics are computed in f32. D is free
+    (Qwen3's head_dim 128 is not C / H).
+
+    With Hkv < H it is grouped-query attention (Ainslie et al., arXiv
+    2305.13245): query head h reads K/V head h / (H / Hkv), as Hugging
+    Face's `repeat_kv` followed by SDPA computes, without materializing
+    the repeated K and V (Hkv = H is multi-head attention, Hkv = 1
+    multi-query).
 
     `lse` [B, H, T] f32 is the log-sum-exp of each row of the scaled, masked
     scores, the softmax statistics flash-attention's forward keeps for its
@@ -478,12 +486,21 @@ def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,
     Example:
     ```mlir
     %o, %lse = train.causal_attention %q, %k, %v : tensor<4x4x32x16xf32>
+    %g, %glse = train.causal_attention %q, %k2, %v2 : tensor<4x4x32x16xf32>, tensor<4x2x32x16xf32>
     ```
+
+    (The key/value type is printed only when it differs from the query's.)
   }];
   let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
                        Train_FloatTensor:$value);
   let results = (outs Train_FloatTensor:$result, Train_F32Tensor:$lse);
-  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` type($result)";
+  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` type($result) `` custom<KeyValueType>(type($key), ref(type($result)))";
+  let extraClassDeclaration = [{
+    /// The number of query heads that share one K/V head (H / Hkv).
+    int64_t getGroupSize() {
+      return getQuery().getType().getDimSize(1) / getKey().getType().getDimSize(1);
+    }
+  }];
   let hasVerifier = 1;
 }
 
@@ -633,13 +650,24 @@ def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure, Differentiable]> {
     rest is vocabulary padding, as in llm.c); without it, all V do. Computed
     in f32.
 
+    With `ignore_index = i`, rows whose target is i count neither in the
+    sum nor in N: the mean is over the M rows with another target (PyTorch
+    `cross_entropy(..., ignore_index=-100)`, the Hugging Face label
+    convention for padding and prompt tokens). When every row is ignored,
+    M = 0 and the loss is NaN, as in PyTorch. The mean is per call: under
+    micro-batching or data parallelism with different M per micro-batch it
+    is the mean of means, as with Hugging Face's default loss without
+    `num_items_in_batch`.
+
     Example:
     ```mlir
     %l = train.cross_entropy %logits, %t : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+    %m = train.cross_entropy %logits, %t {ignore_index = -100 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$logits, Train_IdTensor:$targets,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_classes);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_classes,
+                       OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Train_F32Scalar:$result);
   let assemblyFormat = "$logits `,` $targets attr-dict `:` type($logits) `,` type($targets) `->` type($result)";
   let hasVerifier = 1;
@@ -822,21 +850,26 @@ def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
 }
 
 def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
-    AllTypesMatch<["query", "key", "value", "output", "grad",
-                   "query_grad", "key_grad", "value_grad"]>,
+    AllTypesMatch<["query", "output", "grad", "query_grad"]>,
+    AllTypesMatch<["key", "value", "key_grad", "value_grad"]>,
+    AllElementTypesMatch<["query", "key"]>,
     TypesMatchWith<"lse is the [B, H, T] f32 row statistics of grad",
                    "grad", "lse", Train_AttentionLseType>]> {
   let summary = "Gradients of causal attention";
   let description = [{
-    From Q, K, V [B, H, T, D], the forward's `output` and `lse` (the results
-    of `train.causal_attention` on Q, K, V) and the output gradient: dQ, dK,
-    dV. The probabilities are recomputed tile by tile from Q, K and `lse`,
-    as flash-attention's backward does (FlashAttention-2, Algorithm 2);
-    `output` gives the row terms rowsum(dO ∘ O).
+    From Q [B, H, T, D], K, V [B, Hkv, T, D], the forward's `output` and
+    `lse` (the results of `train.causal_attention` on Q, K, V) and the
+    output gradient: dQ, dK, dV. The probabilities are recomputed tile by
+    tile from Q, K and `lse`, as flash-attention's backward does
+    (FlashAttention-2, Algorithm 2); `output` gives the row terms
+    rowsum(dO ∘ O). Under grouped-query attention (Hkv < H), dK and dV of
+    a K/V head sum the contributions of its H / Hkv query heads (the
+    gradient of `repeat_kv`), accumulated in f32.
 
     Example:
     ```mlir
     %dq, %dk, %dv = train.attention_grad %q, %k, %v, %o, %lse, %do : tensor<4x4x32x16xf32>
+    %gq, %gk, %gv = train.attention_grad %q, %k2, %v2, %o, %lse, %do : tensor<4x4x32x16xf32>, tensor<4x2x32x16xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$query, Train_FloatTensor:$key,
@@ -844,7 +877,7 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
                        Train_F32Tensor:$lse, Train_FloatTensor:$grad);
   let results = (outs Train_FloatTensor:$query_grad, Train_FloatTensor:$key_grad,
                       Train_FloatTensor:$value_grad);
-  let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $lse `,` $grad attr-dict `:` type($grad)";
+  let assemblyFormat = "$query `,` $key `,` $value `,` $output `,` $lse `,` $grad attr-dict `:` type($grad) `` custom<KeyValueType>(type($key), ref(type($grad)))";
   let hasVerifier = 1;
 }
 
@@ -877,7 +910,9 @@ def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
   let summary = "Gradient of the mean cross-entropy with respect to the logits";
   let description = [{
     `result[n] = grad · (softmax(logits[n]) − onehot(targets[n])) / N` over
-    the first `num_classes` columns; padded columns get 0.
+    the first `num_classes` columns; padded columns get 0. With
+    `ignore_index` (as in `train.cross_entropy`), ignored rows get 0 and N
+    is the count M of the others.
 
     Example:
     ```mlir
@@ -886,7 +921,8 @@ def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
   }];
   let arguments = (ins Train_FloatTensor:$logits, Train_IdTensor:$targets,
                        Train_F32Scalar:$grad,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_classes);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_classes,
+                       OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$logits `,` $targets `,` $grad attr-dict `:` type($logits) `,` type($targets)";
   let hasVerifier = 1;
@@ -991,5 +1027,7 @@ def Train_AdamWOp : Train_Op<"adamw", [Pure,
   }];
   let hasVerifier = 1;
 }
+
+include "Train/TrainDecoderOps.td"
 
 #endif // ZERO_TRAIN_OPS_TD

@@ -154,7 +154,7 @@ public:
       numClasses = mb.b.getI64IntegerAttr(V);
     Value loss = train::CrossEntropyOp::create(
         mb.b, mb.loc, RankedTensorType::get({}, mb.b.getF32Type()), flatLogits,
-        flatTargets, numClasses);
+        flatTargets, numClasses, /*ignore_index=*/IntegerAttr());
     mb.ret(loss);
 
     // @logits: the same graph without the loss (sampling).

@@ -694,4 +694,91 @@ int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
                                            B, T, H, D));
 }
 
+// Llama/Qwen kernels (decoder.cu).
+int zrt_rms_norm(const float *x, const float *weight, float *out, int64_t N,
+                 int64_t C, float eps) {
+  ZRT_PROFILED("zrt_rms_norm", zrt_cuda::rms_norm(x, weight, out, N, C, eps));
+}
+int zrt_rms_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight, zrt_bf16 *out,
+                      int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED("zrt_rms_norm_bf16",
+               zrt_cuda::rms_norm_bf16(x, weight, out, N, C, eps));
+}
+int zrt_add_rms_norm(const float *a, const float *b, const float *weight,
+                     float *sum, float *out, int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED("zrt_add_rms_norm",
+               zrt_cuda::add_rms_norm(a, b, weight, sum, out, N, C, eps));
+}
+int zrt_add_rms_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                          const zrt_bf16 *weight, zrt_bf16 *sum, zrt_bf16 *out,
+                          int64_t N, int64_t C, float eps) {
+  ZRT_PROFILED("zrt_add_rms_norm_bf16",
+               zrt_cuda::add_rms_norm_bf16(a, b, weight, sum, out, N, C, eps));
+}
+int zrt_rms_norm_backward(const float *dout, const float *x,
+                          const float *weight, const float *addend, float *dx,
+                          float *dweight, float *workspace, int64_t N,
+                          int64_t C, float eps) {
+  ZRT_PROFILED("zrt_rms_norm_backward",
+               zrt_cuda::rms_norm_backward(dout, x, weight, addend, dx, dweight,
+                                           workspace, N, C, eps));
+}
+int zrt_rms_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                               const zrt_bf16 *weight, const zrt_bf16 *addend,
+                               zrt_bf16 *dx, zrt_bf16 *dweight,
+                               float *workspace, int64_t N, int64_t C,
+                               float eps) {
+  ZRT_PROFILED("zrt_rms_norm_backward_bf16",
+               zrt_cuda::rms_norm_backward_bf16(dout, x, weight, addend, dx,
+                                                dweight, workspace, N, C, eps));
+}
+int zrt_silu(const float *x, float *out, int64_t n) {
+  ZRT_PROFILED("zrt_silu", zrt_cuda::silu(x, out, n));
+}
+int zrt_silu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n) {
+  ZRT_PROFILED("zrt_silu_bf16", zrt_cuda::silu_bf16(x, out, n));
+}
+int zrt_silu_backward(const float *x, const float *dout, float *dx, int64_t n) {
+  ZRT_PROFILED("zrt_silu_backward", zrt_cuda::silu_backward(x, dout, dx, n));
+}
+int zrt_silu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout,
+                           zrt_bf16 *dx, int64_t n) {
+  ZRT_PROFILED("zrt_silu_backward_bf16",
+               zrt_cuda::silu_backward_bf16(x, dout, dx, n));
+}
+int zrt_swiglu(const float *gate, const float *up, float *out, int64_t n) {
+  ZRT_PROFILED("zrt_swiglu", zrt_cuda::swiglu(gate, up, out, n));
+}
+int zrt_swiglu_bf16(const zrt_bf16 *gate, const zrt_bf16 *up, zrt_bf16 *out,
+                    int64_t n) {
+  ZRT_PROFILED("zrt_swiglu_bf16", zrt_cuda::swiglu_bf16(gate, up, out, n));
+}
+int zrt_swiglu_backward(const float *gate, const float *up, const float *dout,
+                        float *dgate, float *dup, int64_t n) {
+  ZRT_PROFILED("zrt_swiglu_backward",
+               zrt_cuda::swiglu_backward(gate, up, dout, dgate, dup, n));
+}
+int zrt_swiglu_backward_bf16(const zrt_bf16 *gate, const zrt_bf16 *up,
+                             const zrt_bf16 *dout, zrt_bf16 *dgate,
+                             zrt_bf16 *dup, int64_t n) {
+  ZRT_PROFILED("zrt_swiglu_backward_bf16",
+               zrt_cuda::swiglu_backward_bf16(gate, up, dout, dgate, dup, n));
+}
+int zrt_rope_table(float *table, int64_t T, int64_t half, double theta,
+                   const zrt_rope_scaling *scaling) {
+  ZRT_PROFILED("zrt_rope_table",
+               zrt_cuda::rope_table(table, T, half, theta, scaling));
+}
+int zrt_rope(const float *x, const float *table, float *out, int64_t B,
+             int64_t T, int64_t H, int64_t D, int layout, int inverse) {
+  ZRT_PROFILED("zrt_rope",
+               zrt_cuda::rope(x, table, out, B, T, H, D, layout, inverse));
+}
+int zrt_rope_bf16(const zrt_bf16 *x, const float *table, zrt_bf16 *out,
+                  int64_t B, int64_t T, int64_t H, int64_t D, int layout,
+                  int inverse) {
+  ZRT_PROFILED("zrt_rope_bf16",
+               zrt_cuda::rope_bf16(x, table, out, B, T, H, D, layout, inverse));
+}
+
 } // extern "C"

@@ -512,6 +512,51 @@ int launch_add_bias(const float *bias, float *C, int64_t batch, int64_t M,
                     int64_t N, int64_t stride_c);
 } // namespace detail
 
+
+//===----------------------------------------------------------------------===//
+// Llama/Qwen kernels (decoder.cu): RMSNorm, SiLU/SwiGLU, RoPE. The
+// grouped-query attention and the masked cross-entropy of zrt/decoder.h
+// are CPU-only so far.
+//===----------------------------------------------------------------------===//
+
+int rms_norm(const float *x, const float *weight, float *out, int64_t N,
+             int64_t C, float eps);
+int rms_norm_bf16(const zrt_bf16 *x, const zrt_bf16 *weight, zrt_bf16 *out,
+                  int64_t N, int64_t C, float eps);
+int add_rms_norm(const float *a, const float *b, const float *weight,
+                 float *sum, float *out, int64_t N, int64_t C, float eps);
+int add_rms_norm_bf16(const zrt_bf16 *a, const zrt_bf16 *b,
+                      const zrt_bf16 *weight, zrt_bf16 *sum, zrt_bf16 *out,
+                      int64_t N, int64_t C, float eps);
+int rms_norm_backward(const float *dout, const float *x, const float *weight,
+                      const float *addend, float *dx, float *dweight,
+                      float *workspace, int64_t N, int64_t C, float eps);
+int rms_norm_backward_bf16(const zrt_bf16 *dout, const zrt_bf16 *x,
+                           const zrt_bf16 *weight, const zrt_bf16 *addend,
+                           zrt_bf16 *dx, zrt_bf16 *dweight, float *workspace,
+                           int64_t N, int64_t C, float eps);
+int silu(const float *x, float *out, int64_t n);
+int silu_bf16(const zrt_bf16 *x, zrt_bf16 *out, int64_t n);
+int silu_backward(const float *x, const float *dout, float *dx, int64_t n);
+int silu_backward_bf16(const zrt_bf16 *x, const zrt_bf16 *dout, zrt_bf16 *dx,
+                       int64_t n);
+int swiglu(const float *gate, const float *up, float *out, int64_t n);
+int swiglu_bf16(const zrt_bf16 *gate, const zrt_bf16 *up, zrt_bf16 *out,
+                int64_t n);
+int swiglu_backward(const float *gate, const float *up, const float *dout,
+                    float *dgate, float *dup, int64_t n);
+int swiglu_backward_bf16(const zrt_bf16 *gate, const zrt_bf16 *up,
+                         const zrt_bf16 *dout, zrt_bf16 *dgate, zrt_bf16 *dup,
+                         int64_t n);
+/// zrt_rope_table: computed on the host (rope_table.h, the CPU's bits),
+/// copied to the device table and waited for (an initialization call).
+int rope_table(float *table, int64_t T, int64_t half, double theta,
+               const zrt_rope_scaling *scaling);
+int rope(const float *x, const float *table, float *out, int64_t B, int64_t T,
+         int64_t H, int64_t D, int layout, int inverse);
+int rope_bf16(const zrt_bf16 *x, const float *table, zrt_bf16 *out, int64_t B,
+              int64_t T, int64_t H, int64_t D, int layout, int inverse);
+
 } // namespace zrt_cuda
 
 #define ZRT_CUDA_REQUIRE(cond, ...)                                            \

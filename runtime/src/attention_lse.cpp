@@ -17,6 +17,10 @@
 // q, k, v heads read in place from the [B, T, 3 C] projection (row strides
 // for BLAS), out and dout in [B, T, C] rows.
 //
+// The grouped-query forms (zrt_attention_*_gqa) run the same slices with
+// query head h reading K/V head h / (H / Hkv); the backward adds a group's
+// K/V gradients in its GEMMs (beta 1 after the group's first head).
+//
 // The bf16 forms (zrt_attention_forward_bf16 / _backward_bf16) widen each
 // slice's bf16 tensors into the f32 slices at the end of their workspace
 // (attentionWorkspaceBf16), run the same slice code and round the slice's
@@ -25,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attention_args.h"
+#include "decoder_args.h"
 #include "internal.h"
 
 #include "blas.h"
@@ -70,10 +75,14 @@ void forwardSlice(const float *q, const float *k, const float *v, float *out,
 /// [T, D] rows `ldIn` apart, dO and O [T, D] rows `ldOut` apart, l (the
 /// lse) [T]; work: the zrt_attention_workspace(T) floats of scratch (P,
 /// dP / dS, delta); scale = 1 / sqrt(D).
+///
+/// kvBeta 0 overwrites dk and dv; 1 adds into them (the second and later
+/// query heads of a grouped-query group, whose K/V gradients sum).
 void backwardSlice(const float *dO, const float *q, const float *k,
                    const float *v, const float *O, const float *l, float *dq,
                    float *dk, float *dv, float *work, int64_t T, int64_t D,
-                   float scale, int64_t ldIn, int64_t ldOut) {
+                   float scale, int64_t ldIn, int64_t ldOut,
+                   float kvBeta = 0.0f) {
   float *p = work, *g = work + T * T, *delta = work + 2 * T * T;
   const int t = static_cast<int>(T), d = static_cast<int>(D);
   const int ldi = static_cast<int>(ldIn), ldo = static_cast<int>(ldOut);
@@ -94,7 +103,7 @@ void backwardSlice(const float *dO, const float *q, const float *k,
   }
   // dV = P^T dO : [T, D]
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, p, t, dO,
-              ldo, 0.0f, dv, ldi);
+              ldo, kvBeta, dv, ldi);
   // dP = dO V^T : [T, T], then dS = P * (dP - delta) in place.
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dO, ldo,
               v, ldi, 0.0f, g, t);
@@ -111,25 +120,33 @@ void backwardSlice(const float *dO, const float *q, const float *k,
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, scale, g, t,
               k, ldi, 0.0f, dq, ldi);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, scale, g, t, q,
-              ldi, 0.0f, dk, ldi);
+              ldi, kvBeta, dk, ldi);
 }
 
-/// Where one call's operands are: q, k, v (and dq, dk, dv) with layout
-/// `in`, out (and dout) with layout `io`, lse [B, H, T] contiguous.
+/// Where one call's operands are: q (and dq) with layout `in`, k, v (and
+/// dk, dv) with layout `kv` (the same row stride as `in`), whose head h /
+/// `group` serves query head h; out (and dout) with layout `io`; lse [B, H,
+/// T] contiguous.
 struct Operands {
-  zrt::AttentionLayout in, io;
+  zrt::AttentionLayout in, io, kv;
+  int64_t group = 1;
 };
 
-/// The [B, H, T, D] operands of zrt_attention_forward / _backward.
-Operands headsOperands(int64_t H, int64_t T, int64_t D) {
+/// The [B, H, T, D] operands of zrt_attention_forward / _backward, with
+/// K/V [B, Hkv, T, D] (Hkv = H: multi-head).
+Operands headsOperands(int64_t H, int64_t T, int64_t D, int64_t Hkv) {
   const zrt::AttentionLayout l = zrt::headsLayout(H, T, D);
-  return {l, l};
+  return {l, l, zrt::headsLayout(Hkv, T, D), Hkv > 0 ? H / Hkv : 1};
+}
+Operands headsOperands(int64_t H, int64_t T, int64_t D) {
+  return headsOperands(H, T, D, H);
 }
 
 /// The packed operands of zrt_attention_*_packed: qkv rows of 3 H D, out
 /// rows of H D.
 Operands packedOperands(int64_t T, int64_t H, int64_t D) {
-  return {zrt::rowsLayout(T, 3 * H * D, D), zrt::rowsLayout(T, H * D, D)};
+  const zrt::AttentionLayout in = zrt::rowsLayout(T, 3 * H * D, D);
+  return {in, zrt::rowsLayout(T, H * D, D), in, 1};
 }
 
 /// zrt_attention_forward on operands anywhere (`ops`); arguments checked.
@@ -146,8 +163,9 @@ int forward(const char *fn, const float *q, const float *k, const float *v,
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
-      forwardSlice(q + in, k + in, v + in, out + io, lse + (b * H + h) * T, p,
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
+                    kv = ops.kv.slice(b, h / ops.group);
+      forwardSlice(q + in, k + kv, v + kv, out + io, lse + (b * H + h) * T, p,
                    T, D, scale, ops.in.row, ops.io.row);
     }
   return ZRT_OK;
@@ -166,12 +184,16 @@ int backward(const char *fn, const float *dout, const float *q, const float *k,
                             workspace, own, &work))
     return st;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // Query heads in order; a group's first head overwrites its K/V
+  // gradients, the others add into them.
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
-      backwardSlice(dout + io, q + in, k + in, v + in, out + io,
-                    lse + (b * H + h) * T, dq + in, dk + in, dv + in, work, T,
-                    D, scale, ops.in.row, ops.io.row);
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
+                    kv = ops.kv.slice(b, h / ops.group);
+      backwardSlice(dout + io, q + in, k + kv, v + kv, out + io,
+                    lse + (b * H + h) * T, dq + in, dk + kv, dv + kv, work, T,
+                    D, scale, ops.in.row, ops.io.row,
+                    h % ops.group == 0 ? 0.0f : 1.0f);
     }
   return ZRT_OK;
 }
@@ -227,10 +249,13 @@ int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
+                    kv = ops.kv.slice(b, h / ops.group);
       widenSlice(q + in, ops.in.row, fq, T, D);
-      widenSlice(k + in, ops.in.row, fk, T, D);
-      widenSlice(v + in, ops.in.row, fv, T, D);
+      if (h % ops.group == 0) { // the group's K/V, widened once
+        widenSlice(k + kv, ops.kv.row, fk, T, D);
+        widenSlice(v + kv, ops.kv.row, fv, T, D);
+      }
       forwardSlice(fq, fk, fv, fo, lse + (b * H + h) * T, work, T, D, scale, D,
                    D);
       narrowSlice(fo, out + io, ops.io.row, T, D);
@@ -257,17 +282,25 @@ int backwardBf16(const char *fn, const zrt_bf16 *dout, const zrt_bf16 *q,
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h);
+      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
+                    kv = ops.kv.slice(b, h / ops.group);
+      const int64_t member = h % ops.group;
       widenSlice(q + in, ops.in.row, fq, T, D);
-      widenSlice(k + in, ops.in.row, fk, T, D);
-      widenSlice(v + in, ops.in.row, fv, T, D);
+      if (member == 0) { // the group's K/V, widened once
+        widenSlice(k + kv, ops.kv.row, fk, T, D);
+        widenSlice(v + kv, ops.kv.row, fv, T, D);
+      }
       widenSlice(out + io, ops.io.row, fo, T, D);
       widenSlice(dout + io, ops.io.row, fdo, T, D);
+      // The group's dK and dV sum in the f32 slices, rounded once after
+      // its last query head.
       backwardSlice(fdo, fq, fk, fv, fo, lse + (b * H + h) * T, fdq, fdk, fdv,
-                    work, T, D, scale, D, D);
+                    work, T, D, scale, D, D, member == 0 ? 0.0f : 1.0f);
       narrowSlice(fdq, dq + in, ops.in.row, T, D);
-      narrowSlice(fdk, dk + in, ops.in.row, T, D);
-      narrowSlice(fdv, dv + in, ops.in.row, T, D);
+      if (member == ops.group - 1) {
+        narrowSlice(fdk, dk + kv, ops.kv.row, T, D);
+        narrowSlice(fdv, dv + kv, ops.kv.row, T, D);
+      }
     }
   return ZRT_OK;
 }
@@ -385,6 +418,67 @@ int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
   return backwardBf16(fn, dout, qkv, qkv + C, qkv + 2 * C, out, lse, dqkv,
                       dqkv + C, dqkv + 2 * C, workspace, B, H, T, D,
                       packedOperands(T, H, D));
+}
+
+int zrt_attention_forward_gqa(const float *q, const float *k, const float *v,
+                              float *out, float *lse, float *workspace,
+                              int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                              int64_t D) {
+  const char *fn = "zrt_attention_forward_gqa";
+  if (int st = zrt::checkKvHeads(fn, H, Hkv, zrt::fail))
+    return st;
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
+                                              D, zrt::fail))
+    return st;
+  return forward(fn, q, k, v, out, lse, workspace, B, H, T, D,
+                 headsOperands(H, T, D, Hkv));
+}
+
+int zrt_attention_backward_gqa(const float *dout, const float *q,
+                               const float *k, const float *v,
+                               const float *out, const float *lse, float *dq,
+                               float *dk, float *dv, float *workspace,
+                               int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                               int64_t D) {
+  const char *fn = "zrt_attention_backward_gqa";
+  if (int st = zrt::checkKvHeads(fn, H, Hkv, zrt::fail))
+    return st;
+  if (int st = zrt::checkAttentionBackwardArgs(
+          fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt::fail))
+    return st;
+  return backward(fn, dout, q, k, v, out, lse, dq, dk, dv, workspace, B, H, T,
+                  D, headsOperands(H, T, D, Hkv));
+}
+
+int zrt_attention_forward_gqa_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
+                                   const zrt_bf16 *v, zrt_bf16 *out,
+                                   float *lse, float *workspace, int64_t B,
+                                   int64_t H, int64_t Hkv, int64_t T,
+                                   int64_t D) {
+  const char *fn = "zrt_attention_forward_gqa_bf16";
+  if (int st = zrt::checkKvHeads(fn, H, Hkv, zrt::fail))
+    return st;
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
+                                              D, zrt::fail))
+    return st;
+  return forwardBf16(fn, q, k, v, out, lse, workspace, B, H, T, D,
+                     headsOperands(H, T, D, Hkv));
+}
+
+int zrt_attention_backward_gqa_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                    const zrt_bf16 *k, const zrt_bf16 *v,
+                                    const zrt_bf16 *out, const float *lse,
+                                    zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                    float *workspace, int64_t B, int64_t H,
+                                    int64_t Hkv, int64_t T, int64_t D) {
+  const char *fn = "zrt_attention_backward_gqa_bf16";
+  if (int st = zrt::checkKvHeads(fn, H, Hkv, zrt::fail))
+    return st;
+  if (int st = zrt::checkAttentionBackwardArgs(
+          fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt::fail))
+    return st;
+  return backwardBf16(fn, dout, q, k, v, out, lse, dq, dk, dv, workspace, B, H,
+                      T, D, headsOperands(H, T, D, Hkv));
 }
 
 } // extern "C"

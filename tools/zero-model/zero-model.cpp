@@ -10,6 +10,18 @@
 ///                   [--print-param-count] [-o file]
 ///   zero-model mlp --input N [--hidden 64,64] --output N [--batch N]
 ///                  [--activation relu|gelu] [--dtype f32|bf16] [-o file]
+///   zero-model llama|qwen3|llama3-8b|llama3.2-1b|qwen3-0.6b|qwen3-8b|
+///              llama3-debugmodel [--dim N --n-layers N --n-heads N
+///              --n-kv-heads N --head-dim N --ffn-dim N | --multiple-of N
+///              --ffn-dim-multiplier X --vocab N --rope-theta X
+///              --rope-scaling none|llama3[:factor,low,high,original]
+///              --rope-layout rotate_half|interleaved --norm-eps X
+///              --tie-embeddings[=false] --qk-norm[=false] --seq N --batch N
+///              --dtype f32|bf16] [--print-param-count] [-o file]
+///
+/// Llama/Qwen3 models (zero/Models/Llama.h): `llama` and `qwen3` are custom
+/// models starting from `llama3-8b` and `qwen3-8b`; flags override the
+/// preset's fields. Parameter names are Hugging Face's state-dict names.
 ///
 /// GPT models: `gpt2`, `gpt2-medium`, `gpt2-large`, `gpt2-xl` are the
 /// GPT-2 presets and `gpt` is a custom model starting from the `gpt2`
@@ -21,6 +33,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/Models/Llama.h"
 #include "zero/Models/Models.h"
 
 #include "mlir/IR/AsmState.h"
@@ -44,10 +57,15 @@ namespace cl = llvm::cl;
 static cl::OptionCategory modelCategory("zero-model options");
 static cl::OptionCategory gptCategory("GPT options (gpt, gpt2, gpt2-medium, gpt2-large, gpt2-xl)");
 static cl::OptionCategory mlpCategory("MLP options (mlp)");
+static cl::OptionCategory llamaCategory(
+    "Llama/Qwen3 options (llama, qwen3, llama3-8b, llama3.2-1b, qwen3-0.6b, "
+    "qwen3-8b, llama3-debugmodel)");
 
 static cl::opt<std::string>
     modelName(cl::Positional, cl::Required,
-              cl::desc("<model: gpt | gpt2 | gpt2-medium | gpt2-large | gpt2-xl | mlp>"),
+              cl::desc("<model: gpt | gpt2 | gpt2-medium | gpt2-large | gpt2-xl | mlp | "
+                       "llama | qwen3 | llama3-8b | llama3.2-1b | qwen3-0.6b | qwen3-8b | "
+                       "llama3-debugmodel>"),
               cl::cat(modelCategory));
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
@@ -74,6 +92,40 @@ static cl::opt<int64_t> paddedVocab("padded-vocab",
                                     cl::value_desc("N"), cl::cat(gptCategory));
 static cl::opt<int64_t> seqLen("seq", cl::desc("Sequence length T (= position-table rows)"),
                                cl::value_desc("N"), cl::cat(gptCategory));
+
+static cl::opt<int64_t> dim("dim", cl::desc("Hidden size C (hidden_size)"),
+                            cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<int64_t> nLayers("n-layers", cl::desc("Decoder layers L"),
+                                cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<int64_t> nHeads("n-heads", cl::desc("Query heads H"),
+                               cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<int64_t> nKvHeads("n-kv-heads", cl::desc("Key/value heads (dividing H)"),
+                                 cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<int64_t> headDim("head-dim", cl::desc("Head size D (0 = dim / n-heads)"),
+                                cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<int64_t> ffnDim("ffn-dim", cl::desc("MLP width F (intermediate_size)"),
+                               cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<int64_t> multipleOf("multiple-of",
+                                   cl::desc("Derive F as Meta/torchtitan: 8C/3 rounded up to a multiple of N"),
+                                   cl::value_desc("N"), cl::cat(llamaCategory));
+static cl::opt<double> ffnDimMultiplier("ffn-dim-multiplier",
+                                        cl::desc("Multiplier of the derived F (before rounding)"),
+                                        cl::value_desc("X"), cl::cat(llamaCategory));
+static cl::opt<double> ropeTheta("rope-theta", cl::desc("RoPE base theta"),
+                                 cl::value_desc("X"), cl::cat(llamaCategory));
+static cl::opt<std::string> ropeScaling("rope-scaling",
+                                        cl::desc("none, or llama3[:factor,low_freq_factor,high_freq_factor,original_max_positions] (default values 8,1,4,8192)"),
+                                        cl::value_desc("spec"), cl::cat(llamaCategory));
+static cl::opt<std::string> ropeLayout("rope-layout",
+                                       cl::desc("rotate_half (Hugging Face, default) or interleaved (Meta/torchtitan)"),
+                                       cl::value_desc("layout"), cl::cat(llamaCategory));
+static cl::opt<double> normEps("norm-eps", cl::desc("RMSNorm epsilon"),
+                               cl::value_desc("X"), cl::cat(llamaCategory));
+static cl::opt<bool> tieEmbeddings("tie-embeddings",
+                                   cl::desc("Tie the LM head to the token embedding (=false unties)"),
+                                   cl::cat(llamaCategory));
+static cl::opt<bool> qkNorm("qk-norm", cl::desc("Qwen3's RMSNorm of q and k over head_dim (=false: off)"),
+                            cl::cat(llamaCategory));
 
 static cl::opt<int64_t> inputDim("input", cl::desc("Input features"),
                                  cl::value_desc("N"), cl::cat(mlpCategory));
@@ -108,10 +160,84 @@ static void overrideFrom(T &field, const cl::opt<T> &option) {
     field = option;
 }
 
+/// The first Llama/Qwen3-only option given, or nullptr.
+static cl::Option *firstLlamaOption() {
+  return firstGiven({&dim, &nLayers, &nHeads, &nKvHeads, &headDim, &ffnDim,
+                     &multipleOf, &ffnDimMultiplier, &ropeTheta, &ropeScaling,
+                     &ropeLayout, &normEps, &tieEmbeddings, &qkNorm});
+}
+
+/// Parses --rope-scaling: "none", "llama3" or "llama3:f,low,high,original".
+static FailureOr<std::optional<RopeScaling>> parseRopeScaling(StringRef spec) {
+  if (spec == "none")
+    return std::optional<RopeScaling>();
+  auto [kind, values] = spec.split(':');
+  if (kind != "llama3")
+    return failure();
+  RopeScaling s;
+  if (values.empty() && !spec.contains(':'))
+    return std::optional<RopeScaling>(s);
+  SmallVector<StringRef> parts;
+  values.split(parts, ',');
+  if (parts.size() != 4 || parts[0].getAsDouble(s.factor) ||
+      parts[1].getAsDouble(s.lowFreqFactor) ||
+      parts[2].getAsDouble(s.highFreqFactor) ||
+      parts[3].getAsInteger(10, s.originalMaxPositions))
+    return failure();
+  return std::optional<RopeScaling>(s);
+}
+
+/// The preset with the Llama/Qwen3 flags applied; prints the error and
+/// fails on a malformed flag.
+static FailureOr<LlamaConfig> llamaConfigFromFlags(LlamaConfig config) {
+  overrideFrom(config.dim, dim);
+  overrideFrom(config.nLayers, nLayers);
+  overrideFrom(config.nHeads, nHeads);
+  overrideFrom(config.nKvHeads, nKvHeads);
+  overrideFrom(config.headDim, headDim);
+  overrideFrom(config.vocabSize, vocab);
+  overrideFrom(config.ropeTheta, ropeTheta);
+  overrideFrom(config.normEps, normEps);
+  overrideFrom(config.tieEmbeddings, tieEmbeddings);
+  overrideFrom(config.qkNorm, qkNorm);
+  overrideFrom(config.seqLen, seqLen);
+  overrideFrom(config.batchSize, batchSize);
+  bool derive = multipleOf.getNumOccurrences() || ffnDimMultiplier.getNumOccurrences();
+  if (derive && ffnDim.getNumOccurrences()) {
+    fail("--ffn-dim and --multiple-of/--ffn-dim-multiplier exclude each other");
+    return failure();
+  }
+  overrideFrom(config.ffnDim, ffnDim);
+  if (derive) {
+    config.ffnDim = 0;
+    overrideFrom(config.multipleOf, multipleOf);
+    if (ffnDimMultiplier.getNumOccurrences())
+      config.ffnDimMultiplier = ffnDimMultiplier.getValue();
+  }
+  if (ropeScaling.getNumOccurrences()) {
+    FailureOr<std::optional<RopeScaling>> s = parseRopeScaling(ropeScaling);
+    if (failed(s)) {
+      fail("bad --rope-scaling '" + ropeScaling +
+           "' (expected none, llama3 or llama3:factor,low,high,original)");
+      return failure();
+    }
+    config.ropeScaling = *s;
+  }
+  if (ropeLayout.getNumOccurrences()) {
+    if (ropeLayout != "rotate_half" && ropeLayout != "interleaved") {
+      fail("unknown --rope-layout '" + ropeLayout +
+           "' (expected rotate_half or interleaved)");
+      return failure();
+    }
+    config.interleavedRope = ropeLayout == "interleaved";
+  }
+  return config;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions(); // --mlir-print-debuginfo, ...
-  cl::HideUnrelatedOptions({&modelCategory, &gptCategory, &mlpCategory});
+  cl::HideUnrelatedOptions({&modelCategory, &gptCategory, &mlpCategory, &llamaCategory});
   cl::ParseCommandLineOptions(argc, argv, "Zero model generator: writes a training-step "
                                           "input module (train dialect) as MLIR text\n");
 
@@ -136,6 +262,8 @@ int main(int argc, char **argv) {
   if (modelName == "mlp") {
     if (cl::Option *o = firstGiven({&nLayer, &nHead, &nEmbd, &vocab, &paddedVocab, &seqLen}))
       return fail("--" + o->ArgStr + " does not apply to mlp models");
+    if (cl::Option *o = firstLlamaOption())
+      return fail("--" + o->ArgStr + " does not apply to mlp models");
     if (!inputDim.getNumOccurrences() || !outputDim.getNumOccurrences())
       return fail("mlp needs --input and --output");
     MLPConfig config;
@@ -157,6 +285,8 @@ int main(int argc, char **argv) {
   } else if (std::optional<GPTConfig> preset = getGPTPreset(modelName)) {
     if (cl::Option *o = firstGiven({&inputDim, std::addressof(hiddenDims), &outputDim, &activation}))
       return fail("--" + o->ArgStr + " does not apply to GPT models");
+    if (cl::Option *o = firstLlamaOption())
+      return fail("--" + o->ArgStr + " does not apply to GPT models");
     GPTConfig config = *preset;
     overrideFrom(config.nLayer, nLayer);
     overrideFrom(config.nHead, nHead);
@@ -170,9 +300,22 @@ int main(int argc, char **argv) {
       return fail(error);
     expectedCount = gptParameterCount(config);
     module = buildGPT(context, config);
+  } else if (std::optional<LlamaConfig> preset = getLlamaPreset(modelName)) {
+    if (cl::Option *o = firstGiven({&inputDim, std::addressof(hiddenDims), &outputDim,
+                                    &activation, &nLayer, &nHead, &nEmbd, &paddedVocab}))
+      return fail("--" + o->ArgStr + " does not apply to Llama/Qwen3 models");
+    FailureOr<LlamaConfig> config = llamaConfigFromFlags(*preset);
+    if (failed(config))
+      return 1; // llamaConfigFromFlags printed the error.
+    config->elementType = *elementType;
+    if (std::string error = checkLlamaConfig(*config); !error.empty())
+      return fail(error);
+    expectedCount = llamaParameterCount(*config);
+    module = buildLlama(context, *config);
   } else {
     return fail("unknown model '" + modelName + "' (expected " +
-                llvm::join(getGPTPresetNames(), ", ") + " or mlp)");
+                llvm::join(getGPTPresetNames(), ", ") + ", mlp or " +
+                llvm::join(getLlamaPresetNames(), ", ") + ")");
   }
   if (failed(module))
     return 1; // The handler printed the error.

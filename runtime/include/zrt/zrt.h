@@ -1195,4 +1195,8 @@ int zrt_embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
 } // extern "C"
 #endif
 
+/* The Llama/Qwen decoder kernels (RMSNorm, SwiGLU, RoPE, GQA, masked
+   cross-entropy). */
+#include "zrt/decoder.h"
+
 #endif // ZRT_ZRT_H

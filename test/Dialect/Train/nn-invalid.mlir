@@ -169,7 +169,7 @@ func.func @layer_norm_grad_eps(%x: tensor<4x64xf32>, %w: tensor<64xf32>) {
 //===----------------------------------------------------------------------===//
 
 func.func @attention_rank(%q: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
-  // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<4x32x16xf32>'}}
+  // expected-error @+1 {{'train.causal_attention' op query must be [B, H, T, D], got 'tensor<4x32x16xf32>'}}
   %o, %lse = train.causal_attention %q, %q, %q : tensor<4x32x16xf32>
   return %o : tensor<4x32x16xf32>
 }
@@ -177,7 +177,7 @@ func.func @attention_rank(%q: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
 // -----
 
 func.func @attention_rank0(%q: tensor<f32>) {
-  // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<f32>'}}
+  // expected-error @+1 {{'train.causal_attention' op query must be [B, H, T, D], got 'tensor<f32>'}}
   %o, %lse = train.causal_attention %q, %q, %q : tensor<f32>
   return
 }
@@ -185,7 +185,7 @@ func.func @attention_rank0(%q: tensor<f32>) {
 // -----
 
 func.func @attention_grad_rank0(%q: tensor<f32>, %l: tensor<f32>) {
-  // expected-error @+1 {{'train.attention_grad' op query, key, value and grad must be [B, H, T, D], got 'tensor<f32>'}}
+  // expected-error @+1 {{'train.attention_grad' op query must be [B, H, T, D], got 'tensor<f32>'}}
   %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %l, %q) : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
   return
 }
@@ -193,7 +193,7 @@ func.func @attention_grad_rank0(%q: tensor<f32>, %l: tensor<f32>) {
 // -----
 
 func.func @attention_rank5(%q: tensor<1x4x4x32x16xf32>) -> tensor<1x4x4x32x16xf32> {
-  // expected-error @+1 {{'train.causal_attention' op query, key and value must be [B, H, T, D], got 'tensor<1x4x4x32x16xf32>'}}
+  // expected-error @+1 {{'train.causal_attention' op query must be [B, H, T, D], got 'tensor<1x4x4x32x16xf32>'}}
   %o, %lse = train.causal_attention %q, %q, %q : tensor<1x4x4x32x16xf32>
   return %o : tensor<1x4x4x32x16xf32>
 }
@@ -201,15 +201,57 @@ func.func @attention_rank5(%q: tensor<1x4x4x32x16xf32>) -> tensor<1x4x4x32x16xf3
 // -----
 
 func.func @attention_key(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x16x16xf32>) -> tensor<4x4x32x16xf32> {
-  // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {query, key, value, result} have same type}}
+  // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {key, value} have same type}}
   %o, %lse = "train.causal_attention"(%q, %k, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x16x16xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32xf32>)
   return %o : tensor<4x4x32x16xf32>
 }
 
 // -----
 
+// Key and value agree with each other but not with the query's T.
+func.func @attention_key_tokens(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x16x16xf32>) -> tensor<4x4x32x16xf32> {
+  // expected-error @+1 {{'train.causal_attention' op key and value must be [4, Hkv, 32, 16] for query 'tensor<4x4x32x16xf32>', got 'tensor<4x4x16x16xf32>'}}
+  %o, %lse = train.causal_attention %q, %k, %k : tensor<4x4x32x16xf32>, tensor<4x4x16x16xf32>
+  return %o : tensor<4x4x32x16xf32>
+}
+
+// -----
+
+// Grouped-query attention: the K/V heads must divide the query heads.
+func.func @attention_kv_heads(%q: tensor<2x6x8x4xf32>, %k: tensor<2x4x8x4xf32>) -> tensor<2x6x8x4xf32> {
+  // expected-error @+1 {{'train.causal_attention' op 4 key/value heads do not divide 6 query heads}}
+  %o, %lse = train.causal_attention %q, %k, %k : tensor<2x6x8x4xf32>, tensor<2x4x8x4xf32>
+  return %o : tensor<2x6x8x4xf32>
+}
+
+// -----
+
+func.func @attention_grad_kv_heads(%q: tensor<2x6x8x4xf32>, %k: tensor<2x4x8x4xf32>, %lse: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'train.attention_grad' op 4 key/value heads do not divide 6 query heads}}
+  %dq, %dk, %dv = train.attention_grad %q, %k, %k, %q, %lse, %q : tensor<2x6x8x4xf32>, tensor<2x4x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_empty(%q: tensor<2x4x0x4xf32>) {
+  // expected-error @+1 {{'train.causal_attention' op query has an empty dimension: 'tensor<2x4x0x4xf32>'}}
+  %o, %lse = train.causal_attention %q, %q, %q : tensor<2x4x0x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_element_type(%q: tensor<2x4x8x4xf32>, %k: tensor<2x2x8x4xbf16>) {
+  // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {query, key} have same element type}}
+  %o, %lse = train.causal_attention %q, %k, %k : tensor<2x4x8x4xf32>, tensor<2x2x8x4xbf16>
+  return
+}
+
+// -----
+
 func.func @attention_value_type(%q: tensor<4x4x32x16xf32>, %v: tensor<4x4x32x16xbf16>) -> tensor<4x4x32x16xf32> {
-  // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {query, key, value, result} have same type}}
+  // expected-error @+1 {{'train.causal_attention' op failed to verify that all of {key, value} have same type}}
   %o, %lse = "train.causal_attention"(%q, %q, %v) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xbf16>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32xf32>)
   return %o : tensor<4x4x32x16xf32>
 }
@@ -233,7 +275,7 @@ func.func @attention_grad_lse_shape(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x
 // -----
 
 func.func @attention_grad_mismatch(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x32xf32>, %do: tensor<4x4x32x16xbf16>) {
-  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, key, value, output, grad, query_grad, key_grad, value_grad} have same type}}
+  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, output, grad, query_grad} have same type}}
   %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %lse, %do) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xbf16>) -> (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>)
   return
 }
@@ -241,7 +283,7 @@ func.func @attention_grad_mismatch(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x3
 // -----
 
 func.func @attention_grad_result(%q: tensor<4x4x32x16xf32>, %lse: tensor<4x4x32xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {query, key, value, output, grad, query_grad, key_grad, value_grad} have same type}}
+  // expected-error @+1 {{'train.attention_grad' op failed to verify that all of {key, value, key_grad, value_grad} have same type}}
   %dq, %dk, %dv = "train.attention_grad"(%q, %q, %q, %q, %lse, %q) : (tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>) -> (tensor<4x4x32x16xf32>, tensor<4x4x16x32xf32>, tensor<4x4x32x16xf32>)
   return
 }
@@ -264,6 +306,30 @@ func.func @cross_entropy_logits_rank1(%l: tensor<256xf32>, %t: tensor<1xi32>) ->
   // expected-error @+1 {{'train.cross_entropy' op logits must be [N, V], got 'tensor<256xf32>'}}
   %r = train.cross_entropy %l, %t : tensor<256xf32>, tensor<1xi32> -> tensor<f32>
   return %r : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_empty(%l: tensor<0x256xf32>, %t: tensor<0xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.cross_entropy' op logits have an empty dimension: 'tensor<0x256xf32>'}}
+  %r = train.cross_entropy %l, %t : tensor<0x256xf32>, tensor<0xi32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_ignore_index_range(%l: tensor<4x256xf32>, %t: tensor<4xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.cross_entropy' op ignore_index 4294967296 is not an i32 target value}}
+  %r = train.cross_entropy %l, %t {ignore_index = 4294967296 : i64} : tensor<4x256xf32>, tensor<4xi32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_grad_ignore_index_range(%l: tensor<4x256xf32>, %t: tensor<4xi32>, %d: tensor<f32>) {
+  // expected-error @+1 {{'train.cross_entropy_grad' op ignore_index -2147483649 is not an i32 target value}}
+  %r = train.cross_entropy_grad %l, %t, %d {ignore_index = -2147483649 : i64} : tensor<4x256xf32>, tensor<4xi32>
+  return
 }
 
 // -----
@@ -437,7 +503,7 @@ func.func @layer_norm_mixed(%x: tensor<2x4xbf16>, %w: tensor<4xf32>, %b: tensor<
 // -----
 
 func.func @attention_grad_rank(%q: tensor<2x8x4xf32>, %lse: tensor<2x8xf32>) {
-  // expected-error @+1 {{'train.attention_grad' op query, key, value and grad must be [B, H, T, D], got 'tensor<2x8x4xf32>'}}
+  // expected-error @+1 {{'train.attention_grad' op query must be [B, H, T, D], got 'tensor<2x8x4xf32>'}}
   %dq, %dk, %dv = train.attention_grad %q, %q, %q, %q, %lse, %q : tensor<2x8x4xf32>
   return
 }

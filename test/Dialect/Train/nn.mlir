@@ -80,6 +80,27 @@ func.func @attention(%q: tensor<4x4x32x16xf32>, %k: tensor<4x4x32x16xf32>,
 
 // -----
 
+// Grouped-query attention: 4 query heads share 2 K/V heads; the K/V type is
+// printed after the query's. head_dim 16 is free (not C / heads).
+// CHECK-LABEL: func.func @attention_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8x16xbf16>, %[[K:.*]]: tensor<2x2x8x16xbf16>, %[[V:.*]]: tensor<2x2x8x16xbf16>, %[[DO:.*]]: tensor<2x4x8x16xbf16>)
+func.func @attention_gqa(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>,
+                         %v: tensor<2x2x8x16xbf16>, %do: tensor<2x4x8x16xbf16>)
+    -> (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>) {
+  // CHECK: %[[O:.*]], %[[L:.*]] = train.causal_attention %[[Q]], %[[K]], %[[V]] : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>
+  %o, %lse = train.causal_attention %q, %k, %v : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>
+  // CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = train.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[DO]] : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>
+  %dq, %dk, %dv = train.attention_grad %q, %k, %v, %o, %lse, %do : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>
+  // Multi-query: one K/V head.
+  // CHECK: train.causal_attention %[[Q]], %{{.*}}, %{{.*}} : tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>
+  %k1:2 = train.split %k dim(1) : tensor<2x2x8x16xbf16> -> tensor<2x1x8x16xbf16>, tensor<2x1x8x16xbf16>
+  %m, %mlse = train.causal_attention %q, %k1#0, %k1#1 : tensor<2x4x8x16xbf16>, tensor<2x1x8x16xbf16>
+  // CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+  return %dq, %dk, %dv : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @attention_packed
 // CHECK-SAME: (%[[QKV:.*]]: tensor<4x32x48xf32>, %[[DY:.*]]: tensor<4x32x16xf32>, %[[H:.*]]: tensor<1x8x24xbf16>)
 func.func @attention_packed(%qkv: tensor<4x32x48xf32>, %dy: tensor<4x32x16xf32>,
@@ -120,6 +141,20 @@ func.func @cross_entropy(%logits: tensor<128x256xf32>, %t: tensor<128xi32>,
   %d = train.cross_entropy %lb, %tb : tensor<2x10xbf16>, tensor<2xi32> -> tensor<f32>
   // CHECK: return %[[A]], %[[B]], %[[C]], %[[D]]
   return %a, %b, %c, %d : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// Hugging Face labels: targets equal to -100 count neither in the sum nor in
+// the mean.
+// CHECK-LABEL: func.func @cross_entropy_ignore_index
+// CHECK-SAME: (%[[L:.*]]: tensor<128x256xf32>, %[[T:.*]]: tensor<128xi32>, %[[DL:.*]]: tensor<f32>)
+func.func @cross_entropy_ignore_index(%logits: tensor<128x256xf32>, %t: tensor<128xi32>, %dloss: tensor<f32>)
+    -> (tensor<f32>, tensor<128x256xf32>) {
+  // CHECK: %[[A:.*]] = train.cross_entropy %[[L]], %[[T]] {ignore_index = -100 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  %a = train.cross_entropy %logits, %t {ignore_index = -100 : i64} : tensor<128x256xf32>, tensor<128xi32> -> tensor<f32>
+  // CHECK: %[[B:.*]] = train.cross_entropy_grad %[[L]], %[[T]], %[[DL]] {ignore_index = -100 : i64, num_classes = 250 : i64} : tensor<128x256xf32>, tensor<128xi32>
+  %b = train.cross_entropy_grad %logits, %t, %dloss {num_classes = 250 : i64, ignore_index = -100 : i64} : tensor<128x256xf32>, tensor<128xi32>
+  // CHECK: return %[[A]], %[[B]]
+  return %a, %b : tensor<f32>, tensor<128x256xf32>
 }
 
 // CHECK-LABEL: func.func @cross_entropy_grad

@@ -143,3 +143,76 @@ func.func @forward(%x: tensor<2x4x8xf32>, %t: tensor<2x4x8xf32>) -> tensor<f32> 
   %l = train.mse %y, %t : tensor<2x4x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A Llama-style attention sub-block: add_rms_norm (both results used),
+// q/k RoPE with the operand-free table (no gradient for it), grouped-query
+// attention (dK/dV of the K/V type), cross-entropy with ignore_index.
+train.param @w : tensor<8xf32> init(<ones>) trainable
+train.param @wq : tensor<8x8xf32> init(<normal, 2.000000e-02>) trainable
+train.param @wk : tensor<4x8xf32> init(<normal, 2.000000e-02>) trainable
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[T:.*]] = train.rope_table theta(1.000000e+04) : tensor<4x2x2xf32>
+// CHECK: %[[S:.*]], %[[N:.*]] = train.add_rms_norm
+// CHECK: %[[QR:.*]] = train.rope %{{.*}}, %[[T]] layout(<rotate_half>) : tensor<1x4x2x4xf32>
+// CHECK: %[[KR:.*]] = train.rope %{{.*}}, %[[T]] layout(<rotate_half>) : tensor<1x4x1x4xf32>
+// CHECK: train.causal_attention %{{.*}} : tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>
+// CHECK: train.cross_entropy {{.*}} {ignore_index = -100 : i64}
+// CHECK: train.loss_seed
+// CHECK: train.cross_entropy_grad {{.*}} {ignore_index = -100 : i64}
+// CHECK: %{{.*}}, %[[DK:.*]], %[[DV:.*]] = train.attention_grad {{.*}} : tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>
+// CHECK: train.rope %{{.*}}, %[[T]] layout(<rotate_half>) {inverse} : tensor<1x4x1x4xf32>
+// CHECK: train.rope %{{.*}}, %[[T]] layout(<rotate_half>) {inverse} : tensor<1x4x2x4xf32>
+// The norm's gradient carries the residual stream's own gradient as addend.
+// CHECK: %[[DS:.*]], %[[DW:.*]] = train.rms_norm_grad %[[S]], %{{.*}}, %{{.*}} plus %{{.*}} eps(1.000000e-05)
+// CHECK: train.accumulate %[[DW]], @w.grad
+// CHECK-NOT: rope_table
+// CHECK: return
+func.func @forward(%x: tensor<1x4x8xf32>, %h: tensor<1x4x8xf32>, %labels: tensor<4xi32>) -> tensor<f32> {
+  %w = train.load @w : tensor<8xf32>
+  %t = train.rope_table theta(1.0e+04) : tensor<4x2x2xf32>
+  %s, %n = train.add_rms_norm %x, %h, %w eps(1.0e-05) : tensor<1x4x8xf32>, tensor<8xf32>
+  %wq = train.load @wq : tensor<8x8xf32>
+  %wk = train.load @wk : tensor<4x8xf32>
+  %q = train.matmul %n, %wq {transpose_b} : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
+  %k = train.matmul %n, %wk {transpose_b} : tensor<1x4x8xf32>, tensor<4x8xf32> -> tensor<1x4x4xf32>
+  %q4 = train.reshape %q : tensor<1x4x8xf32> -> tensor<1x4x2x4xf32>
+  %k4 = train.reshape %k : tensor<1x4x4xf32> -> tensor<1x4x1x4xf32>
+  %qr = train.rope %q4, %t layout(<rotate_half>) : tensor<1x4x2x4xf32>, tensor<4x2x2xf32>
+  %kr = train.rope %k4, %t layout(<rotate_half>) : tensor<1x4x1x4xf32>, tensor<4x2x2xf32>
+  %qh = train.transpose %qr [0, 2, 1, 3] : tensor<1x4x2x4xf32> -> tensor<1x2x4x4xf32>
+  %kh = train.transpose %kr [0, 2, 1, 3] : tensor<1x4x1x4xf32> -> tensor<1x1x4x4xf32>
+  %o, %lse = train.causal_attention %qh, %kh, %kh : tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>
+  %ot = train.transpose %o [0, 2, 1, 3] : tensor<1x2x4x4xf32> -> tensor<1x4x2x4xf32>
+  %of = train.reshape %ot : tensor<1x4x2x4xf32> -> tensor<1x4x8xf32>
+  %r = train.add %s, %of : tensor<1x4x8xf32>
+  %logits = train.reshape %r : tensor<1x4x8xf32> -> tensor<4x8xf32>
+  %l = train.cross_entropy %logits, %labels {ignore_index = -100 : i64} : tensor<4x8xf32>, tensor<4xi32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The SwiGLU MLP: one swiglu_grad gives both operand gradients; silu's
+// gradient is silu_grad.
+train.param @g : tensor<6x4xf32> init(<normal, 2.000000e-02>) trainable
+train.param @u : tensor<6x4xf32> init(<normal, 2.000000e-02>) trainable
+// CHECK-LABEL: func.func @forward_backward(
+// CHECK: %[[G:.*]] = train.matmul
+// CHECK: %[[U:.*]] = train.matmul
+// CHECK: %[[A:.*]] = train.swiglu %[[G]], %[[U]] : tensor<2x6xf32>
+// CHECK: %[[B:.*]] = train.silu %[[A]] : tensor<2x6xf32>
+// CHECK: train.loss_seed
+// CHECK: %[[DA:.*]] = train.silu_grad %[[A]], %{{.*}} : tensor<2x6xf32>
+// CHECK: %[[DG:.*]], %[[DU:.*]] = train.swiglu_grad %[[G]], %[[U]], %[[DA]] : tensor<2x6xf32>
+func.func @forward(%x: tensor<2x4xf32>, %y: tensor<2x6xf32>) -> tensor<f32> {
+  %wg = train.load @g : tensor<6x4xf32>
+  %wu = train.load @u : tensor<6x4xf32>
+  %g = train.matmul %x, %wg {transpose_b} : tensor<2x4xf32>, tensor<6x4xf32> -> tensor<2x6xf32>
+  %u = train.matmul %x, %wu {transpose_b} : tensor<2x4xf32>, tensor<6x4xf32> -> tensor<2x6xf32>
+  %a = train.swiglu %g, %u : tensor<2x6xf32>
+  %b = train.silu %a : tensor<2x6xf32>
+  %l = train.mse %b, %y : tensor<2x6xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
