@@ -5,8 +5,10 @@ returns the scalar training loss, its example inputs, the name prefix of
 the user's model inside it, and (for Hugging Face models) the config.
 """
 import importlib.util
+import inspect
 import json
 import os
+import re
 import sys
 
 import torch
@@ -23,6 +25,10 @@ FAMILIES = {
 }
 
 DEFAULT_ENTRY = "zero_model"
+
+# Config fields that are sizes or counts (an override must be positive).
+_SIZE = re.compile(r"^(n_.*|num_.*|.*_size|.*_dim|.*_layers|.*_heads|.*_positions|"
+                   r".*_embeddings|vocab_size)$")
 
 
 class Source:
@@ -91,7 +97,19 @@ def _apply_overrides(config, overrides, what):
     for key, value in overrides.items():
         if not hasattr(config, key):
             raise ImportFailure("--set %s: %s has no field '%s'" % (key, what, key))
-        setattr(config, key, value)
+        old = getattr(config, key)
+        kind = type(old)
+        if isinstance(old, bool) and not isinstance(value, bool):
+            raise ImportFailure("--set %s=%s: expected true or false" % (key, value))
+        if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ImportFailure("--set %s=%s: expected an integer" % (key, value))
+        if kind is float and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            raise ImportFailure("--set %s=%s: expected a number" % (key, value))
+        if kind is int and _SIZE.match(key) and value < 1:
+            raise ImportFailure("--set %s=%s: must be positive" % (key, value))
+        if kind is float and value < 0:
+            raise ImportFailure("--set %s=%s: must not be negative" % (key, value))
+        setattr(config, key, float(value) if kind is float else value)
 
 
 def _no_dropout(config):
@@ -192,8 +210,8 @@ def python_file(path, entry):
     fn = getattr(module, entry, None)
     if not callable(fn):
         found = sorted(k for k, v in vars(module).items()
-                       if callable(v) and getattr(v, "__module__", None) == name
-                       and not isinstance(v, type))
+                       if inspect.isfunction(v) and v.__module__ == name
+                       and _no_required_args(v))
         raise ImportFailure("%s has no function '%s'%s (the entry point returns "
                             "(model, example_inputs[, loss_fn]); --entry NAME "
                             "picks another)" % (path, entry,
@@ -230,6 +248,15 @@ def python_file(path, entry):
     wrapped = WithLoss(model, loss_fn) if loss_fn is not None else _Plain(model)
     on_meta = any(p.is_meta for p in model.parameters())
     return Source(wrapped, inputs, "model.", None, not on_meta, type(model).__name__)
+
+
+def _no_required_args(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in sig.parameters.values())
 
 
 class _Plain(torch.nn.Module):

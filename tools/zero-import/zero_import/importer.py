@@ -5,6 +5,11 @@ requires_grad=False is a frozen `train.param` (no `trainable`); parameters
 that are one tensor under several names (tied embeddings) are one symbol,
 the first name in state_dict order.
 """
+import contextlib
+import logging
+import os
+import sys
+
 import torch
 from torch.export import graph_signature as gs
 
@@ -14,10 +19,31 @@ from .lower import Const, Lowering, elem_type
 from . import ops as rules
 
 
+@contextlib.contextmanager
+def _stderr_discarded():
+    """File descriptor 2 to /dev/null (torch.export prints graphs and
+    warnings of failed traces there; the message says what failed)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def export(source):
     """torch.export of the training forward, user errors as ImportFailure."""
+    quiet = logging.getLogger("torch")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)    # its warnings would repeat our message
     try:
-        return torch.export.export(source.module, source.inputs)
+        with _stderr_discarded():
+            return torch.export.export(source.module, source.inputs)
     except Exception as e:  # noqa: BLE001 - classified below
         text = str(e)
         where = exception_source(e)
@@ -33,6 +59,8 @@ def export(source):
                 "the optimizer); supported: %s" % (where, rules.supported_summary()))
         first = text.strip().splitlines()[0] if text.strip() else name
         raise ImportFailure("torch.export failed at %s: %s: %s" % (where, name, first))
+    finally:
+        quiet.setLevel(level)
 
 
 def _init_of(name, tensor):
@@ -118,7 +146,7 @@ def _check_higher_order(program):
     gm = program.graph_module
     for n in gm.graph.nodes:
         target = str(n.target)
-        if n.op != "call_function" or "higher_order" not in target:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.HigherOrderOperator):
             continue
         sub = None
         for a in n.args:

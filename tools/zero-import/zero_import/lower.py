@@ -53,6 +53,10 @@ def _to_cpu(x):
     return x
 
 
+# Ops whose value depends only on their first operand's shape and dtype.
+_SHAPE_ONLY = ("zeros_like", "ones_like", "full_like", "new_zeros", "new_ones",
+               "new_full")
+
 # Ops never evaluated at import time even without tensor inputs.
 _RANDOM = ("rand", "randn", "randint", "randperm", "normal", "bernoulli",
            "dropout", "native_dropout", "uniform", "multinomial", "empty")
@@ -72,11 +76,11 @@ class Lowering:
 
     # --- diagnostics ------------------------------------------------------
 
-    def fail(self, what, node=None):
+    def fail(self, what, node=None, extra=""):
         """An ImportFailure for `what` at the node's source line."""
         node = node if node is not None else self.node
-        raise ImportFailure("%s at %s; supported: %s" % (
-            what, node_source(node), rules.supported_summary()))
+        raise ImportFailure("%s at %s%s; supported: %s" % (
+            what, node_source(node), extra, rules.supported_summary()))
 
     # --- values -----------------------------------------------------------
 
@@ -129,13 +133,21 @@ class Lowering:
     def is_constant(self, node, constant):
         if node.op != "call_function":
             return False
+        if str(node.target).split(".")[1:2] and str(node.target).split(".")[1] in _SHAPE_ONLY:
+            return True
         name = getattr(node.target, "__name__", str(node.target))
         if any(r in str(node.target) for r in _RANDOM) and "arange" not in name:
             return False
         return all(constant.get(i, False) for i in node.all_input_nodes)
 
     def evaluate(self, node):
-        args = _to_cpu(self.value(node.args))
+        if str(node.target).split(".")[1] in _SHAPE_ONLY:
+            # zeros_like(x) and friends read only x's shape and dtype.
+            like = node.args[0].meta["val"]
+            args = (Const(torch.zeros(like.shape, dtype=like.dtype)),) + \
+                tuple(_to_cpu(self.value(node.args[1:])))
+        else:
+            args = _to_cpu(self.value(node.args))
         kwargs = _to_cpu(self.value(dict(node.kwargs)))
         unwrap = lambda x: x.tensor if isinstance(x, Const) else (
             type(x)(unwrap(v) for v in x) if isinstance(x, (list, tuple)) else x)
@@ -161,6 +173,27 @@ class Lowering:
         for n in graph.nodes:
             if n.op == "placeholder":
                 constant[n] = n in self.constants and self.constants[n] is not None
+        # The first op without a rule, before any rule runs: its name is
+        # the message (an op with a rule may fail on an input it cannot
+        # take, which says less).
+        structural = dict(constant)
+        missing = []
+        for n in graph.nodes:
+            if n.op == "call_function" and n not in structural:
+                structural[n] = self.is_constant(n, structural)
+            if n in live and n.op == "call_function" and not structural[n] and \
+                    not rules.has_rule(n):
+                missing.append(n)
+        if missing:
+            self.node = missing[0]
+            others = []
+            for n in missing[1:]:
+                name = rules.describe(n)
+                if name not in others and name != rules.describe(missing[0]):
+                    others.append(name)
+            self.fail("unsupported op %s" % rules.describe(missing[0]),
+                      extra="; also without a train op in this model: " +
+                      ", ".join(others) if others else "")
         for n in graph.nodes:
             if n not in live or n in self.env:
                 continue

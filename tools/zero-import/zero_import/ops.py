@@ -35,14 +35,23 @@ def supported_summary():
     return ", ".join(ops)
 
 
+def has_rule(node):
+    return node.target in _PYTHON or str(node.target) in _RULES
+
+
+def describe(node):
+    """`aten.cos.default (rotary position embedding (RoPE))`."""
+    name = str(node.target)
+    hint = HINTS.get(name.split(".")[1] if name.startswith("aten.") else "", "")
+    return name + (" (%s)" % hint if hint else "")
+
+
 def lower(L, node):
     if node.target in _PYTHON:
         return _PYTHON[node.target](L, node)
-    name = str(node.target)
-    fn = _RULES.get(name)
+    fn = _RULES.get(str(node.target))
     if fn is None:
-        hint = HINTS.get(name.split(".")[1] if name.startswith("aten.") else "", "")
-        L.fail("unsupported op %s%s" % (name, " (%s)" % hint if hint else ""))
+        L.fail("unsupported op %s" % describe(node))
     return fn(L, node)
 
 
@@ -55,6 +64,8 @@ HINTS = {
     "neg": "negation (RoPE's rotate_half?)", "repeat_interleave": "grouped-query attention",
     "tanh": "tanh", "exp": "exp", "dropout": "dropout with p > 0",
     "native_dropout": "dropout with p > 0", "batch_norm": "BatchNorm",
+    "_native_batch_norm_legit_functional": "BatchNorm",
+    "_native_batch_norm_legit_no_training": "BatchNorm",
 }
 
 
@@ -92,7 +103,7 @@ def identity(L, node):
     return x
 
 
-@rule("aten.to.dtype", "aten._to_copy.default", "aten.to.dtype_layout",
+@rule("aten.to.dtype", "aten._to_copy.default", "aten.to.dtype_layout", "aten.to.device",
       doc="train.cast (float to float), or no op")
 def to_dtype(L, node):
     return identity(L, node)
