@@ -17,6 +17,9 @@ Run with the project venv's python (PyTorch 2.x, transformers, safetensors):
      schedule (reference_gpt.py's contract), loss = cross-entropy of the
      logits against the dumped targets: every step's loss must equal the
      driver's within --rel-tol (relative);
+     after the first run, the same program with --import of Hugging Face's
+     own files (model.safetensors, and the model saved as a sharded
+     checkpoint: its directory) must give the same first two losses;
   5. `zero-import --to-hf final.safetensors --config m.config.json -o out`
      (f32, and bf16 for the first run): AutoModelForCausalLM.from_pretrained
      must load it, and its validation loss on the driver's validation
@@ -63,6 +66,17 @@ def make_hf(path):
                         embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0,
                         eos_token_id=0)
     GPT2LMHeadModel(config).save_pretrained(path)
+
+
+def save_sharded(hf_dir, path):
+    """The model as a sharded checkpoint (model.safetensors.index.json and
+    model-0000x-of-0000y.safetensors)."""
+    from transformers import GPT2LMHeadModel
+    GPT2LMHeadModel.from_pretrained(hf_dir).save_pretrained(path, max_shard_size="40KB")
+    shards = [f for f in os.listdir(path) if f.startswith("model-0000")]
+    if len(shards) < 2 or not os.path.exists(os.path.join(path, "model.safetensors.index.json")):
+        sys.exit("%s: expected a sharded checkpoint, got %s" % (path, sorted(os.listdir(path))))
+    print("%s: %d shards" % (path, len(shards)))
 
 
 def hf_loss(model, ids, targets):
@@ -153,6 +167,23 @@ def main():
         if sorted(steps_rec) != list(range(1, STEPS + 1)) or STEPS not in vals:
             sys.exit("%s: expected %d step records and a val record" % (out("metrics"), STEPS))
         pytorch_run(hf_dir, batches, steps_rec, args.rel_tol, failures, tag)
+        if i == 0:
+            # Hugging Face's own files straight into --import: model.safetensors,
+            # and a sharded checkpoint (index + shards) by its directory.
+            sharded = os.path.join(args.work, "hf_sharded")
+            save_sharded(hf_dir, sharded)
+            for what, path in (("model.safetensors", os.path.join(hf_dir, "model.safetensors")),
+                               ("sharded", sharded)):
+                metrics = out("metrics_" + what.split(".")[0])
+                run(cmd + ["--data", args.data, "--steps", "2", "--lr", repr(LR),
+                           "--warmup", "0", "--val-every", "0", "--sample-tokens", "0",
+                           "--threads", "1", "--quiet", "--import", path,
+                           "--metrics", metrics], env=env)
+                got, _ = ref.read_metrics(metrics)
+                same = all(got[s]["loss"] == steps_rec[s]["loss"] for s in (1, 2))
+                print("%s: --import %s: steps 1-2 %s" % (tag, what, "identical" if same else "MISMATCH"))
+                if not same:
+                    failures.append("--import %s" % what)
 
         # Weights out: the driver's export as a Hugging Face directory.
         BATCH_GLOBAL[0] = BATCH * world
