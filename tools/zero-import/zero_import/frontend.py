@@ -90,6 +90,7 @@ def _transformers():
         raise ImportFailure("Hugging Face models need the transformers package "
                             "(scripts/setup-deps installs it into .venv): %s" % e)
     transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
     return transformers
 
 

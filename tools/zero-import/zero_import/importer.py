@@ -171,7 +171,8 @@ def _logits_node(loss):
         return None
     n = loss.args[0]
     while isinstance(n, torch.fx.Node) and str(n.target) in (
-            "aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"):
+            "aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+            "aten.flatten.using_ints"):
         n = n.args[0]
     val = n.meta.get("val") if isinstance(n, torch.fx.Node) else None
     return n if isinstance(val, torch.Tensor) and val.dim() == 3 else None
