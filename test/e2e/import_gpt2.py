@@ -84,10 +84,10 @@ def hf_loss(model, ids, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def pytorch_run(hf_dir, batches, steps_rec, rel_tol, failures, tag):
-    from transformers import GPT2LMHeadModel
-    model = GPT2LMHeadModel.from_pretrained(hf_dir, dtype=torch.float32,
-                                            attn_implementation="sdpa")
+def pytorch_run(model, loss_fn, batches, steps_rec, rel_tol, failures, tag):
+    """Trains `model` (in place) on the dumped batches as train-optimizer
+    does and compares each step's loss(model, ids, targets) with the
+    driver's."""
     model.train()
     params = list(model.parameters())          # tied wte/lm_head: one tensor
     decay = [p for p in params if p.dim() >= 2]
@@ -104,7 +104,7 @@ def pytorch_run(hf_dir, batches, steps_rec, rel_tol, failures, tag):
             g["lr"] = ref.f32(lr)
         opt.zero_grad(set_to_none=True)
         _, _, ids, targets = batches[step - 1]
-        loss = hf_loss(model, ids, targets)
+        loss = loss_fn(model, ids, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, ref.MAX_NORM)
         opt.step()
@@ -166,7 +166,10 @@ def main():
         steps_rec, vals = ref.read_metrics(out("metrics"))
         if sorted(steps_rec) != list(range(1, STEPS + 1)) or STEPS not in vals:
             sys.exit("%s: expected %d step records and a val record" % (out("metrics"), STEPS))
-        pytorch_run(hf_dir, batches, steps_rec, args.rel_tol, failures, tag)
+        from transformers import GPT2LMHeadModel
+        model = GPT2LMHeadModel.from_pretrained(hf_dir, dtype=torch.float32,
+                                                attn_implementation="sdpa")
+        pytorch_run(model, hf_loss, batches, steps_rec, args.rel_tol, failures, tag)
         if i == 0:
             # Hugging Face's own files straight into --import: model.safetensors,
             # and a sharded checkpoint (index + shards) by its directory.

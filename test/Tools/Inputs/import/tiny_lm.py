@@ -19,6 +19,7 @@ class TinyLM(nn.Module):
         self.ln_f = nn.LayerNorm(DIM)
         self.head = nn.Linear(DIM, VOCAB, bias=False)
         self.head.weight = self.tok.weight               # tied
+        nn.init.normal_(self.tok.weight, std=0.02)
 
     def forward(self, ids):
         x = self.tok(ids) + self.pos
