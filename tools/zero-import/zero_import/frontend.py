@@ -163,8 +163,23 @@ def huggingface(spec, overrides, batch, seq, dtype):
     seq = _seq_of(config, seq)
     try:
         if has_weights:
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                spec, config=config, dtype=dtype, attn_implementation="sdpa")
+            model, info = transformers.AutoModelForCausalLM.from_pretrained(
+                spec, config=config, dtype=dtype, attn_implementation="sdpa",
+                output_loading_info=True)
+            tied = {k for k in getattr(model, "_tied_weights_keys", None) or ()}
+            problems = [("missing", [k for k in info.get("missing_keys", ()) if k not in tied]),
+                        ("unexpected", list(info.get("unexpected_keys", ()))),
+                        ("mismatched", [k[0] if isinstance(k, tuple) else k
+                                        for k in info.get("mismatched_keys", ())])]
+            problems = [(what, keys) for what, keys in problems if keys]
+            if problems:
+                raise ImportFailure(
+                    "the weights in %s do not fit its config%s: %s" % (
+                        spec, " with the --set overrides" if overrides else "",
+                        "; ".join("%s %s%s" % (what, ", ".join(sorted(keys)[:3]),
+                                               " (and %d more)" % (len(keys) - 3)
+                                               if len(keys) > 3 else "")
+                                  for what, keys in problems)))
         else:
             with torch.device("meta"):
                 model = transformers.AutoModelForCausalLM.from_config(
