@@ -20,8 +20,11 @@ def atomic_write(path, write):
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~umask)   # mkstemp's 0600 is not a file's usual mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
