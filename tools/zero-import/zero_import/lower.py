@@ -37,10 +37,11 @@ def elem_type(dtype, what):
 class Const:
     """A value computed at import time (no input or parameter behind it)."""
 
-    __slots__ = ("tensor",)
+    __slots__ = ("tensor", "facts")
 
     def __init__(self, tensor):
         self.tensor = tensor
+        self.facts = {}     # memoized properties (e.g. "is the causal mask")
 
 
 def _to_cpu(x):

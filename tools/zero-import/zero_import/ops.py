@@ -491,7 +491,9 @@ def sdpa(L, node):
         L.fail("scaled_dot_product_attention with scale %g (train.causal_attention "
                "scales by 1/sqrt(D) = %g)" % (scale, 1 / math.sqrt(d)))
     if mask is not None:
-        if not isinstance(mask, Const) or not _causal_mask(mask.tensor):
+        if isinstance(mask, Const) and "causal" not in mask.facts:
+            mask.facts["causal"] = _causal_mask(mask.tensor)   # one mask, every layer
+        if not isinstance(mask, Const) or not mask.facts["causal"]:
             L.fail("scaled_dot_product_attention with an attention mask that is "
                    "not the constant causal mask (padding masks are not supported)")
     elif not is_causal:
