@@ -98,14 +98,11 @@ def collect_params(source, program):
     by_fqn = {fqn: canonical[id(p)] for fqn, p in wrapper.named_parameters(remove_duplicate=False)}
     placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
     params, mapping, constants, user_inputs = {}, {}, {}, []
-    used = set()
     for spec in program.graph_signature.input_specs:
         node = placeholders[spec.arg.name]
         if spec.kind == gs.InputKind.PARAMETER:
             name = by_fqn[spec.target]
             mapping[node] = name
-            if node.users:
-                used.add(name)
         elif spec.kind in (gs.InputKind.BUFFER, gs.InputKind.CONSTANT_TENSOR):
             t = program.state_dict.get(spec.target)
             if t is None:

@@ -99,6 +99,9 @@ def identity(L, node):
     x = L.tensor(node.args[0])
     want = L.meta_type(node)
     if want.elem != x.type.elem:
+        if ir.ID_TYPE in (want.elem, x.type.elem):
+            L.fail("unsupported conversion %s of %s to %s (train.cast converts "
+                   "floats; integer tensors are ids)" % (node.target, x.type.elem, want.elem))
         return L.fn.op("cast", [x], {}, [want])[0]
     return x
 
@@ -268,6 +271,9 @@ def binary(L, node, name, a, b):
     a, b = broadcast_to(L, a, shape), broadcast_to(L, b, shape)
     if a.type.elem != b.type.elem:
         L.fail("%s of %s and %s tensors (mixed element types)" % (node.target, a.type.elem, b.type.elem))
+    if a.type.elem == ir.ID_TYPE:
+        L.fail("unsupported op %s on integer tensors (train arithmetic is on "
+               "floats; integer inputs are ids)" % node.target)
     return L.fn.elementwise(name, a, b)
 
 
@@ -290,7 +296,12 @@ def add(L, node):
 
 
 def _scaled(L, x, factor):
-    return x if factor == 1 else L.fn.unary("scale", x, factor=factor)
+    if factor == 1:
+        return x
+    if x.type.elem == ir.ID_TYPE:
+        L.fail("unsupported op %s on integer tensors (train arithmetic is on "
+               "floats; integer inputs are ids)" % L.node.target)
+    return L.fn.unary("scale", x, factor=factor)
 
 
 @rule("aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor", "aten.div.Scalar",

@@ -94,3 +94,16 @@ def not_a_module():
 
 
 not_callable = 42
+
+
+class Shifted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 4)
+
+    def forward(self, ids, y):
+        return F.mse_loss(self.emb(ids + 1), y)           # arithmetic on ids
+
+
+def id_arithmetic():
+    return Shifted(), (torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, 4))
