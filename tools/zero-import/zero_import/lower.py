@@ -44,6 +44,12 @@ class Const:
         self.facts = {}     # memoized properties (e.g. "is the causal mask")
 
 
+def _aten_name(node):
+    """`zeros_like` for aten.zeros_like.default; "" for other targets."""
+    parts = str(node.target).split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "aten" else ""
+
+
 def _to_cpu(x):
     if isinstance(x, torch.device) and x.type == "meta":
         return torch.device("cpu")
@@ -134,7 +140,7 @@ class Lowering:
     def is_constant(self, node, constant):
         if node.op != "call_function":
             return False
-        if str(node.target).split(".")[1:2] and str(node.target).split(".")[1] in _SHAPE_ONLY:
+        if _aten_name(node) in _SHAPE_ONLY:
             return True
         name = getattr(node.target, "__name__", str(node.target))
         if any(r in str(node.target) for r in _RANDOM) and "arange" not in name:
@@ -142,7 +148,7 @@ class Lowering:
         return all(constant.get(i, False) for i in node.all_input_nodes)
 
     def evaluate(self, node):
-        if str(node.target).split(".")[1] in _SHAPE_ONLY:
+        if _aten_name(node) in _SHAPE_ONLY:
             # zeros_like(x) and friends read only x's shape and dtype.
             like = node.args[0].meta["val"]
             args = (Const(torch.zeros(like.shape, dtype=like.dtype)),) + \
@@ -189,9 +195,9 @@ class Lowering:
             self.node = missing[0]
             others = []
             for n in missing[1:]:
-                name = rules.describe(n)
-                if name not in others and name != rules.describe(missing[0]):
-                    others.append(name)
+                desc = rules.describe(n)
+                if desc not in others and desc != rules.describe(missing[0]):
+                    others.append(desc)
             self.fail("unsupported op %s" % rules.describe(missing[0]),
                       extra="; also without a train op in this model: " +
                       ", ".join(others) if others else "")
