@@ -1,5 +1,6 @@
-"""An MLP classifier with its own loss, a frozen input projection and an
-output layer tied to it (one parameter under two names)."""
+"""An MLP classifier with its own loss and a frozen input projection
+(zero_model), and an MLP whose output layer is tied to its input layer (one
+parameter under two names) with a frozen bias (tied)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -13,7 +14,6 @@ class Classifier(nn.Module):
         self.hidden = nn.Linear(hidden, hidden)
         self.norm = nn.LayerNorm(hidden)
         self.head = nn.Linear(hidden, classes, bias=False)
-        self.head.weight = self.hidden.weight if classes == hidden else self.head.weight
 
     def forward(self, x):
         h = self.embed(x)
@@ -28,7 +28,6 @@ class Tied(nn.Module):
         self.mid = nn.Linear(8, 8)
         self.out = nn.Linear(8, 8, bias=False)
         self.out.weight = self.inp.weight                # tied
-        self.inp.requires_grad_(True)
         self.mid.bias.requires_grad_(False)              # frozen
 
     def forward(self, x):
