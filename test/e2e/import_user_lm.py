@@ -4,10 +4,11 @@ loss function, test/Tools/Inputs/import/tiny_lm.py) through zero-import,
 trained by Zero and by PyTorch 2.x from the same weights on the same
 batches (run with the project venv's python).
 
-zero-import FILE.py -o m.mlir (m.safetensors: the module's initial
-weights); for each stage:world-size in --runs, zero-compile and 20 steps
-with --import m.safetensors --dump-batches --metrics; PyTorch: the entry
-point's module with m.safetensors loaded (load_state_dict: the tied head
+For each stage:world-size in --runs, zero-compile (the first straight from
+FILE.py, which runs zero-import: EXE.import.mlir and its initial weights
+EXE.import.safetensors; the others from that module) and 20 steps with
+--import EXE.import.safetensors --dump-batches --metrics; PyTorch: the entry
+point's module with those weights loaded (load_state_dict: the tied head
 is the token table), torch.optim.AdamW + clip_grad_norm_ and the driver's
 LR schedule on the dumped batches (import_gpt2.pytorch_run, the contract of
 reference_gpt.py): every loss within --rel-tol relative.
@@ -45,23 +46,26 @@ def main():
     torch.set_num_threads(1)
     from safetensors.torch import load_file
     user = load_entry(args.model)
-    module = os.path.join(args.work, "m.mlir")
-    gpt.run([os.path.join(args.bin, "zero-import"), args.model, "-o", module])
-    init = load_file(os.path.join(args.work, "m.safetensors"))
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     failures = []
+    module = weights = None
     for spec in args.runs.split(","):
         stage, world = (int(x) for x in spec.split(":"))
         tag = "stage %d, %d rank%s" % (stage, world, "" if world == 1 else "s")
         exe = os.path.join(args.work, "train_s%d_n%d" % (stage, world))
-        gpt.run([os.path.join(args.bin, "zero-compile"), module, "--stage=%d" % stage,
-                 "--world-size=%d" % world, "-o", exe])
+        # The first program straight from the .py (zero-compile runs
+        # zero-import: EXE.import.mlir, EXE.import.safetensors), the others
+        # from that module.
+        gpt.run([os.path.join(args.bin, "zero-compile"), module or args.model,
+                 "--stage=%d" % stage, "--world-size=%d" % world, "-o", exe])
+        if module is None:
+            module, weights = exe + ".import.mlir", exe + ".import.safetensors"
+            init = load_file(weights)
         out = lambda name: os.path.join(args.work, "%s.s%d.n%d" % (name, stage, world))
         cmd = args.mpirun.split() + ["-np", str(world), exe] if world > 1 else [exe]
         gpt.run(cmd + ["--data", args.data, "--steps", str(gpt.STEPS), "--lr", repr(gpt.LR),
                        "--warmup", "0", "--val-every", "0", "--sample-tokens", "0",
-                       "--threads", "1", "--quiet", "--import",
-                       os.path.join(args.work, "m.safetensors"),
+                       "--threads", "1", "--quiet", "--import", weights,
                        "--dump-batches", out("batches"), "--metrics", out("metrics")], env=env)
         batches = ref.read_batches(out("batches"), gpt.STEPS, 1)
         steps_rec, _ = ref.read_metrics(out("metrics"))
