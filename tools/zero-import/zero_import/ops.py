@@ -389,10 +389,28 @@ def match_gelu_tanh(node):
     return None
 
 
+def match_nll_of_log_softmax(node):
+    """(logits, targets) when node is nll_loss(log_softmax(logits, -1),
+    targets): the cross-entropy written in two steps."""
+    if not (_is_op(node, "aten.nll_loss_nd.default") or _is_op(node, "aten.nll_loss.default")
+            or _is_op(node, "aten.nll_loss_forward.default")):
+        return None
+    ls = node.args[0]
+    if not (_is_op(ls, "aten.log_softmax.int") or _is_op(ls, "aten._log_softmax.default")):
+        return None
+    rank = ls.meta["val"].dim()
+    if ls.args[1] % rank != rank - 1:
+        return None
+    return ls.args[0], node.args[1]
+
+
 def pattern_inputs(node):
     """The inputs of the composite pattern rooted at node, or None."""
     x = match_gelu_tanh(node)
-    return None if x is None else [x]
+    if x is not None:
+        return [x]
+    pair = match_nll_of_log_softmax(node)
+    return list(pair) if pair is not None else None
 
 
 # --- normalization, embedding, attention -------------------------------------
@@ -540,6 +558,23 @@ def cross_entropy(L, node):
                % (list(logits.shape), list(targets.shape)))
     return L.fn.op("cross_entropy", [logits, targets], {},
                    [ir.TensorType((), "f32")])[0]
+
+
+@rule("aten.nll_loss_nd.default", "aten.nll_loss.default", "aten.nll_loss_forward.default",
+      doc="train.cross_entropy, of log_softmax(logits, -1) (mean, no weights)")
+def nll_loss(L, node):
+    pair = match_nll_of_log_softmax(node)
+    if pair is None:
+        L.fail("unsupported op %s of something other than log_softmax over the "
+               "last dimension (train has the fused cross-entropy only)" % node.target)
+    if arg(node, 2, "weight") is not None or arg(node, 3, "reduction", 1) != 1:
+        L.fail("unsupported op %s with class weights or reduction other than 'mean'"
+               % node.target)
+    logits, targets = L.tensor(pair[0]), L.tensor(pair[1], "targets")
+    if logits.type.rank != 2 or targets.type.rank != 1 or targets.type.elem != ir.ID_TYPE:
+        L.fail("%s of logits %s and targets %s (train takes [N, V] logits and [N] "
+               "integer targets)" % (node.target, list(logits.shape), list(targets.shape)))
+    return L.fn.op("cross_entropy", [logits, targets], {}, [ir.TensorType((), "f32")])[0]
 
 
 @rule("aten.mse_loss.default", doc="train.mse (mean)")

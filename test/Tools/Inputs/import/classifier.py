@@ -47,3 +47,18 @@ def zero_model():
 def tied():
     torch.manual_seed(0)
     return Tied(), (torch.randn(16, 8), torch.randint(0, 8, (16,))), F.cross_entropy
+
+
+class LogProbs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=-1)
+
+
+def nll():
+    """nll_loss of log_softmax: the cross-entropy in two steps."""
+    torch.manual_seed(0)
+    return LogProbs(), (torch.randn(16, 8), torch.randint(0, 5, (16,))), F.nll_loss
