@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 
-import torch
 from safetensors.torch import load_file, save_file
 
 N_LAYER, N_HEAD, N_EMBD, VOCAB, SEQ, BATCH, STEPS = 2, 2, 32, 256, 32, 4, 10

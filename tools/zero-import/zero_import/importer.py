@@ -15,7 +15,7 @@ from torch.export import graph_signature as gs
 
 from . import ir
 from .errors import ImportFailure, exception_source, node_source
-from .lower import Const, Lowering, elem_type
+from .lower import Lowering, elem_type
 from . import ops as rules
 
 
