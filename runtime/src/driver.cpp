@@ -23,6 +23,7 @@
 #include "checkpoint.h"
 #include "fileio.h"
 #include "host_comm.h"
+#include "import_files.h"
 #include "internal.h"
 #include "rng_math.h"
 #include "state_io.h"
@@ -776,6 +777,7 @@ private:
 
   // --import / --export / --dump-batches.
   std::string openImport();
+  std::string openImportFile(const std::string &path, int file);
   std::string loadImport();
   std::string openExport();
   std::string writeExport();
@@ -805,9 +807,13 @@ private:
   struct FileTensor {
     int dtype;
     int64_t begin; // byte offset of the data in the file
+    int file;      // index into importFds_
   };
-  int importFd_ = -1;                          // every rank
-  std::map<std::string, FileTensor> imported_; // the --import file's tensors
+  std::vector<int> importFds_;                 // every rank: the files read
+  std::map<std::string, FileTensor> imported_; // the --import files' tensors
+  // Each imported tensor's shape and file (for messages).
+  std::map<std::string, std::pair<std::vector<int64_t>, std::string>>
+      importShapes_;
   int exportFd_ = -1;                          // rank 0: the temporary file
   std::string exportTmp_;
   std::FILE *dump_ = nullptr; // rank 0
@@ -851,9 +857,10 @@ void Driver::internalFailure(const std::string &what) {
 }
 
 void Driver::cleanup() {
-  if (importFd_ >= 0)
-    ::close(importFd_);
-  importFd_ = -1;
+  for (int fd : importFds_)
+    if (fd >= 0)
+      ::close(fd);
+  importFds_.clear();
   if (exportFd_ >= 0) { // training did not get to the export
     ::close(exportFd_);
     ::unlink(exportTmp_.c_str());
@@ -1027,18 +1034,19 @@ void Driver::fetchBatch(int split, int64_t index, int shuffle) {
 // --import / --export / --dump-batches
 //===----------------------------------------------------------------------===//
 
-std::string Driver::openImport() {
-  const std::string &path = o_.importPath;
+/// One safetensors file of --import (its tensors into imported_).
+std::string Driver::openImportFile(const std::string &path, int file) {
   const std::string what = format("--import file '%s'", path.c_str());
-  importFd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (importFd_ < 0)
+  importFds_.push_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const int fd = importFds_.back();
+  if (fd < 0)
     return format("cannot open %s: %s", what.c_str(), std::strerror(errno));
   struct stat st;
-  if (::fstat(importFd_, &st) != 0 || !S_ISREG(st.st_mode))
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     return format("%s is not a regular file", what.c_str());
   const int64_t size = st.st_size;
   unsigned char len[8];
-  if (size < 8 || !preadAll(importFd_, len, 8, 0))
+  if (size < 8 || !preadAll(fd, len, 8, 0))
     return format("%s is not a safetensors file (shorter than the 8-byte "
                   "header length)",
                   what.c_str());
@@ -1051,7 +1059,7 @@ std::string Driver::openImport() {
                   "size %lld bytes)",
                   what.c_str(), (unsigned long long)n, (long long)size);
   std::string header(static_cast<size_t>(n), '\0');
-  if (!preadAll(importFd_, &header[0], header.size(), 8))
+  if (!preadAll(fd, &header[0], header.size(), 8))
     return format("cannot read %s: %s", what.c_str(), std::strerror(errno));
   // Parsed in file order; a duplicate top-level key would silently replace
   // the first, so the parser callback notes it.
@@ -1082,8 +1090,6 @@ std::string Driver::openImport() {
                   what.c_str());
   const int64_t dataStart = 8 + static_cast<int64_t>(n);
   const int64_t dataBytes = size - dataStart;
-  imported_.clear();
-  std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto &[name, v] : root.items()) {
     if (name == "__metadata__")
       continue;
@@ -1127,9 +1133,52 @@ std::string Driver::openImport() {
                     "dtype %s within the %lld data bytes",
                     t.c_str(), shapeText(dims).c_str(), dtypeName.c_str(),
                     (long long)dataBytes);
-    shapes[name] = dims;
-    imported_[name] = FileTensor{dt, dataStart + begin};
+    if (imported_.count(name))
+      return format("tensor '%s' is in two --import shards (%s and %s)",
+                    name.c_str(), path.c_str(),
+                    importShapes_.at(name).second.c_str());
+    importShapes_[name] = {dims, path};
+    imported_[name] = FileTensor{dt, dataStart + begin, file};
   }
+  return "";
+}
+
+/// --import PATH: a safetensors file, a sharded checkpoint's index, or a
+/// Hugging Face model directory (import_files.h); every parameter must be
+/// in it with the model's shape, and nothing else.
+std::string Driver::openImport() {
+  const std::string &path = o_.importPath;
+  zrt::ImportFiles files;
+  if (std::string err = zrt::resolveImportFiles(path, &files); !err.empty())
+    return err;
+  imported_.clear();
+  importShapes_.clear();
+  for (size_t f = 0; f < files.files.size(); ++f)
+    if (std::string err = openImportFile(files.files[f], static_cast<int>(f));
+        !err.empty())
+      return err;
+  for (const auto &[name, f] : files.weightMap) {
+    auto it = imported_.find(name);
+    if (it == imported_.end() || it->second.file != static_cast<int>(f))
+      return format("tensor '%s' of --import index '%s' is not in its shard "
+                    "'%s'",
+                    name.c_str(), files.index.c_str(), files.files[f].c_str());
+  }
+  if (!files.index.empty() && files.weightMap.size() != imported_.size())
+    for (const auto &[name, t] : imported_)
+      if (!files.weightMap.count(name))
+        return format("tensor '%s' of shard '%s' is not in --import index "
+                      "'%s'",
+                      name.c_str(), files.files[t.file].c_str(),
+                      files.index.c_str());
+  const std::string what = format("--import %s '%s'",
+                                  files.index.empty() && files.files[0] == path
+                                      ? "file"
+                                      : "checkpoint",
+                                  path.c_str());
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &[name, entry] : importShapes_)
+    shapes[name] = entry.first;
   // Every parameter with its shape, nothing else.
   std::vector<std::string> problems;
   for (const ParamEntry &e : params_.entries) {
@@ -1174,7 +1223,7 @@ std::string Driver::loadImport() {
     const size_t eb = dtypeBytes(t.dtype);
     raw.resize(static_cast<size_t>(hi - lo) * eb);
     buf.resize(static_cast<size_t>(hi - lo));
-    if (!preadAll(importFd_, raw.data(), raw.size(),
+    if (!preadAll(importFds_[t.file], raw.data(), raw.size(),
                   static_cast<off_t>(t.begin + lo * static_cast<int64_t>(eb))))
       return false;
     toF32(raw.data(), t.dtype, buf.data(), hi - lo);
@@ -1227,8 +1276,9 @@ std::string Driver::loadImport() {
       }
     }
   }
-  ::close(importFd_);
-  importFd_ = -1;
+  for (int fd : importFds_)
+    ::close(fd);
+  importFds_.clear();
   return "";
 }
 

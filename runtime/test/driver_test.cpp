@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1168,6 +1169,76 @@ TEST_F(DriverTest, DumpBatchesTwoRanksMatchOneRank) {
   }
   // Different micro-batches hold different windows.
   EXPECT_NE(b1.substr(16, B * T * 4), b1.substr(rec * 4 + 16, B * T * 4));
+}
+
+// --import of a Hugging Face sharded checkpoint (model.safetensors.index.json
+// and its shards) or model directory: the same weights as one file, on two
+// ranks at stage 3; a broken index is one user error.
+TEST_F(DriverTest, ImportShardedCheckpoint) {
+  const std::string one = path("one.safetensors");
+  Proc r = launch(kMpi + " 2 " + kFakeS3Np2 + " --data " + text_ + " --steps 0" +
+                  kQuietRun + " --export " + one);
+  ASSERT_EQ(r.status, 0) << r.out;
+  StFile f = parseSafetensors(readFile(one));
+  ASSERT_EQ(f.error, "");
+  const StTensor &table = f.tensors.at("table"), &bias = f.tensors.at("bias");
+  ASSERT_EQ(::mkdir(path("hf").c_str(), 0755), 0);
+  write("hf/model-00001-of-00002.safetensors",
+        safetensorsBytes({{"table", "F32", {256, 256}, table.data}}));
+  write("hf/model-00002-of-00002.safetensors",
+        safetensorsBytes({{"bias", "F32", {256}, bias.data}}));
+  const std::string index = write(
+      "hf/model.safetensors.index.json",
+      "{\"metadata\": {\"total_size\": 263168}, \"weight_map\": {"
+      "\"bias\": \"model-00002-of-00002.safetensors\", "
+      "\"table\": \"model-00001-of-00002.safetensors\"}}");
+  const std::string base = kMpi + " 2 " + kFakeS3Np2 + " --data " + text_ +
+                           " --steps 0" + kQuietRun + " --import ";
+  for (const std::string &in : {index, path("hf")}) {
+    r = launch(base + in + " --export " + path("back.safetensors"));
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_TRUE(readFile(path("back.safetensors")) == readFile(one)) << in;
+  }
+  // A model directory without an index: its model.safetensors.
+  ASSERT_EQ(::mkdir(path("single").c_str(), 0755), 0);
+  write("single/model.safetensors", readFile(one));
+  r = launch(base + path("single") + " --export " + path("back2.safetensors"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(readFile(path("back2.safetensors")) == readFile(one));
+
+  const std::string run1 = kFakeS3 + " --data " + text_ + " --steps 0" +
+                           kQuietRun + " --import ";
+  ASSERT_EQ(::mkdir(path("empty").c_str(), 0755), 0);
+  expectUserError(run1 + path("empty"),
+                  "error: --import directory '" + path("empty") +
+                      "' has neither model.safetensors nor "
+                      "model.safetensors.index.json");
+  auto badIndex = [&](const std::string &name, const std::string &json,
+                      const std::string &message) {
+    expectUserError(run1 + write("hf/" + name, json), message);
+  };
+  badIndex("a.index.json", "{\"weight_map\": ", "is not JSON (at byte");
+  badIndex("b.index.json", "{\"metadata\": {}}",
+           "has no \"weight_map\" object of tensor names to shard files");
+  badIndex("c.index.json", "{\"weight_map\": {\"table\": \"../x.safetensors\"}}",
+           "shard '../x.safetensors' of tensor 'table' is not a file next to "
+           "the index");
+  badIndex("d.index.json",
+           "{\"weight_map\": {\"bias\": \"model-00001-of-00002.safetensors\", "
+           "\"table\": \"model-00002-of-00002.safetensors\"}}",
+           "error: tensor 'bias' of --import index '" + path("hf/d.index.json") +
+               "' is not in its shard '" + path("hf") +
+               "/model-00001-of-00002.safetensors'");
+  badIndex("e.index.json",
+           "{\"weight_map\": {\"table\": \"model-00001-of-00002.safetensors\"}}",
+           "error: parameter 'bias' is missing from --import checkpoint '" +
+               path("hf/e.index.json") + "'");
+  write("hf/dup.safetensors",
+        safetensorsBytes({{"table", "F32", {256, 256}, table.data}}));
+  badIndex("f.index.json",
+           "{\"weight_map\": {\"table\": \"model-00001-of-00002.safetensors\", "
+           "\"bias\": \"dup.safetensors\"}}",
+           "error: tensor 'table' is in two --import shards");
 }
 
 } // namespace

@@ -4,7 +4,7 @@
 /// `zero-compile` is the compiler driver: it takes a model's forward graph
 /// (train dialect, e.g. from zero-model) and produces a training program.
 ///
-///   zero-compile model.mlir [--stage=0..3|auto] [--world-size=N]
+///   zero-compile model.mlir|model.py|HF-dir|gpt2 [--stage=0..3|auto] [--world-size=N]
 ///       [--precision=fp32|bf16-mixed] [--max-grad-norm=F] [--weight-decay=F]
 ///       [--beta1=F] [--beta2=F] [--eps=F] [--decay-min-rank=N]
 ///       [--grouping=block|param] [--device-memory=BYTES]
@@ -12,6 +12,11 @@
 ///       [--buffer-assign=true|false]
 ///       [--emit=mlir|cpp|exe] [--target=cpu|cuda] [-o out] [--keep-temps]
 ///       [--cxx PATH] [--model-name NAME] [--extra-source FILE]...
+///
+/// A `.py` file, a Hugging Face model directory or a family name is first
+/// imported with zero-import (tools/zero-import, `--import-arg` passes it
+/// arguments) into `<output>.import.mlir` (+ `.import.safetensors`, the
+/// initial weights for the program's --import).
 ///
 /// Pipeline: train-autodiff, train-optimizer, zero-partition (each skipped
 /// when the input already went through it: @forward_backward,
@@ -76,9 +81,16 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("zero-compile options");
 
-static cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                          cl::desc("<model.mlir>"),
-                                          cl::cat(category));
+static cl::opt<std::string> inputFilename(
+    cl::Positional, cl::Required,
+    cl::desc("<model.mlir | model.py | Hugging Face dir | gpt2|llama|qwen3|"
+             "mistral>"),
+    cl::cat(category));
+static cl::list<std::string> importArgs(
+    "import-arg", cl::value_desc("arg"), cl::cat(category),
+    cl::desc("With a .py, Hugging Face or family input: an argument for "
+             "zero-import (e.g. --import-arg=--batch=8 "
+             "--import-arg=--set=n_layer=2)"));
 static cl::opt<std::string>
     outputFilename("o", cl::value_desc("file"), cl::cat(category),
                    cl::desc("Output (default: a.out for exe, stdout else)"));
@@ -292,6 +304,51 @@ static int compileExecutable(StringRef cppPath, StringRef exePath) {
   return 1;
 }
 
+/// Whether the input is a model for zero-import rather than MLIR: a .py
+/// file, a directory (Hugging Face), or a family name that is not a file.
+static bool isImportInput(StringRef input) {
+  if (input.ends_with(".py") || llvm::sys::fs::is_directory(input))
+    return true;
+  return !llvm::sys::fs::exists(input) &&
+         llvm::is_contained({"gpt2", "llama", "qwen3", "mistral"}, input);
+}
+
+/// Runs zero-import (next to this executable) on the input; returns the
+/// module it wrote, `<output>.import.mlir` (its initial weights, when the
+/// model has any, are `<output>.import.safetensors`: the program's --import).
+static FailureOr<std::string> importModel(const char *argv0) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&isImportInput));
+  SmallString<256> tool(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(tool, "zero-import");
+  if (!llvm::sys::fs::can_execute(tool)) {
+    error("'" + inputFilename + "' is a model for zero-import, which is not "
+          "at " + tool.str().str());
+    return failure();
+  }
+  SmallString<256> base(!outputFilename.empty() && outputFilename != "-"
+                             ? outputFilename.getValue()
+                             : (emit == "exe" ? "a.out" : "model"));
+  if (llvm::sys::path::extension(base) == ".mlir" ||
+      llvm::sys::path::extension(base) == ".cpp")
+    llvm::sys::path::replace_extension(base, "");
+  std::string module = base.str().str() + ".import.mlir";
+  SmallVector<std::string> args = {tool.str().str(), inputFilename, "-o",
+                                   module};
+  args.append(importArgs.begin(), importArgs.end());
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(tool, argRefs, std::nullopt, {}, 0,
+                                         0, &message);
+  if (status != 0) {
+    // zero-import printed its one-line error.
+    if (!message.empty())
+      error("zero-import failed: " + message);
+    return failure();
+  }
+  return module;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   zero::registerAllPasses();
@@ -316,8 +373,18 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string input = inputFilename;
+  if (isImportInput(input)) {
+    FailureOr<std::string> imported = importModel(argv[0]);
+    if (failed(imported))
+      return 1;
+    input = *imported;
+  } else if (!importArgs.empty()) {
+    return error("--import-arg applies to .py, Hugging Face and family "
+                 "inputs, not to '" + inputFilename + "'");
+  }
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
+      parseSourceFile<ModuleOp>(input, sourceMgr, &context);
   if (!module)
     return 1;
   if (!modelName.empty())

@@ -1,0 +1,109 @@
+"""Models zero-import refuses, one entry point per construct (see
+test/Tools/zero-import-errors.test)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Linear(nn.Module):
+    def __init__(self, op):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.op = op
+
+    def forward(self, x):
+        return self.op(self, x)
+
+
+def inputs():
+    torch.manual_seed(0)
+    return (torch.randn(2, 4), torch.randn(2, 4))
+
+
+def branch(m, x):
+    if x.sum() > 0:                                    # data-dependent
+        return m.fc(x)
+    return x
+
+
+def inplace(m, x):
+    m.fc.weight.mul_(0.5)                               # in-place on a parameter
+    return m.fc(x)
+
+
+def inplace_no_grad(m, x):
+    with torch.no_grad():
+        m.fc.weight.add_(1.0)                           # in-place under no_grad
+    return m.fc(x)
+
+
+def sigmoid(m, x):
+    return torch.sigmoid(m.fc(x))                       # no train op
+
+
+def gelu_exact(m, x):
+    return F.gelu(m.fc(x))                              # approximate='none'
+
+
+def dropout(m, x):
+    return F.dropout(m.fc(x), 0.1, training=True)       # dropout p > 0
+
+
+def make(op):
+    return lambda: (Linear(op), inputs(), F.mse_loss)
+
+
+data_dependent = make(branch)
+inplace_param = make(inplace)
+inplace_param_no_grad = make(inplace_no_grad)
+unsupported_op = make(sigmoid)
+exact_gelu = make(gelu_exact)
+with_dropout = make(dropout)
+
+
+def float64():
+    m = Linear(lambda m, x: m.fc(x)).double()
+    x, y = inputs()
+    return m, (x.double(), y.double()), F.mse_loss
+
+
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.bn = nn.BatchNorm1d(4)                     # running statistics
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+def batch_norm():
+    return Norm(), inputs(), F.mse_loss
+
+
+def not_a_loss():
+    return Linear(lambda m, x: m.fc(x)), inputs()[:1]   # returns [2, 4]
+
+
+def raises():
+    raise ValueError("no data here")
+
+
+def not_a_module():
+    return 3, inputs()
+
+
+not_callable = 42
+
+
+class Shifted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 4)
+
+    def forward(self, ids, y):
+        return F.mse_loss(self.emb(ids + 1), y)           # arithmetic on ids
+
+
+def id_arithmetic():
+    return Shifted(), (torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, 4))

@@ -1,0 +1,2 @@
+def zero_model(:
+    pass

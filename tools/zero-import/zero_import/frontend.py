@@ -1,0 +1,284 @@
+"""The importer's inputs: a Hugging Face model or a user's Python file.
+
+Either way the result is a `Source`: an nn.Module whose forward(*inputs)
+returns the scalar training loss, its example inputs, the name prefix of
+the user's model inside it, and (for Hugging Face models) the config.
+"""
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from .errors import ImportFailure, exception_source
+
+# Family name -> (transformers config class name, what the family is).
+FAMILIES = {
+    "gpt2": "GPT2Config",
+    "llama": "LlamaConfig",
+    "qwen3": "Qwen3Config",
+    "mistral": "MistralConfig",
+}
+
+DEFAULT_ENTRY = "zero_model"
+
+# Config fields that are sizes or counts (an override must be positive).
+_SIZE = re.compile(r"^(n_.*|num_.*|.*_size|.*_dim|.*_layers|.*_heads|.*_positions|"
+                   r".*_embeddings|vocab_size)$")
+
+
+class Source:
+    def __init__(self, module, inputs, prefix, hf_config=None, has_weights=True,
+                 description=""):
+        self.module = module          # forward(*inputs) -> scalar loss
+        self.inputs = inputs          # example inputs (tuple of tensors)
+        self.prefix = prefix          # "model." : stripped from parameter names
+        self.hf_config = hf_config    # transformers config (HF inputs)
+        self.has_weights = has_weights
+        self.description = description
+
+
+class CausalLMLoss(torch.nn.Module):
+    """Next-token cross-entropy of a causal LM on pre-shifted targets: the
+    driver's batches are ids [B, T] and targets [B, T] (ids shifted by
+    one), as for zero-model gpt."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, targets):
+        logits = self.model(input_ids=input_ids, use_cache=False).logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+class WithLoss(torch.nn.Module):
+    """loss_fn(model(*inputs[:-1]), inputs[-1]): the last input is the target."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, *inputs):
+        return self.loss_fn(self.model(*inputs[:-1]), inputs[-1])
+
+
+def parse_overrides(items):
+    """["key=value", ...] -> {key: value}; values are JSON when they parse
+    (numbers, true/false, null, lists), else strings."""
+    out = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ImportFailure("bad --set '%s' (expected KEY=VALUE, e.g. --set n_layer=2)" % item)
+        try:
+            out[key] = json.loads(text)
+        except ValueError:
+            out[key] = text
+    return out
+
+
+def _transformers():
+    try:
+        import transformers
+    except ImportError as e:  # pragma: no cover - the venv has it
+        raise ImportFailure("Hugging Face models need the transformers package "
+                            "(scripts/setup-deps installs it into .venv): %s" % e)
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    return transformers
+
+
+def _apply_overrides(config, overrides, what):
+    for key, value in overrides.items():
+        if not hasattr(config, key):
+            raise ImportFailure("--set %s: %s has no field '%s'" % (key, what, key))
+        old = getattr(config, key)
+        kind = type(old)
+        if isinstance(old, bool) and not isinstance(value, bool):
+            raise ImportFailure("--set %s=%s: expected true or false" % (key, value))
+        if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+            raise ImportFailure("--set %s=%s: expected an integer" % (key, value))
+        if kind is float and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            raise ImportFailure("--set %s=%s: expected a number" % (key, value))
+        if kind is int and _SIZE.match(key) and value < 1:
+            raise ImportFailure("--set %s=%s: must be positive" % (key, value))
+        if kind is float and value < 0:
+            raise ImportFailure("--set %s=%s: must not be negative" % (key, value))
+        setattr(config, key, float(value) if kind is float else value)
+
+
+def _no_dropout(config):
+    """A copy of the config with every dropout probability 0 (the train
+    dialect has no dropout); returns the names it changed."""
+    changed = []
+    for key, value in list(vars(config).items()):
+        if isinstance(value, float) and value > 0 and (
+                key.endswith("pdrop") or key.endswith("dropout") or key.endswith("dropout_prob")):
+            setattr(config, key, 0.0)
+            changed.append(key)
+    return changed
+
+
+def _seq_of(config, seq):
+    if seq:
+        return seq
+    for key in ("n_positions", "max_position_embeddings"):
+        if getattr(config, key, None):
+            return int(getattr(config, key))
+    raise ImportFailure("the config has no n_positions or max_position_embeddings: give --seq")
+
+
+def huggingface(spec, overrides, batch, seq, dtype):
+    """A Hugging Face causal LM: a directory with config.json (and weights
+    when model.safetensors or its sharded index is there) or a family name."""
+    transformers = _transformers()
+    if os.path.isdir(spec):
+        cfg_path = os.path.join(spec, "config.json")
+        if not os.path.isfile(cfg_path):
+            raise ImportFailure("'%s' is a directory without config.json (not a "
+                                "Hugging Face model directory)" % spec)
+        try:
+            config = transformers.AutoConfig.from_pretrained(spec)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ImportFailure("cannot read %s: %s" % (cfg_path, str(e).splitlines()[0]))
+        what = "%s (%s)" % (type(config).__name__, cfg_path)
+        has_weights = any(os.path.isfile(os.path.join(spec, f)) for f in (
+            "model.safetensors", "model.safetensors.index.json"))
+    elif spec in FAMILIES:
+        config = getattr(transformers, FAMILIES[spec])()
+        what = FAMILIES[spec]
+        has_weights = False
+    else:
+        raise ImportFailure("'%s' is neither a .py file, a Hugging Face model "
+                            "directory nor a family (%s)" % (spec, ", ".join(FAMILIES)))
+    _apply_overrides(config, overrides, what)
+    user_config = config.to_dict()
+    changed = _no_dropout(config)
+    seq = _seq_of(config, seq)
+    try:
+        if has_weights:
+            model, info = transformers.AutoModelForCausalLM.from_pretrained(
+                spec, config=config, dtype=dtype, attn_implementation="sdpa",
+                output_loading_info=True)
+            tied = {k for k in getattr(model, "_tied_weights_keys", None) or ()}
+            problems = [("missing", [k for k in info.get("missing_keys", ()) if k not in tied]),
+                        ("unexpected", list(info.get("unexpected_keys", ()))),
+                        ("mismatched", [k[0] if isinstance(k, tuple) else k
+                                        for k in info.get("mismatched_keys", ())])]
+            problems = [(what, keys) for what, keys in problems if keys]
+            if problems:
+                raise ImportFailure(
+                    "the weights in %s do not fit its config%s: %s" % (
+                        spec, " with the --set overrides" if overrides else "",
+                        "; ".join("%s %s%s" % (what, ", ".join(sorted(keys)[:3]),
+                                               " (and %d more)" % (len(keys) - 3)
+                                               if len(keys) > 3 else "")
+                                  for what, keys in problems)))
+        else:
+            with torch.device("meta"):
+                model = transformers.AutoModelForCausalLM.from_config(
+                    config, dtype=dtype, attn_implementation="sdpa")
+    except ImportFailure:
+        raise
+    except Exception as e:  # noqa: BLE001 - transformers raises many kinds
+        raise ImportFailure("cannot build the %s model: %s"
+                            % (type(config).__name__, str(e).splitlines()[0] if str(e) else type(e).__name__))
+    model.train()
+    device = "cpu" if has_weights else "meta"
+    ids = torch.zeros(batch, seq, dtype=torch.long, device=device)
+    targets = torch.zeros(batch, seq, dtype=torch.long, device=device)
+    vocab = getattr(config, "vocab_size", None)
+    if vocab is not None and vocab < 2:
+        raise ImportFailure("vocab_size %d is too small" % vocab)
+    desc = "%s %s" % (type(model).__name__, "with weights" if has_weights else "on the meta device")
+    if changed:
+        desc += " (dropout set to 0: %s)" % ", ".join(changed)
+    src = Source(CausalLMLoss(model), (ids, targets), "model.", config, has_weights, desc)
+    src.user_config = user_config
+    return src
+
+
+def python_file(path, entry):
+    """A user's file: `entry()` returns (model, inputs) with model(*inputs)
+    the loss, or (model, inputs, loss_fn) with loss_fn(model(*inputs[:-1]),
+    inputs[-1]) the loss."""
+    if not os.path.isfile(path):
+        raise ImportFailure("cannot open '%s': no such file" % path)
+    name = "zero_import_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise ImportFailure("%s:%s: syntax error: %s" % (path, e.lineno, e.msg))
+    except Exception as e:  # noqa: BLE001 - the user's code
+        raise ImportFailure("loading %s raised %s: %s at %s" % (
+            path, type(e).__name__, e, exception_source(e)))
+    finally:
+        sys.path.pop(0)
+    fn = getattr(module, entry, None)
+    if not callable(fn):
+        found = sorted(k for k, v in vars(module).items()
+                       if inspect.isfunction(v) and v.__module__ == name
+                       and _no_required_args(v))
+        raise ImportFailure("%s has no function '%s'%s (the entry point returns "
+                            "(model, example_inputs[, loss_fn]); --entry NAME "
+                            "picks another)" % (path, entry,
+                                                " (functions: %s)" % ", ".join(found) if found else ""))
+    try:
+        result = fn()
+    except Exception as e:  # noqa: BLE001 - the user's code
+        raise ImportFailure("%s() raised %s: %s at %s" % (entry, type(e).__name__, e,
+                                                          exception_source(e)))
+    what = "%s() in %s" % (entry, path)
+    if isinstance(result, dict):
+        result = (result.get("model"), result.get("inputs"), result.get("loss"))
+    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
+        raise ImportFailure("%s returned %s; expected (model, example_inputs) or "
+                            "(model, example_inputs, loss_fn)" % (what, type(result).__name__))
+    model, inputs = result[0], result[1]
+    loss_fn = result[2] if len(result) == 3 else None
+    if not isinstance(model, torch.nn.Module):
+        raise ImportFailure("%s: the model is a %s, not a torch.nn.Module" % (what, type(model).__name__))
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    if not isinstance(inputs, (tuple, list)) or not inputs or \
+            not all(isinstance(t, torch.Tensor) for t in inputs):
+        raise ImportFailure("%s: example_inputs must be a tensor or a non-empty "
+                            "tuple of tensors" % what)
+    if loss_fn is not None and not callable(loss_fn):
+        raise ImportFailure("%s: loss_fn is a %s, not callable" % (what, type(loss_fn).__name__))
+    if loss_fn is not None and len(inputs) < 2:
+        raise ImportFailure("%s: with a loss_fn, the last example input is the "
+                            "target, so at least two are needed" % what)
+    # Distinct tensors: torch.export merges inputs that are one object.
+    inputs = tuple(t.detach().clone() for t in inputs)
+    model.train()
+    wrapped = WithLoss(model, loss_fn) if loss_fn is not None else _Plain(model)
+    on_meta = any(p.is_meta for p in model.parameters())
+    return Source(wrapped, inputs, "model.", None, not on_meta, type(model).__name__)
+
+
+def _no_required_args(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in sig.parameters.values())
+
+
+class _Plain(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *inputs):
+        return self.model(*inputs)
