@@ -434,7 +434,8 @@ int64_t CrossEntropyFusedOp::getEffectiveNumClasses() {
 
 LogicalResult CrossEntropyFusedOp::verify() {
   if (failed(verifyCrossEntropy(*this, getLogits().getType(),
-                                getTargets().getType(), getNumClasses())))
+                                getTargets().getType(), getNumClasses(),
+                                std::nullopt)))
     return failure();
   if (getLogits().getType().getElementType().isF16())
     return emitOpError("logits must be f32 or bf16");

@@ -80,7 +80,8 @@ bool fuse(CrossEntropyGradOp g) {
           c.getTargets() == g.getTargets() &&
           c.getEffectiveNumClasses() == effectiveClasses(g))
         ce = c;
-  if (!ce)
+  // The fused kernel has no ignored rows.
+  if (!ce || ce.getIgnoreIndex() || g.getIgnoreIndex())
     return false;
   Type elt = g.getLogits().getType().getElementType();
   if (!elt.isF32() && !elt.isBF16())

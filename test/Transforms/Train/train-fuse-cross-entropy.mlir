@@ -87,3 +87,17 @@ func.func @other_classes(%x: tensor<4x8xf32>, %t: tensor<4xi32>) -> (tensor<f32>
   %g = train.cross_entropy_grad %z, %t, %s : tensor<4x8xf32>, tensor<4xi32>
   return %l, %g : tensor<f32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Ignored rows (ignore_index): the fused kernel has none; the pair stays.
+// CHECK-LABEL: func.func @ignored_rows
+// CHECK: train.cross_entropy %
+// CHECK: train.cross_entropy_grad
+func.func @ignored_rows(%x: tensor<4x8xf32>, %t: tensor<4xi32>) -> (tensor<f32>, tensor<4x8xf32>) {
+  %z = train.gelu %x : tensor<4x8xf32>
+  %l = train.cross_entropy %z, %t {ignore_index = -100 : i64} : tensor<4x8xf32>, tensor<4xi32> -> tensor<f32>
+  %s = train.fill 1.0 : tensor<f32>
+  %g = train.cross_entropy_grad %z, %t, %s {ignore_index = -100 : i64} : tensor<4x8xf32>, tensor<4xi32>
+  return %l, %g : tensor<f32>, tensor<4x8xf32>
+}
