@@ -5,6 +5,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/Analysis/Blocks.h"
 #include "zero/Transforms/Passes.h"
 
 #include "Train/TrainOps.h"
@@ -32,14 +33,9 @@ struct TrainCheckpointPass
   void runOnOperation() override;
 };
 
-/// `h3` for `h3.attn.c_attn.weight`; "" for names outside a block.
-StringRef blockOf(StringRef param) {
-  auto [head, rest] = param.split('.');
-  if (rest.empty() || head.empty() || !llvm::isDigit(head.back()) ||
-      head.rtrim("0123456789").empty())
-    return {};
-  return head;
-}
+/// `h3` for `h3.attn.c_attn.weight`, `model.layers.3` for Hugging Face's
+/// names; "" for names outside a block (zero::blockOfParameter).
+StringRef blockOf(StringRef param) { return zero::blockOfParameter(param); }
 
 } // namespace
 

@@ -15,6 +15,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/Analysis/Blocks.h"
 #include "zero/Analysis/Report.h"
 #include "zero/Transforms/Passes.h"
 
@@ -83,17 +84,11 @@ private:
   AdamWConfig adamw;
 };
 
-/// The group key of a parameter for grouping=block: the first dotted
-/// component when it is a word followed by a number (`h3` in `h3.attn.w`),
-/// else "rest".
+/// The group key of a parameter for grouping=block: its block
+/// (zero::blockOfParameter: `h3`, `model.layers.3`), else "rest".
 std::string blockKey(StringRef name) {
-  StringRef head = name.split('.').first;
-  if (head.size() == name.size() || head.empty() || !llvm::isDigit(head.back()))
-    return "rest";
-  StringRef word = head.rtrim("0123456789");
-  if (word.empty())
-    return "rest";
-  return head.str();
+  StringRef block = zero::blockOfParameter(name);
+  return block.empty() ? "rest" : block.str();
 }
 
 RankedTensorType flatType(Type elt, int64_t numel) {
