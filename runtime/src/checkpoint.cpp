@@ -624,6 +624,10 @@ std::vector<std::string> Checkpointer::notes(const RunInfo &now) const {
 std::string Checkpointer::prepare(const std::string &dir) {
   if (std::string err = impl_->ensureLayout(); !err.empty())
     return err;
+  struct stat st;
+  if (impl_->rank == 0 && ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return format("--checkpoint-dir '%s' exists and is not a directory",
+                  dir.c_str());
   if (impl_->rank == 0 && !makeDirs(dir))
     return format("cannot create --checkpoint-dir '%s': %s", dir.c_str(),
                   std::strerror(errno));

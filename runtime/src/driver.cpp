@@ -24,6 +24,7 @@
 #include "fileio.h"
 #include "host_comm.h"
 #include "internal.h"
+#include "paths.h"
 #include "rng_math.h"
 #include "state_io.h"
 #include "zrt/model.h"
@@ -112,6 +113,7 @@ struct Options {
   int64_t checkpointEvery = 0; // --checkpoint-every: 0 = only at the end
   std::string resume;          // --resume: step dir or checkpoint dir
   int64_t crashAfterFiles = -1; // test hook --checkpoint-crash-after-files
+  bool overwrite = false;       // --overwrite: may replace DIR's checkpoints
   bool quiet = false;
   bool help = false;
 };
@@ -156,6 +158,9 @@ const char *const kUsage =
     "  --resume PATH        continue from a step directory, or from the\n"
     "                       latest checkpoint of a checkpoint directory (any\n"
     "                       world size or ZeRO stage)\n"
+    "  --overwrite          let a run that does not resume from DIR write into\n"
+    "                       a --checkpoint-dir that already holds checkpoints\n"
+    "                       (refused otherwise)\n"
     "  --quiet              no per-step lines, no progress bar\n"
     "  --help               print this help\n";
 
@@ -215,10 +220,12 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       inlineValue = true;
     }
     // Boolean flags.
-    if (name == "--quiet" || name == "--help") {
+    if (name == "--quiet" || name == "--help" || name == "--overwrite") {
       if (inlineValue)
         return format("%s takes no value", name.c_str());
-      (name == "--quiet" ? o->quiet : o->help) = true;
+      (name == "--quiet" ? o->quiet
+       : name == "--help" ? o->help
+                          : o->overwrite) = true;
       continue;
     }
     static const char *const kValueFlags[] = {
@@ -312,6 +319,9 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     return "--data PATH is required (see --help)";
   if (o->checkpointEvery > 0 && o->checkpointDir.empty())
     return "--checkpoint-every needs --checkpoint-dir DIR";
+  if (o->overwrite && o->checkpointDir.empty())
+    return "--overwrite needs --checkpoint-dir DIR (it allows replacing DIR's "
+           "checkpoints)";
   if (!o->resume.empty() && !o->importPath.empty())
     return "--resume and --import exclude each other (a checkpoint holds the "
            "parameters)";
@@ -763,6 +773,8 @@ private:
 
   std::string checkModel();
   std::string openData();
+  /// Rank 0: "" or why an output path would destroy a file (paths.h).
+  std::string checkOutputs();
   void chooseThreads();
   /// "" when the plan's arena bytes fit the backend's free memory
   /// (zrt_device_memory_info), else the message refusing to start.
@@ -945,6 +957,29 @@ std::string Driver::openData() {
                   "--val-fraction, more data, or --val-every 0",
                   path.c_str(), (long long)nVal, o_.valFraction,
                   (long long)(T + 1));
+  return "";
+}
+
+std::string Driver::checkOutputs() {
+  if (std::string err = zrt::checkOutputPaths(
+          {{"--data", o_.data}, {"--import", o_.importPath}},
+          {{"--metrics", o_.metrics},
+           {"--export", o_.exportPath},
+           {"--dump-batches", o_.dumpBatches}});
+      !err.empty())
+    return err;
+  if (!o_.exportPath.empty())
+    if (std::string err = zrt::checkExportTarget(o_.exportPath); !err.empty())
+      return err;
+  if (!o_.checkpointDir.empty() && !o_.overwrite &&
+      !zrt::resumesInto(o_.resume, o_.checkpointDir))
+    if (std::string held = zrt::existingCheckpoints(o_.checkpointDir);
+        !held.empty())
+      return format("--checkpoint-dir '%s' already holds checkpoints (%s) "
+                    "of another run; continue that run with --resume %s, "
+                    "or pass --overwrite to let this run replace them",
+                    o_.checkpointDir.c_str(), held.c_str(),
+                    o_.checkpointDir.c_str());
   return "";
 }
 
@@ -1563,6 +1598,8 @@ void Driver::writeConfig() {
   j.key("seed").integer(static_cast<int64_t>(o_.seed));
   j.key("threads").integer(threads_);
   j.key("data").str(o_.data);
+  if (ckpt_ && !o_.resume.empty())
+    j.key("resumed_from_step").integer(ckpt_->resumed().step);
   j.key("measured_state_bytes").intArray(measured, 5);
   j.key("arena_bytes").intArray(arena, ZRT_MEM_NUM_KINDS);
   j.key("plan").open('{');
@@ -1662,10 +1699,14 @@ int Driver::run() {
   globalBatch_ = m_->batch * world_;
   chooseThreads();
 
-  // 3. Data and output files.
+  // 3. Data and output files: no output may be an input or another output,
+  //    and a fresh run does not write into another run's checkpoints.
   std::string err = openData();
+  if (err.empty() && rank_ == 0)
+    err = checkOutputs();
   if (err.empty() && rank_ == 0 && !o_.metrics.empty()) {
-    metrics_ = std::fopen(o_.metrics.c_str(), "w");
+    // A resumed run continues the log of the run it resumes.
+    metrics_ = std::fopen(o_.metrics.c_str(), o_.resume.empty() ? "w" : "a");
     if (!metrics_)
       err = format("cannot write --metrics file '%s': %s", o_.metrics.c_str(),
                    std::strerror(errno));

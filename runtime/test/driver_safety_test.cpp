@@ -1,0 +1,133 @@
+//===- driver_safety_test.cpp - Nothing lost, nothing silent --------------===//
+//
+// The training driver (fake bigram programs, see driver_test_util.h) against
+// a user's mistakes: outputs that would destroy an input or another output,
+// a fresh run into another run's checkpoint directory, a resumed run's
+// metrics log, resuming under another batch or accumulation, non-finite
+// training and damaged checkpoint manifests. Each bad input gets one
+// message, a non-zero exit and leaves every file as it was.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver_test_util.h"
+
+#include <sys/stat.h>
+
+namespace {
+
+/// The DriverTest fixture under its own suite name (the fixture class lives
+/// in an anonymous namespace of each test file).
+class DriverSafetyTest : public DriverTest {};
+
+bool exists(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs never clobber inputs or each other
+//===----------------------------------------------------------------------===//
+
+TEST_F(DriverSafetyTest, OutputEqualToDataIsRefused) {
+  const std::string base = kFake + " --data " + text_ + " --steps 2";
+  const std::string before = readFile(text_);
+  for (const char *flag : {"--metrics", "--export", "--dump-batches"}) {
+    expectUserError(base + " " + flag + " " + text_,
+                    std::string("error: ") + flag + " '" + text_ +
+                        "' is the --data file");
+    // Another spelling of the same path.
+    expectUserError(base + " " + flag + " " + dir_ + "/./data.txt",
+                    "is the --data file: writing it would destroy the input");
+  }
+  EXPECT_EQ(readFile(text_), before);
+}
+
+TEST_F(DriverSafetyTest, OutputEqualToImportOrAnotherOutputIsRefused) {
+  const std::string st = path("w.st");
+  Proc r = launch(kFake + " --data " + text_ + " --steps 0" + kQuietRun +
+                  " --export " + st);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string before = readFile(st);
+  const std::string base = kFake + " --data " + text_ + " --steps 2";
+  expectUserError(base + " --import " + st + " --metrics " + st,
+                  "error: --metrics '" + st + "' is the --import file");
+  expectUserError(base + " --import " + st + " --dump-batches " + st,
+                  "error: --dump-batches '" + st + "' is the --import file");
+  EXPECT_EQ(readFile(st), before);
+  expectUserError(base + " --metrics " + path("o") + " --export " + path("o"),
+                  "error: --export and --metrics name the same file '" +
+                      path("o") + "'");
+  EXPECT_FALSE(exists(path("o")));
+}
+
+TEST_F(DriverSafetyTest, ExportIntoDirectoryFailsAtStartUp) {
+  ASSERT_EQ(::mkdir(path("out").c_str(), 0755), 0);
+  expectUserError(kFake + " --data " + text_ + " --steps 2 --export " +
+                      path("out"),
+                  "error: --export '" + path("out") + "' is a directory");
+  // Nothing left behind (no temporary file next to it).
+  Proc ls = launch("ls -a " + dir_);
+  EXPECT_EQ(ls.out.find(".tmp."), std::string::npos) << ls.out;
+}
+
+TEST_F(DriverSafetyTest, ResumedRunAppendsToMetrics) {
+  const std::string m = path("m.jsonl"), ck = path("ck");
+  const std::string base = kFake + " --data " + text_ + kQuietRun +
+                           " --steps 4 --metrics " + m +
+                           " --checkpoint-dir " + ck;
+  Proc r = launch(base + " --checkpoint-every 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = launch(base + " --steps 6 --resume " + ck);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<JValue> lines = readMetrics(m);
+  std::vector<JValue> configs = ofType(lines, "config"),
+                      steps = ofType(lines, "step");
+  ASSERT_EQ(configs.size(), 2u);
+  EXPECT_FALSE(configs[0].has("resumed_from_step"));
+  EXPECT_EQ(configs[1]["resumed_from_step"].num, 4);
+  ASSERT_EQ(steps.size(), 6u); // 1..4, then 5..6: the first run's kept
+  for (size_t i = 0; i < steps.size(); ++i)
+    EXPECT_EQ(steps[i]["step"].num, static_cast<double>(i + 1));
+}
+
+//===----------------------------------------------------------------------===//
+// A fresh run does not write into another run's checkpoints
+//===----------------------------------------------------------------------===//
+
+TEST_F(DriverSafetyTest, FreshRunIntoUsedCheckpointDirIsRefused) {
+  const std::string ck = path("ck");
+  const std::string base =
+      kFake + " --data " + text_ + kQuietRun + " --checkpoint-dir " + ck;
+  Proc r = launch(base + " --steps 4 --checkpoint-every 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string latest = readFile(ck + "/latest"),
+                    shard = readFile(ck + "/step_4/rank_00000.bin");
+  expectUserError(base + " --steps 4 --seed 5",
+                  "error: --checkpoint-dir '" + ck +
+                      "' already holds checkpoints (step_4, step_2 and a "
+                      "'latest' pointer) of another run; continue that run "
+                      "with --resume " +
+                      ck + ", or pass --overwrite");
+  // Resuming from a checkpoint of another directory is a fresh run here.
+  r = launch(kFake + " --data " + text_ + kQuietRun + " --steps 4" +
+             " --checkpoint-dir " + path("other"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  expectUserError(base + " --steps 6 --resume " + path("other"),
+                  "already holds checkpoints");
+  EXPECT_EQ(readFile(ck + "/latest"), latest);
+  EXPECT_EQ(readFile(ck + "/step_4/rank_00000.bin"), shard);
+  // Continuing in place (the directory or one of its steps) is allowed, and
+  // --overwrite lets a fresh run replace them.
+  r = launch(base + " --steps 6 --resume " + ck + "/step_2");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = launch(base + " --steps 4 --seed 5 --overwrite");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(readFile(ck + "/step_4/rank_00000.bin"), shard);
+  expectUserError(kFake + " --data " + text_ + " --overwrite",
+                  "error: --overwrite needs --checkpoint-dir DIR");
+  expectUserError(base.substr(0, base.rfind(ck)) + text_,
+                  "error: --checkpoint-dir '" + text_ +
+                      "' exists and is not a directory");
+}
+
+} // namespace
