@@ -327,6 +327,14 @@ std::string parseOptions(int argc, char **argv, Options *o) {
            "parameters)";
   if (o->minLr < 0)
     o->minLr = o->lr / 10.0;
+  if (o->minLr > o->lr)
+    return format("--min-lr %g is above --lr %g (the schedule decays from "
+                  "--lr to --min-lr)",
+                  o->minLr, o->lr);
+  if (o->warmup > o->steps && o->steps > 0)
+    return format("--warmup %lld is longer than --steps %lld (the learning "
+                  "rate would never reach --lr)",
+                  (long long)o->warmup, (long long)o->steps);
   return "";
 }
 

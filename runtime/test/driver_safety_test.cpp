@@ -130,4 +130,36 @@ TEST_F(DriverSafetyTest, FreshRunIntoUsedCheckpointDirIsRefused) {
                       "' exists and is not a directory");
 }
 
+//===----------------------------------------------------------------------===//
+// Options: range-checked, NaN rejected
+//===----------------------------------------------------------------------===//
+
+TEST_F(DriverSafetyTest, ScheduleOptionsAreRangeChecked) {
+  const std::string base = kFake + " --data " + text_;
+  expectUserError(base + " --lr 1e-3 --min-lr 1e-2",
+                  "error: --min-lr 0.01 is above --lr 0.001 (the schedule "
+                  "decays from --lr to --min-lr)");
+  expectUserError(base + " --steps 10 --warmup 11",
+                  "error: --warmup 11 is longer than --steps 10");
+  expectUserError(base + " --min-lr nan",
+                  "error: --min-lr: 'nan' is not a finite number");
+  expectUserError(base + " --temperature inf",
+                  "error: --temperature: 'inf' is not a finite number");
+  expectUserError(base + " --val-fraction=-0.1",
+                  "error: --val-fraction: -0.1 must be in [0, 1)");
+  expectUserError(base + " --threads 0", "error: --threads: 0 is out of range");
+  expectUserError(base + " --val-batches 0",
+                  "error: --val-batches: 0 is out of range");
+  expectUserError(base + " --steps -1", "error: --steps: -1 is out of range");
+  expectUserError(base + " --steps 99999999999999999999",
+                  "error: --steps: '99999999999999999999' is not an integer");
+  // Boundary values are accepted: warmup = steps, min-lr = lr, --steps 0
+  // with any warmup.
+  for (const char *ok : {" --steps 2 --warmup 2", " --lr 0.01 --min-lr 0.01",
+                         " --steps 0 --warmup 5"}) {
+    Proc r = launch(base + ok + kQuietRun);
+    EXPECT_EQ(r.status, 0) << ok << "\n" << r.out;
+  }
+}
+
 } // namespace
