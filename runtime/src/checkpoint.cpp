@@ -459,6 +459,12 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   R->run.gradAccum = f.integer(data, "grad_accum");
   R->run.globalBatch = f.integer(data, "global_batch");
   R->run.seq = f.integer(data, "seq");
+  R->run.nextSample = f.integer(data, "next_sample_index");
+  // Written since the sample stream; before, the stream's batch was the
+  // run's global batch.
+  R->run.streamBatch = f.get(data, "sample_stream_batch")
+                           ? f.integer(data, "sample_stream_batch")
+                           : R->run.globalBatch;
   const JVal *layout = f.obj(&root, "layout");
   const JVal *groups = f.obj(layout, "groups");
   const JVal *states = f.obj(layout, "states");
@@ -615,9 +621,11 @@ std::vector<std::string> Checkpointer::notes(const RunInfo &now) const {
   if (now.gradAccum != r.run.gradAccum || now.globalBatch != r.run.globalBatch)
     out.push_back(format(
         "note: the batches differ from the saved run's (global batch %lld x "
-        "%lld micro-batches when saved, %lld x %lld now)",
+        "%lld micro-batches when saved, %lld x %lld now); the data continues "
+        "at sample %lld of the saved run's sample stream",
         (long long)r.run.globalBatch, (long long)r.run.gradAccum,
-        (long long)now.globalBatch, (long long)now.gradAccum));
+        (long long)now.globalBatch, (long long)now.gradAccum,
+        (long long)r.run.nextSample));
   return out;
 }
 
@@ -721,11 +729,12 @@ std::string Checkpointer::Impl::writeManifest(
               (long long)run.steps);
   j += format("  \"data\": {\"seed\": \"%llu\", \"grad_accum\": %lld, "
               "\"global_batch\": %lld, \"seq\": %lld, \"next_batch_index\": "
-              "%lld, \"next_sample_index\": %lld},\n",
+              "%lld, \"next_sample_index\": %lld, \"sample_stream_batch\": "
+              "%lld},\n",
               (unsigned long long)run.seed, (long long)run.gradAccum,
               (long long)run.globalBatch, (long long)run.seq,
-              (long long)(step * run.gradAccum),
-              (long long)(step * run.gradAccum * run.globalBatch));
+              (long long)(run.nextSample / std::max<int64_t>(1, run.globalBatch)),
+              (long long)run.nextSample, (long long)run.streamBatch);
   j += format("  \"rng\": {\"generator\": \"philox4x32-10, counter-based\", "
               "\"seed\": \"%llu\", \"state\": null},\n",
               (unsigned long long)run.seed);

@@ -33,6 +33,10 @@ struct RunInfo {
   int64_t gradAccum = 1, globalBatch = 0, seq = 0;
   double lr = 0, minLr = 0;
   int64_t warmup = 0, steps = 0;
+  /// The training sample stream (zrt_dataset_sequences): the position of
+  /// the next sample, and the stream's batch (the global batch of the run
+  /// that started it).
+  int64_t nextSample = 0, streamBatch = 0;
 };
 
 /// What --resume found in the manifest.

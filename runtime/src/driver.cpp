@@ -793,6 +793,9 @@ private:
   double validate();
   void sample();
   void fetchBatch(int split, int64_t index, int shuffle);
+  /// This rank's rows of the next global training micro-batch: samples
+  /// [samplePos_ + rank*B, +B) of the stream; advances samplePos_.
+  void fetchTrainBatch();
 
   // --import / --export / --dump-batches.
   std::string openImport();
@@ -818,6 +821,10 @@ private:
   zrt_dataset ds_ = nullptr;
   std::FILE *metrics_ = nullptr;
   int64_t globalBatch_ = 0, dataVocab_ = 0;
+  // The training sample stream (zrt_dataset_sequences): the next sample's
+  // position and the stream's batch; a resumed run takes both from the
+  // checkpoint.
+  int64_t samplePos_ = 0, streamBatch_ = 0;
   bool byteLevel_ = false, validation_ = false;
   std::vector<int32_t> ids_, targets_;
 
@@ -835,8 +842,8 @@ private:
   std::vector<int32_t> dumpRecord_;
   std::unique_ptr<zrt_ckpt::Checkpointer> ckpt_; // --checkpoint-dir, --resume
   zrt_ckpt::RunInfo runInfo() const {
-    return {o_.seed, o_.gradAccum, globalBatch_, m_->seq,   o_.lr,
-            o_.minLr, o_.warmup,    o_.steps};
+    return {o_.seed,   o_.gradAccum, globalBatch_, m_->seq,     o_.lr,
+            o_.minLr,  o_.warmup,    o_.steps,     samplePos_, streamBatch_};
   }
 };
 
@@ -1064,6 +1071,16 @@ void Driver::fetchBatch(int split, int64_t index, int shuffle) {
                                  index, shuffle, rank_, world_, ids_.data(),
                                  targets_.data()))
     internalFailure("zrt_dataset_batch: " + describe(st));
+}
+
+void Driver::fetchTrainBatch() {
+  zrt_clear_error();
+  if (int st = zrt_dataset_sequences(
+          ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed, streamBatch_,
+          samplePos_ + static_cast<int64_t>(rank_) * m_->batch, m_->batch,
+          ids_.data(), targets_.data()))
+    internalFailure("zrt_dataset_sequences: " + describe(st));
+  samplePos_ += globalBatch_;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1705,6 +1722,7 @@ int Driver::run() {
           kExitUser))
     return finish(code);
   globalBatch_ = m_->batch * world_;
+  streamBatch_ = globalBatch_;
   chooseThreads();
 
   // 3. Data and output files: no output may be an input or another output,
@@ -1777,7 +1795,31 @@ int Driver::run() {
     resumeNotes = ckpt_->notes(runInfo());
     lastSaved = ckpt_->resumed().step;
     firstStep = lastSaved + 1;
-    o_.seed = ckpt_->resumed().run.seed; // batches continue identically
+    // The sample stream continues where the checkpoint left it, whatever
+    // this run's batch, accumulation or world size.
+    o_.seed = ckpt_->resumed().run.seed;
+    samplePos_ = ckpt_->resumed().run.nextSample;
+    streamBatch_ = ckpt_->resumed().run.streamBatch;
+  }
+
+  // A checkpoint at or past --steps leaves nothing to train.
+  if (!o_.resume.empty() && lastSaved > o_.steps)
+    return finish(agree(
+        format("--resume: the checkpoint is at step %lld, past --steps %lld "
+               "(--steps counts from the start of the run: pass --steps > "
+               "%lld to train further)",
+               (long long)lastSaved, (long long)o_.steps,
+               (long long)lastSaved),
+        kExitUser));
+  if (!o_.resume.empty() && lastSaved == o_.steps) {
+    say(format("nothing to do: the checkpoint %s is already at --steps %lld "
+               "(pass --steps > %lld to train further)",
+               ckpt_->resumed().dir.c_str(), (long long)o_.steps,
+               (long long)o_.steps));
+    if (!o_.exportPath.empty())
+      if (int code = agree(writeExport(), kExitUser))
+        return finish(code);
+    return finish(kExitOk);
   }
 
   ids_.resize(static_cast<size_t>(m_->batch * m_->seq));
@@ -1806,7 +1848,7 @@ int Driver::run() {
     Snapshot micro{};
     double lossSum = 0.0;
     for (int64_t k = 0; k < K; ++k) {
-      fetchBatch(ZRT_SPLIT_TRAIN, (step - 1) * K + k, /*shuffle=*/1);
+      fetchTrainBatch();
       if (!o_.dumpBatches.empty())
         dumpBatch(step, k);
       const Snapshot before = Snapshot::take();

@@ -131,6 +131,89 @@ TEST_F(DriverSafetyTest, FreshRunIntoUsedCheckpointDirIsRefused) {
 }
 
 //===----------------------------------------------------------------------===//
+// Resume continues the sample stream
+//===----------------------------------------------------------------------===//
+
+/// The token rows (inputs then targets) of every --dump-batches record, in
+/// order, without the step/micro/B/T header: the samples the run consumed.
+std::vector<std::string> dumpedRows(const std::string &bytes, int64_t B,
+                                    int64_t T) {
+  std::vector<std::string> rows;
+  const size_t rec = static_cast<size_t>(4 + 2 * B * T) * 4;
+  for (size_t at = 0; at + rec <= bytes.size(); at += rec)
+    for (int64_t b = 0; b < B; ++b)
+      rows.push_back(bytes.substr(at + 16 + b * T * 4, T * 4) +
+                     bytes.substr(at + 16 + (B + b) * T * 4, T * 4));
+  return rows;
+}
+
+TEST_F(DriverSafetyTest, ResumeContinuesTheSampleStreamAlsoTwoRanks) {
+  const int64_t T = 16;
+  const std::string ck = path("ck"), full = path("full.bin");
+  const std::string base = " --data " + text_ + kQuietRun;
+  // Uninterrupted: 6 steps of 2 micro-batches of 4 (48 samples), saved at 2.
+  Proc r = launch(kFake + base + " --steps 6 --grad-accum 2 --checkpoint-dir " +
+                  ck + " --checkpoint-every 2 --dump-batches " + full);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> all = dumpedRows(readFile(full), 4, T);
+  ASSERT_EQ(all.size(), 48u);
+  // Resumed at step 2 (sample 16) under another accumulation, world size
+  // or global batch: the same samples 16.., never the first 16 again.
+  struct Case {
+    std::string cmd;
+    int64_t B;
+    const char *note;
+  } cases[] = {
+      {kFake + " --grad-accum 1 --steps 6", 4, "4 x 2 micro-batches when saved, 4 x 1 now"},
+      {kFake + " --grad-accum 3 --steps 4", 4, "4 x 3 now"},
+      {kMpi + " 2 " + kFakeNp2 + " --grad-accum 1 --steps 5", 4, "4 x 1 now"},
+      {kFakeB8 + " --grad-accum 1 --steps 5", 8, "8 x 1 now"},
+  };
+  for (const Case &c : cases) {
+    const std::string dump = path("resumed.bin");
+    r = launch(c.cmd + base + " --resume " + ck + "/step_2 --dump-batches " +
+               dump);
+    ASSERT_EQ(r.status, 0) << c.cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.note), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the data continues at sample 16 of the saved run's "
+                         "sample stream"),
+              std::string::npos)
+        << r.out;
+    const std::vector<std::string> got = dumpedRows(readFile(dump), c.B, T);
+    ASSERT_FALSE(got.empty()) << c.cmd;
+    ASSERT_LE(16 + got.size(), all.size()) << c.cmd;
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], all[16 + i]) << c.cmd << ": sample " << 16 + i;
+  }
+  // The manifest records the position (48 after 6 steps of 8 samples).
+  const std::string manifest = readFile(ck + "/step_6/manifest.json");
+  EXPECT_NE(manifest.find("\"next_sample_index\": 48"), std::string::npos)
+      << manifest;
+  EXPECT_NE(manifest.find("\"sample_stream_batch\": 4"), std::string::npos)
+      << manifest;
+}
+
+TEST_F(DriverSafetyTest, ResumeAtOrPastStepsHasNothingToDo) {
+  const std::string ck = path("ck"), m = path("m.jsonl");
+  const std::string base = kFake + " --data " + text_ + kQuietRun;
+  Proc r = launch(base + " --steps 3 --checkpoint-dir " + ck);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = launch(base + " --steps 3 --resume " + ck + " --metrics " + m +
+             " --export " + path("w.st"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("nothing to do: the checkpoint " + ck +
+                       "/step_3 is already at --steps 3 (pass --steps > 3 to "
+                       "train further)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_TRUE(exists(path("w.st"))); // the checkpoint's weights exported
+  expectUserError(base + " --steps 2 --resume " + ck,
+                  "error: --resume: the checkpoint is at step 3, past --steps "
+                  "2");
+}
+
+//===----------------------------------------------------------------------===//
 // Options: range-checked, NaN rejected
 //===----------------------------------------------------------------------===//
 

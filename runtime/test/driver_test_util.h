@@ -270,6 +270,7 @@ std::string makeText(size_t bytes) {
 
 const std::string kFake = ZRT_FAKE_TRAIN;
 const std::string kFakeNp2 = ZRT_FAKE_TRAIN_NP2;
+const std::string kFakeB8 = ZRT_FAKE_TRAIN_B8;
 const std::string kFakeS3 = ZRT_FAKE_TRAIN_S3;
 const std::string kFakeS3Np2 = ZRT_FAKE_TRAIN_S3_NP2;
 const std::string kMpi = ZRT_MPIEXEC;
