@@ -139,6 +139,27 @@ size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
 std::string dtypeName(int dtype) { return dtype == ZRT_BF16 ? "bf16" : "f32"; }
 
+/// NaN and Inf values among n elements of `dtype` (f32 or bf16) at p: an
+/// all-ones exponent.
+int64_t countNonFinite(const void *p, int dtype, int64_t n) {
+  const char *b = static_cast<const char *>(p);
+  int64_t bad = 0;
+  if (dtype == ZRT_BF16) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t v;
+      std::memcpy(&v, b + 2 * i, 2);
+      bad += (v & 0x7F80u) == 0x7F80u;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t v;
+      std::memcpy(&v, b + 4 * i, 4);
+      bad += (v & 0x7F800000u) == 0x7F800000u;
+    }
+  }
+  return bad;
+}
+
 //===----------------------------------------------------------------------===//
 // JSON (the manifest): string escaping and field access over nlohmann::json.
 //===----------------------------------------------------------------------===//
@@ -575,8 +596,10 @@ struct Checkpointer::Impl {
                                 curErr;
   }
   std::string filePath(int r) const { return res.dir + "/" + files[r].first; }
-  std::string writeShard(const std::string &path, int64_t step,
-                         uint64_t *sum);
+  /// Writes this rank's file; *nonFinite / *badState: how many NaN or Inf
+  /// values its states hold, and the first such state's name.
+  std::string writeShard(const std::string &path, int64_t step, uint64_t *sum,
+                         int64_t *nonFinite, std::string *badState);
   std::string writeManifest(const std::string &tmpDir, int64_t step,
                             const RunInfo &run,
                             const std::vector<uint64_t> &sums);
@@ -643,7 +666,10 @@ std::string Checkpointer::prepare(const std::string &dir) {
 }
 
 std::string Checkpointer::Impl::writeShard(const std::string &path,
-                                           int64_t step, uint64_t *sum) {
+                                           int64_t step, uint64_t *sum,
+                                           int64_t *nonFinite,
+                                           std::string *badState) {
+  *nonFinite = 0;
   const std::string what = format("cannot write checkpoint file '%s'",
                                   path.c_str());
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -676,6 +702,10 @@ std::string Checkpointer::Impl::writeShard(const std::string &path,
       ::close(fd);
       return what + ": " + err;
     }
+    const int64_t bad = countNonFinite(staged.data(), s.dtype, s.numel);
+    if (bad > 0 && *nonFinite == 0)
+      *badState = s.name;
+    *nonFinite += bad;
     put(staged.data(), static_cast<size_t>(bytes));
     pos += bytes;
     const int64_t pad = (kAlign - pos % kAlign) % kAlign;
@@ -804,10 +834,24 @@ int Checkpointer::save(const std::string &dir, int64_t step,
   if (int code = I.agree(err, kExitUser))
     return code;
   // 2. Every rank writes its shard file.
+  //    A state with NaN or Inf values is never made a checkpoint: the
+  //    temporary directory is removed and `latest` stays where it was.
   uint64_t sum = 0;
-  err = I.writeShard(tmpDir + format("/rank_%05d.bin", I.rank), step, &sum);
-  if (int code = I.agree(err, kExitUser))
+  int64_t nonFinite = 0;
+  std::string badState;
+  err = I.writeShard(tmpDir + format("/rank_%05d.bin", I.rank), step, &sum,
+                     &nonFinite, &badState);
+  if (err.empty() && nonFinite > 0)
+    err = format("checkpoint step %lld not saved: state '%s' on rank %d holds "
+                 "non-finite values (%lld NaN or Inf on this rank); 'latest' "
+                 "is unchanged",
+                 (long long)step, badState.c_str(), I.rank,
+                 (long long)nonFinite);
+  if (int code = I.agree(err, kExitUser)) {
+    if (I.rank == 0)
+      removeTree(tmpDir);
     return code;
+  }
   // 3. Rank 0 collects the checksums, writes the manifest last, renames the
   //    directory into place and then updates `latest`.
   std::vector<uint64_t> sums(static_cast<size_t>(I.world));

@@ -806,6 +806,11 @@ private:
   void dumpBatch(int64_t step, int64_t micro);
   std::string closeDump();
 
+  /// The one line that stops a run whose loss or gradient norm at `step`
+  /// is not finite; names what is kept (`lastSaved`: last checkpoint).
+  std::string nonFiniteMessage(int64_t step, double loss, float norm,
+                               int64_t lastSaved) const;
+
   void say(const std::string &line); // rank 0, clears the progress bar first
   void drawBar(int64_t step, double elapsed);
   void metric(const Json &j);
@@ -825,6 +830,7 @@ private:
   // position and the stream's batch; a resumed run takes both from the
   // checkpoint.
   int64_t samplePos_ = 0, streamBatch_ = 0;
+  bool savedInRun_ = false; // this run wrote a checkpoint
   bool byteLevel_ = false, validation_ = false;
   std::vector<int32_t> ids_, targets_;
 
@@ -1073,6 +1079,29 @@ void Driver::fetchBatch(int split, int64_t index, int shuffle) {
     internalFailure("zrt_dataset_batch: " + describe(st));
 }
 
+std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
+                                     int64_t lastSaved) const {
+  std::string what =
+      !std::isfinite(loss)
+          ? format("the loss is %s", std::isnan(loss) ? "nan" : "inf")
+          : format("the gradient norm is %s",
+                   std::isfinite(norm) ? "not finite on another rank"
+                   : std::isnan(norm)  ? "nan"
+                                       : "inf");
+  std::string kept = "no checkpoint was written";
+  if (savedInRun_)
+    kept = format("the last checkpoint, %s/step_%lld, stays 'latest'",
+                  o_.checkpointDir.c_str(), (long long)lastSaved);
+  else if (!o_.resume.empty())
+    kept = format("the checkpoint it resumed from (step %lld) is unchanged",
+                  (long long)lastSaved);
+  return format("step %lld: %s; training stopped (the weights would be "
+                "non-finite from here on; try a lower --lr, or check the "
+                "data); %s%s",
+                (long long)step, what.c_str(), kept.c_str(),
+                o_.exportPath.empty() ? "" : "; --export was not written");
+}
+
 void Driver::fetchTrainBatch() {
   zrt_clear_error();
   if (int st = zrt_dataset_sequences(
@@ -1240,6 +1269,18 @@ std::string Driver::loadImport() {
     toF32(raw.data(), t.dtype, buf.data(), hi - lo);
     return true;
   };
+  // NaN or Inf in the file: refused, with the count, before any training.
+  const char *sliceNote = "";
+  auto nonFinite = [&](const std::string &name) {
+    int64_t bad = 0;
+    for (float v : buf)
+      bad += !std::isfinite(v);
+    return bad == 0 ? std::string()
+                    : format("tensor '%s' in %s holds %lld non-finite values "
+                             "(NaN or Inf)%s; refusing to train from it",
+                             name.c_str(), what.c_str(), (long long)bad,
+                             sliceNote);
+  };
   auto element = [](const zrt_state_desc &s, int64_t i) {
     return static_cast<char *>(s.data) + i * dtypeBytes(s.dtype);
   };
@@ -1259,6 +1300,9 @@ std::string Driver::loadImport() {
       if (!read(t, 0, e.numel))
         return format("cannot read '%s' from %s: %s", e.name.c_str(),
                       what.c_str(), std::strerror(errno));
+      sliceNote = "";
+      if (std::string bad = nonFinite(e.name); !bad.empty())
+        return bad;
       for (int i : {e.whole, e.wholeMaster})
         if (i >= 0)
           if (std::string err = store(m_->states[i], m_->states[i].data,
@@ -1276,6 +1320,9 @@ std::string Driver::loadImport() {
         if (!read(t, lo - e.offset, hi - e.offset))
           return format("cannot read '%s' from %s: %s", e.name.c_str(),
                         what.c_str(), std::strerror(errno));
+        sliceNote = " in the slice this rank loads";
+        if (std::string bad = nonFinite(e.name); !bad.empty())
+          return bad;
         for (int i : {params_.groups[e.group].param,
                       params_.groups[e.group].master})
           if (i >= 0)
@@ -1873,8 +1920,10 @@ int Driver::run() {
     const Snapshot opt = after.since(beforeOpt);
     const Snapshot total = after.since(s0);
     const double secs = nowSeconds() - t0;
-    // Logging reduction (host_comm: not in the zrt byte counters).
+    // Logging reduction (host_comm: not in the zrt byte counters). A
+    // non-finite norm on any rank makes the sum of the flags non-zero.
     const double loss = allMean(lossSum / static_cast<double>(K));
+    const bool normFinite = allMean(std::isfinite(norm) ? 0.0 : 1.0) == 0.0;
     lastLoss = loss;
     const int64_t peak = zrt_memory_peak_total_bytes();
     const double tokPerS = secs > 0 ? tokensPerStep / secs : 0.0;
@@ -1915,6 +1964,11 @@ int Driver::run() {
     j.key("peak_bytes").integer(peak);
     j.key("allocations").integer(zrt_heap_allocations() - allocs0);
     metric(j);
+    // Non-finite training stops here, before any checkpoint of this step:
+    // `latest` keeps naming the last finite one.
+    if (!std::isfinite(loss) || !normFinite)
+      return finish(
+          agree(nonFiniteMessage(step, loss, norm, lastSaved), kExitUser));
 
     if (validation_ && step % o_.valEvery == 0) {
       lastVal = validate();
@@ -1928,6 +1982,7 @@ int Driver::run() {
       if (int code = ckpt_->save(o_.checkpointDir, step, runInfo()))
         return finish(code);
       lastSaved = step;
+      savedInRun_ = true;
       say(format("checkpoint: saved step %lld to %s/step_%lld",
                  (long long)step, o_.checkpointDir.c_str(), (long long)step));
     }

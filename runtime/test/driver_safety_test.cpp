@@ -214,6 +214,96 @@ TEST_F(DriverSafetyTest, ResumeAtOrPastStepsHasNothingToDo) {
 }
 
 //===----------------------------------------------------------------------===//
+// Non-finite training stops with one message; `latest` stays finite
+//===----------------------------------------------------------------------===//
+
+TEST_F(DriverSafetyTest, NonFiniteLossStopsTraining) {
+  const std::string ck = path("ck"), m = path("m.jsonl");
+  // The 5th micro-batch (step 3 at --grad-accum 2) has a NaN loss.
+  Proc r = launch("env ZRT_FAKE_NAN_LOSS_CALL=5 " + kFake + " --data " +
+                  text_ + " --steps 6 --grad-accum 2 --val-every 0 "
+                  "--sample-tokens 0 --checkpoint-dir " +
+                  ck + " --checkpoint-every 2 --metrics " + m + " --export " +
+                  path("w.st"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: step 3: the loss is nan; training stopped"),
+            1u)
+      << r.out;
+  EXPECT_NE(r.out.find("the last checkpoint, " + ck +
+                       "/step_2, stays 'latest'; --export was not written"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("step 4/6"), std::string::npos) << r.out;
+  EXPECT_EQ(readFile(ck + "/latest"), "step_2\n");
+  EXPECT_FALSE(exists(ck + "/step_3"));
+  EXPECT_FALSE(exists(ck + "/step_6"));
+  EXPECT_FALSE(exists(path("w.st")));
+  // The failing step is logged (loss null) and is the last record.
+  std::vector<JValue> steps = ofType(readMetrics(m), "step");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[2]["loss"].kind, JValue::Null);
+  // Resuming from the finite checkpoint trains on.
+  r = launch(kFake + " --data " + text_ + kQuietRun +
+             " --steps 6 --grad-accum 2 --resume " + ck);
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST_F(DriverSafetyTest, NonFiniteGradNormOnOneRankStopsAllTwoRanks) {
+  // Rank 1 alone sees a NaN norm at step 2; both ranks stop, one message.
+  Proc r = launch(kMpi + " 2 env ZRT_FAKE_NAN_GRAD_STEP=2 " + kFakeNp2 +
+                  " --data " + text_ + " --steps 5" + kQuietRun);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: step 2: the gradient norm is "), 1u) << r.out;
+  EXPECT_NE(r.out.find("training stopped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no checkpoint was written"), std::string::npos)
+      << r.out;
+  r = launch("env ZRT_FAKE_NAN_GRAD_STEP=2 " + kFake + " --data " + text_ +
+             " --steps 5" + kQuietRun);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: step 2: the gradient norm is nan; training "
+                         "stopped"),
+            1u)
+      << r.out;
+}
+
+TEST_F(DriverSafetyTest, NonFiniteWeightsAreNeverCheckpointed) {
+  // A finite loss and norm, but a NaN weight after step 4: the save of
+  // step 4 is refused and `latest` stays at step 2.
+  const std::string ck = path("ck");
+  Proc r = launch("env ZRT_FAKE_POISON_STEP=4 " + kFake + " --data " + text_ +
+                  " --steps 6 --checkpoint-dir " + ck +
+                  " --checkpoint-every 2" + kQuietRun);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: checkpoint step 4 not saved: state 'table' on "
+                         "rank 0 holds non-finite values (1 NaN or Inf on this "
+                         "rank); 'latest' is unchanged"),
+            1u)
+      << r.out;
+  EXPECT_EQ(readFile(ck + "/latest"), "step_2\n");
+  Proc ls = launch("ls -a " + ck);
+  EXPECT_EQ(ls.out.find("step_4"), std::string::npos) << ls.out;
+}
+
+TEST_F(DriverSafetyTest, ImportRefusesNonFiniteValues) {
+  const std::string st = path("w.st");
+  Proc r = launch(kFake + " --data " + text_ + " --steps 0" + kQuietRun +
+                  " --export " + st);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Two NaN and one Inf at the start of the data.
+  std::string bytes = readFile(st);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  const float bad[3] = {NAN, INFINITY, NAN};
+  std::memcpy(&bytes[8 + n], bad, sizeof bad);
+  const std::string poisoned = write("bad.st", bytes);
+  expectUserError(kFake + " --data " + text_ + " --steps 2 --import " +
+                      poisoned,
+                  "error: tensor 'table' in --import file '" + poisoned +
+                      "' holds 3 non-finite values (NaN or Inf); refusing to "
+                      "train from it");
+}
+
+//===----------------------------------------------------------------------===//
 // Options: range-checked, NaN rejected
 //===----------------------------------------------------------------------===//
 
