@@ -37,11 +37,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace zrt_ckpt {
@@ -221,6 +223,34 @@ struct Fields {
                                      v.get<uint64_t>() <= uint64_t(INT64_MAX));
   }
 };
+
+/// A decimal uint64 written as a JSON string ("7"): digits only, no sign,
+/// no overflow.
+bool parseU64(const std::string &s, uint64_t *out) {
+  if (s.empty() || s.size() > 20 ||
+      s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno == ERANGE || *end != '\0')
+    return false;
+  *out = v;
+  return true;
+}
+
+/// Exactly 16 lower-case hex digits (hex64's output).
+bool parseHex64(const std::string &s, uint64_t *out) {
+  if (s.size() != 16 ||
+      s.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return false;
+  *out = std::strtoull(s.c_str(), nullptr, 16);
+  return true;
+}
+
+/// The manifest's own checksum: the last member, "manifest_fnv1a64", is the
+/// FNV-1a 64 of every byte before its line.
+constexpr const char *kManifestSumKey = "  \"manifest_fnv1a64\": \"";
 
 //===----------------------------------------------------------------------===//
 // Layouts
@@ -476,7 +506,9 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   R->run.warmup = f.integer(sched, "warmup");
   R->run.steps = f.integer(sched, "steps");
   const JVal *data = f.obj(&root, "data");
-  R->run.seed = std::strtoull(f.string(data, "seed").c_str(), nullptr, 10);
+  const std::string seed = f.string(data, "seed");
+  if (f.err.empty() && !parseU64(seed, &R->run.seed))
+    return format("data.seed '%s' is not a decimal uint64", seed.c_str());
   R->run.gradAccum = f.integer(data, "grad_accum");
   R->run.globalBatch = f.integer(data, "global_batch");
   R->run.seq = f.integer(data, "seq");
@@ -499,9 +531,11 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     r.numel = 1;
     if (shape)
       for (const JVal &d : *shape) {
-        int64_t x = Fields::isInt64(d) ? d.get<int64_t>() : 0;
-        if (!Fields::isInt64(d))
+        int64_t x = Fields::isInt64(d) ? d.get<int64_t>() : -1;
+        if (x < 0 || (x > 0 && r.numel > (int64_t(1) << 50) / x)) {
           f.fail("shape");
+          x = 0;
+        }
         r.shape.push_back(x);
         r.numel *= x;
       }
@@ -528,27 +562,87 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     for (int k = 0; k < 5; ++k)
       if (kind == kKindNames[k])
         r.kind = k;
-    r.dtype = f.string(&s, "dtype") == "bf16" ? ZRT_BF16 : ZRT_F32;
+    const std::string dtype = f.string(&s, "dtype");
+    r.dtype = dtype == "bf16" ? ZRT_BF16 : ZRT_F32;
+    if (dtype != "bf16" && dtype != "f32")
+      f.fail("layout.states.dtype");
     r.numel = f.integer(&s, "numel");
     r.group = static_cast<int>(f.integer(&s, "group"));
     r.sharded = r.group >= 0;
     offsets.push_back(f.integer(&s, "offset"));
     L->states.push_back(std::move(r));
   }
-  for (const JVal &x : *fl) {
-    std::string path = f.string(&x, "path");
-    uint64_t sum = std::strtoull(f.string(&x, "fnv1a64").c_str(), nullptr, 16);
-    if (path.empty() || path.find('/') != std::string::npos)
-      f.fail("files.path");
-    files->emplace_back(path, sum);
-  }
   *fileBytes =
       f.integer(fl->is_array() && !fl->empty() ? &(*fl)[0] : nullptr, "bytes");
+  for (const JVal &x : *fl) {
+    const int64_t r = f.integer(&x, "rank");
+    std::string path = f.string(&x, "path");
+    uint64_t sum = 0;
+    if (!parseHex64(f.string(&x, "fnv1a64"), &sum))
+      f.fail("files.fnv1a64");
+    if (!f.err.empty())
+      return f.err;
+    const int64_t i = static_cast<int64_t>(files->size());
+    if (r != i || path != format("rank_%05lld.bin", (long long)i))
+      return format("files[%lld] is rank %lld at '%s', expected rank %lld at "
+                    "rank_%05lld.bin",
+                    (long long)i, (long long)r, path.c_str(), (long long)i,
+                    (long long)i);
+    if (f.integer(&x, "bytes") != *fileBytes)
+      return format("files[%lld] has %lld bytes, files[0] %lld (every shard "
+                    "file has the same size)",
+                    (long long)i, (long long)f.integer(&x, "bytes"),
+                    (long long)*fileBytes);
+    files->emplace_back(path, sum);
+  }
   if (!f.err.empty())
     return f.err;
-  if (L->world < 1 || static_cast<int>(files->size()) != L->world)
+  // Values in range (a wrong one would train wrongly or fail later).
+  if (R->step < 0)
+    return format("step %lld is negative", (long long)R->step);
+  if (f.integer(sched, "next_step") != R->step + 1)
+    return format("schedule.next_step %lld is not step + 1 = %lld",
+                  (long long)f.integer(sched, "next_step"),
+                  (long long)(R->step + 1));
+  if (L->stage < 0 || L->stage > 3)
+    return format("stage %d is not a ZeRO stage (0-3)", L->stage);
+  if (L->world < 1 || L->world > (1 << 20))
+    return format("world_size %d is out of range", L->world);
+  if (!(R->run.lr >= 0 && std::isfinite(R->run.lr)) ||
+      !(R->run.minLr >= 0 && std::isfinite(R->run.minLr)) ||
+      R->run.warmup < 0 || R->run.steps < 0)
+    return "the schedule (lr, min_lr, warmup, steps) is out of range";
+  if (R->run.gradAccum < 1 || R->run.globalBatch < 1 || R->run.seq < 1 ||
+      R->run.streamBatch < 1 || R->run.nextSample < 0)
+    return "the data position (grad_accum, global_batch, seq, "
+           "next_sample_index, sample_stream_batch) is out of range";
+  if (static_cast<int>(files->size()) != L->world)
     return format("the manifest lists %zu shard files for world size %d",
                   files->size(), L->world);
+  // Layouts follow the group rule (zrt_group_desc): members back to back
+  // from 0, padded to the next multiple of the world size.
+  for (const GroupRec &g : L->groups) {
+    int64_t total = 0;
+    for (const MemberRec &m : g.members) {
+      if (m.offset != total || m.numel < 0 || m.numel > (int64_t(1) << 50))
+        return format("group '%s': member '%s' is at offset %lld, but the "
+                      "members before it end at %lld",
+                      g.name.c_str(), m.name.c_str(), (long long)m.offset,
+                      (long long)total);
+      total += m.numel;
+    }
+    const int64_t padded = (total + L->world - 1) / L->world * L->world;
+    if (g.padded != padded || g.shard * L->world != g.padded)
+      return format("group '%s' has padded %lld and shard %lld; its %lld "
+                    "elements at world size %d give padded %lld and shard "
+                    "%lld",
+                    g.name.c_str(), (long long)g.padded, (long long)g.shard,
+                    (long long)total, L->world, (long long)padded,
+                    (long long)(padded / L->world));
+  }
+  for (const ParamRec &p : L->params)
+    if (p.numel < 0 || p.shape.size() > 16)
+      return format("parameter '%s' has a malformed shape", p.name.c_str());
   if (std::string err = L->finish(); !err.empty())
     return err;
   for (size_t i = 0; i < offsets.size(); ++i)
@@ -585,6 +679,7 @@ struct Checkpointer::Impl {
   Layout old;
   std::vector<std::pair<std::string, uint64_t>> files;
   std::vector<int> fds;
+  bool manifestUnchecked = false; ///< No manifest_fnv1a64 (older writer).
 
   std::string ensureLayout() {
     if (!curReady) {
@@ -634,6 +729,10 @@ std::vector<std::string> Checkpointer::notes(const RunInfo &now) const {
       r.dir.c_str(), (long long)r.step, r.world, r.stage,
       r.resharded ? ", re-partitioned for this program" : "",
       (unsigned long long)r.run.seed));
+  if (impl_->manifestUnchecked)
+    out.push_back("note: its manifest.json has no checksum of its own "
+                  "(written by an older runtime); its fields were checked "
+                  "against the shard headers and the group rule only");
   if (now.lr != r.run.lr || now.minLr != r.run.minLr ||
       now.warmup != r.run.warmup || now.steps != r.run.steps)
     out.push_back(format(
@@ -800,7 +899,10 @@ std::string Checkpointer::Impl::writeManifest(
                 "\"bytes\": %lld, \"fnv1a64\": \"%s\"}",
                 r ? "," : "", r, r, (long long)cur.fileBytes,
                 hex64(sums[r]).c_str());
-  j += "]\n}\n";
+  j += "],\n";
+  Fnv64 self;
+  self.add(j.data(), j.size());
+  j += kManifestSumKey + hex64(self.h) + "\"\n}\n";
 
   const std::string tmp = tmpDir + "/manifest.json.tmp",
                     dst = tmpDir + "/manifest.json";
@@ -930,13 +1032,30 @@ std::string Checkpointer::Impl::verify(int r) {
     total += n;
   }
   ::close(fd);
+  // The header repeats what the manifest says: the format version, this
+  // file's rank, the world size, the number of states, the step and the
+  // file size (a file copied in from another checkpoint or rank fails).
   uint32_t u32[4];
   std::memcpy(u32, header + 8, sizeof u32);
+  int64_t i64[2];
+  std::memcpy(i64, header + 24, sizeof i64);
   if (std::memcmp(header, kMagic, 8) != 0 ||
-      u32[1] != static_cast<uint32_t>(r))
-    return format("checkpoint '%s': shard file %s is not the rank-%d file of "
-                  "this checkpoint (bad header)",
-                  res.dir.c_str(), files[r].first.c_str(), r);
+      u32[0] != static_cast<uint32_t>(kFormatVersion))
+    return format("checkpoint '%s': shard file %s is not a version-%d shard "
+                  "file (bad header)",
+                  res.dir.c_str(), files[r].first.c_str(), kFormatVersion);
+  if (u32[1] != static_cast<uint32_t>(r) ||
+      u32[2] != static_cast<uint32_t>(old.world) ||
+      u32[3] != static_cast<uint32_t>(old.states.size()) ||
+      i64[0] != res.step || i64[1] != old.fileBytes)
+    return format("checkpoint '%s': shard file %s does not belong to this "
+                  "checkpoint (its header says rank %u of %u, %u states, step "
+                  "%lld, %lld bytes; the manifest: rank %d of %d, %zu states, "
+                  "step %lld, %lld bytes)",
+                  res.dir.c_str(), files[r].first.c_str(), u32[1], u32[2],
+                  u32[3], (long long)i64[0], (long long)i64[1], r, old.world,
+                  old.states.size(), (long long)res.step,
+                  (long long)old.fileBytes);
   if (h.h != files[r].second)
     return format("checkpoint '%s': shard file %s is corrupt (FNV-1a-64 "
                   "checksum %s, the manifest says %s)",
@@ -963,10 +1082,17 @@ std::string Checkpointer::open(const std::string &path) {
     }
     while (!latest.empty() && (latest.back() == '\n' || latest.back() == ' '))
       latest.pop_back();
-    if (latest.empty() || latest.find('/') != std::string::npos)
+    if (latest.empty())
       return format("--resume: no checkpoint in '%s' (neither manifest.json "
                     "nor a 'latest' pointer)",
                     path.c_str());
+    // Only a complete step directory: never a temporary one of a save in
+    // progress (.step_N.tmp), nor a path elsewhere.
+    if (latest.compare(0, 5, "step_") != 0 || latest.size() == 5 ||
+        latest.find_first_not_of("0123456789", 5) != std::string::npos)
+      return format("--resume: '%s/latest' names '%s', which is not a step "
+                    "directory (step_<N>)",
+                    path.c_str(), latest.c_str());
     dir += "/" + latest;
     if (!isFile(dir + "/manifest.json"))
       return format("--resume: '%s/latest' names %s, which has no "
@@ -986,10 +1112,29 @@ std::string Checkpointer::open(const std::string &path) {
     return format("--resume: cannot read '%s': %s", mpath.c_str(),
                   std::strerror(errno));
   }
-  const JVal root = JVal::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A duplicate key would silently replace the first: refused.
+  std::string duplicate;
+  std::vector<std::set<std::string>> keys; // of each open object
+  auto noteDuplicates = [&](int, JVal::parse_event_t ev, JVal &parsed) {
+    if (ev == JVal::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (ev == JVal::parse_event_t::object_end && !keys.empty())
+      keys.pop_back();
+    else if (ev == JVal::parse_event_t::key && !keys.empty() &&
+             parsed.is_string() &&
+             !keys.back().insert(parsed.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  const JVal root = JVal::parse(text, noteDuplicates,
+                                /*allow_exceptions=*/false);
   if (root.is_discarded() || !root.is_object())
     return format("checkpoint '%s': manifest.json is not valid JSON",
                   dir.c_str());
+  if (!duplicate.empty())
+    return format("checkpoint '%s': manifest.json has the key '%s' twice",
+                  dir.c_str(), duplicate.c_str());
   Fields f;
   if (f.string(&root, "format") != kFormatName)
     return format("checkpoint '%s': manifest.json is not a %s manifest",
@@ -1003,6 +1148,26 @@ std::string Checkpointer::open(const std::string &path) {
     return format("checkpoint '%s' has format version %lld, newer than the "
                   "version %d this program reads (use a newer runtime)",
                   dir.c_str(), (long long)version, kFormatVersion);
+  // The manifest's own checksum (absent in manifests written before it
+  // existed: accepted with a note).
+  I.manifestUnchecked = !root.contains("manifest_fnv1a64");
+  if (!I.manifestUnchecked) {
+    const size_t at = text.rfind(kManifestSumKey);
+    const std::string keyLen = kManifestSumKey;
+    uint64_t want = 0;
+    Fnv64 h;
+    if (at != std::string::npos)
+      h.add(text.data(), at);
+    if (at == std::string::npos ||
+        !parseHex64(text.substr(at + keyLen.size(), 16), &want) ||
+        f.string(&root, "manifest_fnv1a64") != hex64(want) || h.h != want)
+      return format("checkpoint '%s': manifest.json was modified or damaged "
+                    "(its FNV-1a-64 checksum %s does not match its contents, "
+                    "%s); restore it, or resume from another checkpoint",
+                    dir.c_str(),
+                    at == std::string::npos ? "(missing)" : hex64(want).c_str(),
+                    hex64(h.h).c_str());
+  }
   std::string fp;
   int64_t fileBytes = 0;
   if (std::string err = parseManifest(root, &I.old, &I.res, &I.files, &fp,

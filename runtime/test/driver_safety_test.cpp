@@ -13,6 +13,8 @@
 
 #include <sys/stat.h>
 
+#include <iterator>
+
 namespace {
 
 /// The DriverTest fixture under its own suite name (the fixture class lives
@@ -301,6 +303,119 @@ TEST_F(DriverSafetyTest, ImportRefusesNonFiniteValues) {
                   "error: tensor 'table' in --import file '" + poisoned +
                       "' holds 3 non-finite values (NaN or Inf); refusing to "
                       "train from it");
+}
+
+//===----------------------------------------------------------------------===//
+// The checkpoint manifest is checked, not trusted
+//===----------------------------------------------------------------------===//
+
+/// Replaces `from` by `to` (once) in the manifest of step directory `dir`,
+/// then, when `reseal`, recomputes the manifest's own checksum as a writer
+/// would (to reach the field checks behind it).
+void editManifest(const std::string &dir, const std::string &from,
+                  const std::string &to, bool reseal) {
+  const std::string p = dir + "/manifest.json";
+  std::ifstream in(p, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  if (reseal) {
+    const std::string key = "  \"manifest_fnv1a64\": \"";
+    const size_t k = text.rfind(key);
+    ASSERT_NE(k, std::string::npos);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < k; ++i) {
+      h ^= static_cast<unsigned char>(text[i]);
+      h *= 0x100000001b3ULL;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    text.replace(k + key.size(), 16, hex);
+  }
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+TEST_F(DriverSafetyTest, DamagedManifestsAreRefused) {
+  const std::string ck = path("ck");
+  const std::string base = kFake + " --data " + text_ + kQuietRun;
+  Proc r = launch(base + " --steps 4 --checkpoint-every 2 --checkpoint-dir " +
+                  ck);
+  ASSERT_EQ(r.status, 0) << r.out;
+  int n = 0;
+  // Copies step_4 to a fresh directory, edits its manifest, and expects
+  // `message` from resuming it.
+  auto expectRefused = [&](const std::string &from, const std::string &to,
+                           bool reseal, const std::string &message) {
+    const std::string d = path("bad" + std::to_string(n++));
+    ASSERT_EQ(std::system(("cp -r " + ck + "/step_4 " + d).c_str()), 0);
+    editManifest(d, from, to, reseal);
+    expectUserError(base + " --steps 6 --resume " + d, message);
+  };
+  // Any edit without a matching checksum.
+  expectRefused("\"step\": 4,", "\"step\": 3,", false,
+                "manifest.json was modified or damaged (its FNV-1a-64 "
+                "checksum");
+  // Behind a valid checksum, every field is still checked.
+  expectRefused("\"step\": 4,", "\"step\": -1,", true,
+                "malformed manifest.json: step -1 is negative");
+  expectRefused("\"step\": 4,", "\"step\": 3,", true,
+                "malformed manifest.json: schedule.next_step 5 is not step + 1 "
+                "= 4");
+  expectRefused("\"next_step\": 5", "\"next_step\": 4", true,
+                "schedule.next_step 4 is not step + 1 = 5");
+  expectRefused("\"seed\": \"1337\", \"grad", "\"seed\": \"abc\", \"grad",
+                true, "malformed manifest.json: data.seed 'abc' is not a "
+                      "decimal uint64");
+  expectRefused("\"stage\": 1,", "\"stage\": 7,", true,
+                "malformed manifest.json: stage 7 is not a ZeRO stage (0-3)");
+  expectRefused("\"offset\": 0, \"numel\"", "\"offset\": 8, \"numel\"", true,
+                "malformed manifest.json: group 'flat': member 'table' is at "
+                "offset 8, but the members before it end at 0");
+  expectRefused("\"bytes\": 786496", "\"bytes\": 786432", true,
+                "malformed manifest.json: shard files of 786432 bytes, "
+                "expected 786496");
+  expectRefused("\"dtype\": \"f32\"", "\"dtype\": \"f16\"", true,
+                "malformed manifest.json: field 'layout.states.dtype' is "
+                "missing or malformed");
+  expectRefused("\"next_sample_index\": 16", "\"next_sample_index\": -16",
+                true, "the data position");
+  expectRefused("\"format\": \"zero-checkpoint\",",
+                "\"format\": \"zero-checkpoint\", \"step\": 9,", true,
+                "manifest.json has the key 'step' twice");
+  // A shard file of another checkpoint (step 2's, same size and layout).
+  const std::string mixed = path("mixed");
+  ASSERT_EQ(std::system(("cp -r " + ck + "/step_4 " + mixed + " && cp " + ck +
+                         "/step_2/rank_00000.bin " + mixed + "/")
+                            .c_str()),
+            0);
+  expectUserError(base + " --steps 6 --resume " + mixed,
+                  "shard file rank_00000.bin does not belong to this "
+                  "checkpoint (its header says rank 0 of 1, 3 states, step 2");
+  // `latest` naming a temporary directory of a save in progress.
+  ASSERT_EQ(std::system(("cp -r " + ck + "/step_4 " + ck + "/.step_6.tmp")
+                            .c_str()),
+            0);
+  write("ck/latest", ".step_6.tmp\n");
+  expectUserError(base + " --steps 8 --resume " + ck,
+                  "error: --resume: '" + ck + "/latest' names '.step_6.tmp', "
+                  "which is not a step directory (step_<N>)");
+}
+
+TEST_F(DriverSafetyTest, ShardFilesSwappedBetweenRanksAreRefusedTwoRanks) {
+  const std::string ck = path("ck");
+  Proc r = launch(kMpi + " 2 " + kFakeNp2 + " --data " + text_ + kQuietRun +
+                  " --steps 2 --checkpoint-dir " + ck);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string d = ck + "/step_2";
+  ASSERT_EQ(std::system(("cd " + d + " && mv rank_00000.bin x && mv "
+                         "rank_00001.bin rank_00000.bin && mv x rank_00001.bin")
+                            .c_str()),
+            0);
+  expectUserError(kFake + " --data " + text_ + " --steps 4 --resume " + d,
+                  "shard file rank_00000.bin does not belong to this "
+                  "checkpoint (its header says rank 1 of 2");
 }
 
 //===----------------------------------------------------------------------===//
