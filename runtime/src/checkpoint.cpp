@@ -1072,6 +1072,14 @@ std::string Checkpointer::open(const std::string &path) {
   std::string dir = path;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return format("--resume: no checkpoint in '%s' (%s)", path.c_str(),
+                  std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return format("--resume: no checkpoint in '%s' (it is a file; --resume "
+                  "takes a step directory or a checkpoint directory)",
+                  path.c_str());
   if (!isFile(dir + "/manifest.json")) {
     std::string latest;
     if (std::FILE *f = std::fopen((dir + "/latest").c_str(), "r")) {
@@ -1202,8 +1210,12 @@ std::string Checkpointer::open(const std::string &path) {
   for (int r = 0; r < I.old.world; ++r) {
     struct stat st;
     const std::string p = I.filePath(r);
-    if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (::stat(p.c_str(), &st) != 0)
       return format("checkpoint '%s': shard file %s of rank %d is missing",
+                    dir.c_str(), I.files[r].first.c_str(), r);
+    if (!S_ISREG(st.st_mode))
+      return format("checkpoint '%s': shard file %s of rank %d is not a "
+                    "regular file (a directory?)",
                     dir.c_str(), I.files[r].first.c_str(), r);
     if (st.st_size != fileBytes)
       return format("checkpoint '%s': shard file %s is truncated or damaged "

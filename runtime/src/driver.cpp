@@ -825,6 +825,7 @@ private:
   int threads_ = 1;
   zrt_dataset ds_ = nullptr;
   std::FILE *metrics_ = nullptr;
+  std::string metricsErr_; // rank 0: the first failed write of --metrics
   int64_t globalBatch_ = 0, dataVocab_ = 0;
   // The training sample stream (zrt_dataset_sequences): the next sample's
   // position and the stream's batch; a resumed run takes both from the
@@ -1058,10 +1059,19 @@ void Driver::drawBar(int64_t step, double elapsed) {
 }
 
 void Driver::metric(const Json &j) {
-  if (!metrics_)
+  if (!metrics_ || !metricsErr_.empty())
     return;
-  std::fputs(j.line().c_str(), metrics_);
-  std::fflush(metrics_);
+  if (std::fputs(j.line().c_str(), metrics_) < 0 ||
+      std::fflush(metrics_) != 0) {
+    // Reported at once and again at the end (exit 1), never silent; the
+    // run itself goes on.
+    metricsErr_ = format("cannot write --metrics file '%s': %s (the log is "
+                         "incomplete)",
+                         o_.metrics.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "warning: %s; training continues\n",
+                 metricsErr_.c_str());
+    std::fflush(stderr);
+  }
 }
 
 double Driver::allMean(double local) {
@@ -2025,7 +2035,9 @@ int Driver::run() {
   // 6. Sample.
   if (m_->last_logits && o_.sampleTokens > 0)
     sample();
-  return finish(kExitOk);
+  // A metrics log that could not be written fails the run (after
+  // everything else was done and saved).
+  return finish(agree(metricsErr_, kExitUser));
 }
 
 } // namespace

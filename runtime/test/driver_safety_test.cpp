@@ -92,6 +92,31 @@ TEST_F(DriverSafetyTest, ResumedRunAppendsToMetrics) {
     EXPECT_EQ(steps[i]["step"].num, static_cast<double>(i + 1));
 }
 
+TEST_F(DriverSafetyTest, MetricsWriteFailureIsNeverSilent) {
+  // A full disk (/dev/full): a warning at once, training goes on, exit 1.
+  Proc r = launch(kFake + " --data " + text_ + " --steps 3" + kQuietRun +
+                  " --metrics /dev/full --checkpoint-dir " + path("ck"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "warning: cannot write --metrics file '/dev/full': "
+                         "No space left on device (the log is incomplete); "
+                         "training continues"),
+            1u)
+      << r.out;
+  EXPECT_EQ(count(r.out, "error: cannot write --metrics file '/dev/full'"), 1u)
+      << r.out;
+  EXPECT_EQ(readFile(path("ck") + "/latest"), "step_3\n"); // work kept
+}
+
+TEST_F(DriverSafetyTest, ResumeOfAFileNamesTheCause) {
+  expectUserError(kFake + " --data " + text_ + " --resume " + text_,
+                  "error: --resume: no checkpoint in '" + text_ +
+                      "' (it is a file; --resume takes a step directory or a "
+                      "checkpoint directory)");
+  expectUserError(kFake + " --data " + text_ + " --resume " + path("nope"),
+                  "error: --resume: no checkpoint in '" + path("nope") +
+                      "' (No such file or directory)");
+}
+
 //===----------------------------------------------------------------------===//
 // A fresh run does not write into another run's checkpoints
 //===----------------------------------------------------------------------===//
@@ -384,6 +409,15 @@ TEST_F(DriverSafetyTest, DamagedManifestsAreRefused) {
   expectRefused("\"format\": \"zero-checkpoint\",",
                 "\"format\": \"zero-checkpoint\", \"step\": 9,", true,
                 "manifest.json has the key 'step' twice");
+  // A shard file that is a directory is not called missing.
+  const std::string dirShard = path("dirshard");
+  ASSERT_EQ(std::system(("cp -r " + ck + "/step_4 " + dirShard + " && rm " +
+                         dirShard + "/rank_00000.bin && mkdir " + dirShard +
+                         "/rank_00000.bin")
+                            .c_str()),
+            0);
+  expectUserError(base + " --steps 6 --resume " + dirShard,
+                  "shard file rank_00000.bin of rank 0 is not a regular file");
   // A shard file of another checkpoint (step 2's, same size and layout).
   const std::string mixed = path("mixed");
   ASSERT_EQ(std::system(("cp -r " + ck + "/step_4 " + mixed + " && cp " + ck +

@@ -31,3 +31,11 @@ func.func @scalar(%x: tensor<f32>) -> tensor<f32> {
   %y = train.add %x, %x : tensor<f32>
   return %y : tensor<f32>
 }
+
+// -----
+
+func.func @huge(%x: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32> {
+  // expected-error @+1 {{'train.add' op operand #0 'tensor<4294967296x4294967296xf32>' has more than 2^62 elements (its element count overflows)}}
+  %y = train.add %x, %x : tensor<4294967296x4294967296xf32>
+  return %y : tensor<4294967296x4294967296xf32>
+}
