@@ -107,6 +107,46 @@ TEST_F(DriverSafetyTest, MetricsWriteFailureIsNeverSilent) {
   EXPECT_EQ(readFile(path("ck") + "/latest"), "step_3\n"); // work kept
 }
 
+/// `cmd` with files limited to `kb` KiB (RLIMIT_FSIZE, SIGXFSZ ignored):
+/// a larger write fails with EFBIG, as on a full disk. (PMIx's shared-memory
+/// data store would hit the limit in MPI_Init: its hash store instead.)
+std::string withFileLimit(int kb, const std::string &cmd) {
+  return "bash -c 'trap \"\" XFSZ; ulimit -f " + std::to_string(kb) +
+         "; PMIX_MCA_gds=hash " + cmd + "'";
+}
+
+TEST_F(DriverSafetyTest, FullDiskDuringCheckpointKeepsThePrevious) {
+  const std::string ck = path("ck");
+  const std::string base = kFake + " --data " + text_ + kQuietRun;
+  Proc r = launch(base + " --steps 2 --checkpoint-dir " + ck);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string shard = readFile(ck + "/step_2/rank_00000.bin");
+  // The 786 KB shard file of step 4 does not fit 100 KiB.
+  r = launch(withFileLimit(100, base + " --steps 4 --resume " + ck +
+                                    " --checkpoint-dir " + ck));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: cannot write checkpoint file '" + ck +
+                             "/.step_4.tmp/rank_00000.bin': File too large"),
+            1u)
+      << r.out;
+  EXPECT_EQ(readFile(ck + "/latest"), "step_2\n");
+  EXPECT_EQ(readFile(ck + "/step_2/rank_00000.bin"), shard);
+  Proc ls = launch("ls -a " + ck);
+  EXPECT_EQ(ls.out.find("step_4"), std::string::npos) << ls.out; // no .tmp
+  // The same on the export: the earlier file stays as it was.
+  const std::string st = path("w.st");
+  r = launch(base + " --steps 1 --export " + st);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string before = readFile(st);
+  r = launch(withFileLimit(100, base + " --steps 1 --seed 3 --export " + st));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: cannot write --export file '" + st + "'"), 1u)
+      << r.out;
+  EXPECT_EQ(readFile(st), before);
+  ls = launch("ls -a " + dir_);
+  EXPECT_EQ(ls.out.find(".tmp."), std::string::npos) << ls.out;
+}
+
 TEST_F(DriverSafetyTest, ResumeOfAFileNamesTheCause) {
   expectUserError(kFake + " --data " + text_ + " --resume " + text_,
                   "error: --resume: no checkpoint in '" + text_ +
