@@ -105,6 +105,11 @@ TEST_F(DriverSafetyTest, MetricsWriteFailureIsNeverSilent) {
   EXPECT_EQ(count(r.out, "error: cannot write --metrics file '/dev/full'"), 1u)
       << r.out;
   EXPECT_EQ(readFile(path("ck") + "/latest"), "step_3\n"); // work kept
+  // The same for --dump-batches: reported, exit 1.
+  expectUserError(kFake + " --data " + text_ + " --steps 2" + kQuietRun +
+                      " --dump-batches /dev/full",
+                  "error: cannot write --dump-batches file '/dev/full': No "
+                  "space left on device");
 }
 
 /// `cmd` with files limited to `kb` KiB (RLIMIT_FSIZE, SIGXFSZ ignored):
