@@ -656,6 +656,77 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   return "";
 }
 
+/// The checks of a manifest's text, in order: JSON without duplicate keys,
+/// the format and its version, the manifest's own checksum, then every
+/// field (parseManifest). `dir` names the checkpoint in messages.
+std::string parseManifestText(
+    const std::string &text, const std::string &dir, Layout *L, Resumed *R,
+    std::vector<std::pair<std::string, uint64_t>> *files,
+    std::string *fingerprint, int64_t *fileBytes, bool *unchecked) {
+  // A duplicate key would silently replace the first: refused.
+  std::string duplicate;
+  std::vector<std::set<std::string>> keys; // of each open object
+  auto noteDuplicates = [&](int, JVal::parse_event_t ev, JVal &parsed) {
+    if (ev == JVal::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (ev == JVal::parse_event_t::object_end && !keys.empty())
+      keys.pop_back();
+    else if (ev == JVal::parse_event_t::key && !keys.empty() &&
+             parsed.is_string() &&
+             !keys.back().insert(parsed.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  const JVal root = JVal::parse(text, noteDuplicates,
+                                /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object())
+    return format("checkpoint '%s': manifest.json is not valid JSON",
+                  dir.c_str());
+  if (!duplicate.empty())
+    return format("checkpoint '%s': manifest.json has the key '%s' twice",
+                  dir.c_str(), duplicate.c_str());
+  Fields f;
+  if (f.string(&root, "format") != kFormatName)
+    return format("checkpoint '%s': manifest.json is not a %s manifest",
+                  dir.c_str(), kFormatName);
+  const int64_t version = f.integer(&root, "format_version");
+  if (!f.err.empty() || version < 1)
+    return format("checkpoint '%s': manifest.json has no valid "
+                  "format_version",
+                  dir.c_str());
+  if (version > kFormatVersion)
+    return format("checkpoint '%s' has format version %lld, newer than the "
+                  "version %d this program reads (use a newer runtime)",
+                  dir.c_str(), (long long)version, kFormatVersion);
+  // The manifest's own checksum (absent in manifests written before it
+  // existed: accepted with a note).
+  *unchecked = !root.contains("manifest_fnv1a64");
+  if (!*unchecked) {
+    const size_t at = text.rfind(kManifestSumKey);
+    const std::string keyLen = kManifestSumKey;
+    uint64_t want = 0;
+    Fnv64 h;
+    if (at != std::string::npos)
+      h.add(text.data(), at);
+    if (at == std::string::npos ||
+        !parseHex64(text.substr(at + keyLen.size(), 16), &want) ||
+        f.string(&root, "manifest_fnv1a64") != hex64(want) || h.h != want)
+      return format("checkpoint '%s': manifest.json was modified or damaged "
+                    "(its FNV-1a-64 checksum %s does not match its contents, "
+                    "%s); restore it, or resume from another checkpoint",
+                    dir.c_str(),
+                    at == std::string::npos ? "(missing)" : hex64(want).c_str(),
+                    hex64(h.h).c_str());
+  }
+  if (std::string err = parseManifest(root, L, R, files, fingerprint,
+                                      fileBytes);
+      !err.empty())
+    return format("checkpoint '%s': malformed manifest.json: %s", dir.c_str(),
+                  err.c_str());
+  return "";
+}
+
 int64_t g_filesWritten = 0;
 
 } // namespace
@@ -1120,69 +1191,13 @@ std::string Checkpointer::open(const std::string &path) {
     return format("--resume: cannot read '%s': %s", mpath.c_str(),
                   std::strerror(errno));
   }
-  // A duplicate key would silently replace the first: refused.
-  std::string duplicate;
-  std::vector<std::set<std::string>> keys; // of each open object
-  auto noteDuplicates = [&](int, JVal::parse_event_t ev, JVal &parsed) {
-    if (ev == JVal::parse_event_t::object_start)
-      keys.emplace_back();
-    else if (ev == JVal::parse_event_t::object_end && !keys.empty())
-      keys.pop_back();
-    else if (ev == JVal::parse_event_t::key && !keys.empty() &&
-             parsed.is_string() &&
-             !keys.back().insert(parsed.get<std::string>()).second &&
-             duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  const JVal root = JVal::parse(text, noteDuplicates,
-                                /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object())
-    return format("checkpoint '%s': manifest.json is not valid JSON",
-                  dir.c_str());
-  if (!duplicate.empty())
-    return format("checkpoint '%s': manifest.json has the key '%s' twice",
-                  dir.c_str(), duplicate.c_str());
-  Fields f;
-  if (f.string(&root, "format") != kFormatName)
-    return format("checkpoint '%s': manifest.json is not a %s manifest",
-                  dir.c_str(), kFormatName);
-  const int64_t version = f.integer(&root, "format_version");
-  if (!f.err.empty() || version < 1)
-    return format("checkpoint '%s': manifest.json has no valid "
-                  "format_version",
-                  dir.c_str());
-  if (version > kFormatVersion)
-    return format("checkpoint '%s' has format version %lld, newer than the "
-                  "version %d this program reads (use a newer runtime)",
-                  dir.c_str(), (long long)version, kFormatVersion);
-  // The manifest's own checksum (absent in manifests written before it
-  // existed: accepted with a note).
-  I.manifestUnchecked = !root.contains("manifest_fnv1a64");
-  if (!I.manifestUnchecked) {
-    const size_t at = text.rfind(kManifestSumKey);
-    const std::string keyLen = kManifestSumKey;
-    uint64_t want = 0;
-    Fnv64 h;
-    if (at != std::string::npos)
-      h.add(text.data(), at);
-    if (at == std::string::npos ||
-        !parseHex64(text.substr(at + keyLen.size(), 16), &want) ||
-        f.string(&root, "manifest_fnv1a64") != hex64(want) || h.h != want)
-      return format("checkpoint '%s': manifest.json was modified or damaged "
-                    "(its FNV-1a-64 checksum %s does not match its contents, "
-                    "%s); restore it, or resume from another checkpoint",
-                    dir.c_str(),
-                    at == std::string::npos ? "(missing)" : hex64(want).c_str(),
-                    hex64(h.h).c_str());
-  }
   std::string fp;
   int64_t fileBytes = 0;
-  if (std::string err = parseManifest(root, &I.old, &I.res, &I.files, &fp,
-                                      &fileBytes);
+  if (std::string err =
+          parseManifestText(text, dir, &I.old, &I.res, &I.files, &fp,
+                            &fileBytes, &I.manifestUnchecked);
       !err.empty())
-    return format("checkpoint '%s': malformed manifest.json: %s", dir.c_str(),
-                  err.c_str());
+    return err;
   // The same model?
   const std::string mine = hex64(I.cur.fingerprint());
   if (fp != mine || hex64(I.old.fingerprint()) != fp) {
@@ -1372,6 +1387,17 @@ std::string Checkpointer::load() {
     if (fd >= 0)
       ::close(fd), fd = -1;
   return err;
+}
+
+std::string checkManifestText(const std::string &text) {
+  Layout L;
+  Resumed R;
+  std::vector<std::pair<std::string, uint64_t>> files;
+  std::string fingerprint;
+  int64_t fileBytes = 0;
+  bool unchecked = false;
+  return parseManifestText(text, "<fuzz>", &L, &R, &files, &fingerprint,
+                           &fileBytes, &unchecked);
 }
 
 } // namespace zrt_ckpt

@@ -89,6 +89,12 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// Parses and checks a manifest's text exactly as --resume does (JSON, format
+/// and version, its own checksum, every field and the layout rule), without
+/// a model or shard files: "" or the message. For the fuzz target
+/// (test/fuzz/fuzz_manifest.cpp).
+std::string checkManifestText(const std::string &text);
+
 } // namespace zrt_ckpt
 
 #endif // ZRT_SRC_CHECKPOINT_H
