@@ -343,6 +343,25 @@ int main(int argc, char **argv) {
     return error("unknown --target '" + target + "' (expected cpu or cuda)");
   if (worldSize < 1)
     return error("--world-size must be at least 1");
+  if (modelName.getNumOccurrences() && modelName.empty())
+    return error("--model-name: the name is empty");
+  // Files: every --extra-source exists, and the output replaces no input.
+  for (const std::string &extra : extraSources)
+    if (!llvm::sys::fs::is_regular_file(extra))
+      return error("--extra-source '" + extra + "': no such file");
+  if (!outputFilename.empty() && outputFilename != "-") {
+    auto same = [&](StringRef input) {
+      return input != "-" && llvm::sys::fs::equivalent(input, outputFilename);
+    };
+    if (same(inputFilename))
+      return error("-o '" + outputFilename +
+                   "' is the input file: writing it would destroy the input "
+                   "(choose another path)");
+    for (const std::string &extra : extraSources)
+      if (same(extra))
+        return error("-o '" + outputFilename + "' is the --extra-source file '" +
+                     extra + "'");
+  }
   // Options that only turn a pass on: an explicit value must be in range
   // (zero-opt's passes reject the same values), never "off" in disguise.
   if (bucketBytes.getNumOccurrences() && bucketBytes < 1)
