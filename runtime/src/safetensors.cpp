@@ -75,6 +75,11 @@ std::string parseSafetensorsHeader(const std::string &header,
     return format("%s is not a safetensors file (header: invalid JSON at "
                   "byte %zu)",
                   what.c_str(), e.byte);
+  } catch (const ojson::exception &e) {
+    // Valid syntax the parser cannot hold, e.g. a number beyond double's
+    // range (out_of_range.406): found by fuzz_safetensors.
+    return format("%s is not a safetensors file (header: %s)", what.c_str(),
+                  e.what());
   }
   if (!root.is_object())
     return format("%s is not a safetensors file (header: not a JSON object)",

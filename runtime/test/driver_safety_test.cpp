@@ -356,6 +356,21 @@ TEST_F(DriverSafetyTest, NonFiniteWeightsAreNeverCheckpointed) {
   EXPECT_EQ(ls.out.find("step_4"), std::string::npos) << ls.out;
 }
 
+TEST_F(DriverSafetyTest, ImportHeaderWithOverflowingNumberIsAUserError) {
+  // Found by fuzz_safetensors: a number beyond double's range made the JSON
+  // parser throw out_of_range (not parse_error), an internal error.
+  const std::string json = "{\"table\": {\"dtype\": \"F32\", \"shape\": "
+                           "[1e999999], \"data_offsets\": [0, 4]}}";
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(json.size());
+  bytes += json + std::string(4, '\0');
+  const std::string bad = write("overflow.st", bytes);
+  expectUserError(kFake + " --data " + text_ + " --steps 1 --import " + bad,
+                  "error: --import file '" + bad +
+                      "' is not a safetensors file (header: "
+                      "[json.exception.out_of_range.406] number overflow");
+}
+
 TEST_F(DriverSafetyTest, ImportRefusesNonFiniteValues) {
   const std::string st = path("w.st");
   Proc r = launch(kFake + " --data " + text_ + " --steps 0" + kQuietRun +
