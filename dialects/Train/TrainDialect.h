@@ -11,6 +11,8 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Dialect.h"
 
+#include "Train/NonEmptyTensors.h"
+
 #include "Train/TrainDialect.h.inc"
 #include "Train/TrainEnums.h.inc"
 

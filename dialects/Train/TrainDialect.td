@@ -33,8 +33,12 @@ def Train_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
 }
 
+/// Every tensor operand and result has at least one element
+/// (Train/NonEmptyTensors.h).
+def Train_NonEmptyTensors : NativeOpTrait<"NonEmptyTensors">;
+
 class Train_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Train_Dialect, mnemonic, traits>;
+    : Op<Train_Dialect, mnemonic, !listconcat(traits, [Train_NonEmptyTensors])>;
 
 class Train_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Train_Dialect, name, traits> {

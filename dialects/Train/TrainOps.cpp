@@ -26,8 +26,8 @@ LogicalResult ParamOp::verify() {
   if (!isComputeFloat(type.getElementType()))
     return emitOpError("element type must be f32, bf16 or f16, got ")
            << type.getElementType();
-  if (type.getNumElements() == 0)
-    return emitOpError("parameter has no elements");
+  if (failed(OpTrait::verifyElementCount(getOperation(), type, "parameter type")))
+    return failure();
   return success();
 }
 

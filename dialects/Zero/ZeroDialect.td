@@ -42,8 +42,12 @@ def Zero_Dialect : Dialect {
   }];
 }
 
+/// Every tensor operand and result has at least one element
+/// (Train/NonEmptyTensors.h).
+def Zero_NonEmptyTensors : NativeOpTrait<"NonEmptyTensors">;
+
 class Zero_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Zero_Dialect, mnemonic, traits>;
+    : Op<Zero_Dialect, mnemonic, !listconcat(traits, [Zero_NonEmptyTensors])>;
 
 //===----------------------------------------------------------------------===//
 // Types

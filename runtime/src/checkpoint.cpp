@@ -37,11 +37,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace zrt_ckpt {
@@ -139,6 +141,27 @@ size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
 std::string dtypeName(int dtype) { return dtype == ZRT_BF16 ? "bf16" : "f32"; }
 
+/// NaN and Inf values among n elements of `dtype` (f32 or bf16) at p: an
+/// all-ones exponent.
+int64_t countNonFinite(const void *p, int dtype, int64_t n) {
+  const char *b = static_cast<const char *>(p);
+  int64_t bad = 0;
+  if (dtype == ZRT_BF16) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t v;
+      std::memcpy(&v, b + 2 * i, 2);
+      bad += (v & 0x7F80u) == 0x7F80u;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t v;
+      std::memcpy(&v, b + 4 * i, 4);
+      bad += (v & 0x7F800000u) == 0x7F800000u;
+    }
+  }
+  return bad;
+}
+
 //===----------------------------------------------------------------------===//
 // JSON (the manifest): string escaping and field access over nlohmann::json.
 //===----------------------------------------------------------------------===//
@@ -200,6 +223,34 @@ struct Fields {
                                      v.get<uint64_t>() <= uint64_t(INT64_MAX));
   }
 };
+
+/// A decimal uint64 written as a JSON string ("7"): digits only, no sign,
+/// no overflow.
+bool parseU64(const std::string &s, uint64_t *out) {
+  if (s.empty() || s.size() > 20 ||
+      s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno == ERANGE || *end != '\0')
+    return false;
+  *out = v;
+  return true;
+}
+
+/// Exactly 16 lower-case hex digits (hex64's output).
+bool parseHex64(const std::string &s, uint64_t *out) {
+  if (s.size() != 16 ||
+      s.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return false;
+  *out = std::strtoull(s.c_str(), nullptr, 16);
+  return true;
+}
+
+/// The manifest's own checksum: the last member, "manifest_fnv1a64", is the
+/// FNV-1a 64 of every byte before its line.
+constexpr const char *kManifestSumKey = "  \"manifest_fnv1a64\": \"";
 
 //===----------------------------------------------------------------------===//
 // Layouts
@@ -455,10 +506,18 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   R->run.warmup = f.integer(sched, "warmup");
   R->run.steps = f.integer(sched, "steps");
   const JVal *data = f.obj(&root, "data");
-  R->run.seed = std::strtoull(f.string(data, "seed").c_str(), nullptr, 10);
+  const std::string seed = f.string(data, "seed");
+  if (f.err.empty() && !parseU64(seed, &R->run.seed))
+    return format("data.seed '%s' is not a decimal uint64", seed.c_str());
   R->run.gradAccum = f.integer(data, "grad_accum");
   R->run.globalBatch = f.integer(data, "global_batch");
   R->run.seq = f.integer(data, "seq");
+  R->run.nextSample = f.integer(data, "next_sample_index");
+  // Written since the sample stream; before, the stream's batch was the
+  // run's global batch.
+  R->run.streamBatch = f.get(data, "sample_stream_batch")
+                           ? f.integer(data, "sample_stream_batch")
+                           : R->run.globalBatch;
   const JVal *layout = f.obj(&root, "layout");
   const JVal *groups = f.obj(layout, "groups");
   const JVal *states = f.obj(layout, "states");
@@ -472,9 +531,11 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     r.numel = 1;
     if (shape)
       for (const JVal &d : *shape) {
-        int64_t x = Fields::isInt64(d) ? d.get<int64_t>() : 0;
-        if (!Fields::isInt64(d))
+        int64_t x = Fields::isInt64(d) ? d.get<int64_t>() : -1;
+        if (x < 0 || (x > 0 && r.numel > (int64_t(1) << 50) / x)) {
           f.fail("shape");
+          x = 0;
+        }
         r.shape.push_back(x);
         r.numel *= x;
       }
@@ -501,27 +562,87 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     for (int k = 0; k < 5; ++k)
       if (kind == kKindNames[k])
         r.kind = k;
-    r.dtype = f.string(&s, "dtype") == "bf16" ? ZRT_BF16 : ZRT_F32;
+    const std::string dtype = f.string(&s, "dtype");
+    r.dtype = dtype == "bf16" ? ZRT_BF16 : ZRT_F32;
+    if (dtype != "bf16" && dtype != "f32")
+      f.fail("layout.states.dtype");
     r.numel = f.integer(&s, "numel");
     r.group = static_cast<int>(f.integer(&s, "group"));
     r.sharded = r.group >= 0;
     offsets.push_back(f.integer(&s, "offset"));
     L->states.push_back(std::move(r));
   }
-  for (const JVal &x : *fl) {
-    std::string path = f.string(&x, "path");
-    uint64_t sum = std::strtoull(f.string(&x, "fnv1a64").c_str(), nullptr, 16);
-    if (path.empty() || path.find('/') != std::string::npos)
-      f.fail("files.path");
-    files->emplace_back(path, sum);
-  }
   *fileBytes =
       f.integer(fl->is_array() && !fl->empty() ? &(*fl)[0] : nullptr, "bytes");
+  for (const JVal &x : *fl) {
+    const int64_t r = f.integer(&x, "rank");
+    std::string path = f.string(&x, "path");
+    uint64_t sum = 0;
+    if (!parseHex64(f.string(&x, "fnv1a64"), &sum))
+      f.fail("files.fnv1a64");
+    if (!f.err.empty())
+      return f.err;
+    const int64_t i = static_cast<int64_t>(files->size());
+    if (r != i || path != format("rank_%05lld.bin", (long long)i))
+      return format("files[%lld] is rank %lld at '%s', expected rank %lld at "
+                    "rank_%05lld.bin",
+                    (long long)i, (long long)r, path.c_str(), (long long)i,
+                    (long long)i);
+    if (f.integer(&x, "bytes") != *fileBytes)
+      return format("files[%lld] has %lld bytes, files[0] %lld (every shard "
+                    "file has the same size)",
+                    (long long)i, (long long)f.integer(&x, "bytes"),
+                    (long long)*fileBytes);
+    files->emplace_back(path, sum);
+  }
   if (!f.err.empty())
     return f.err;
-  if (L->world < 1 || static_cast<int>(files->size()) != L->world)
+  // Values in range (a wrong one would train wrongly or fail later).
+  if (R->step < 0)
+    return format("step %lld is negative", (long long)R->step);
+  if (f.integer(sched, "next_step") != R->step + 1)
+    return format("schedule.next_step %lld is not step + 1 = %lld",
+                  (long long)f.integer(sched, "next_step"),
+                  (long long)(R->step + 1));
+  if (L->stage < 0 || L->stage > 3)
+    return format("stage %d is not a ZeRO stage (0-3)", L->stage);
+  if (L->world < 1 || L->world > (1 << 20))
+    return format("world_size %d is out of range", L->world);
+  if (!(R->run.lr >= 0 && std::isfinite(R->run.lr)) ||
+      !(R->run.minLr >= 0 && std::isfinite(R->run.minLr)) ||
+      R->run.warmup < 0 || R->run.steps < 0)
+    return "the schedule (lr, min_lr, warmup, steps) is out of range";
+  if (R->run.gradAccum < 1 || R->run.globalBatch < 1 || R->run.seq < 1 ||
+      R->run.streamBatch < 1 || R->run.nextSample < 0)
+    return "the data position (grad_accum, global_batch, seq, "
+           "next_sample_index, sample_stream_batch) is out of range";
+  if (static_cast<int>(files->size()) != L->world)
     return format("the manifest lists %zu shard files for world size %d",
                   files->size(), L->world);
+  // Layouts follow the group rule (zrt_group_desc): members back to back
+  // from 0, padded to the next multiple of the world size.
+  for (const GroupRec &g : L->groups) {
+    int64_t total = 0;
+    for (const MemberRec &m : g.members) {
+      if (m.offset != total || m.numel < 0 || m.numel > (int64_t(1) << 50))
+        return format("group '%s': member '%s' is at offset %lld, but the "
+                      "members before it end at %lld",
+                      g.name.c_str(), m.name.c_str(), (long long)m.offset,
+                      (long long)total);
+      total += m.numel;
+    }
+    const int64_t padded = (total + L->world - 1) / L->world * L->world;
+    if (g.padded != padded || g.shard * L->world != g.padded)
+      return format("group '%s' has padded %lld and shard %lld; its %lld "
+                    "elements at world size %d give padded %lld and shard "
+                    "%lld",
+                    g.name.c_str(), (long long)g.padded, (long long)g.shard,
+                    (long long)total, L->world, (long long)padded,
+                    (long long)(padded / L->world));
+  }
+  for (const ParamRec &p : L->params)
+    if (p.numel < 0 || p.shape.size() > 16)
+      return format("parameter '%s' has a malformed shape", p.name.c_str());
   if (std::string err = L->finish(); !err.empty())
     return err;
   for (size_t i = 0; i < offsets.size(); ++i)
@@ -532,6 +653,77 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   if (*fileBytes != L->fileBytes)
     return format("shard files of %lld bytes, expected %lld",
                   (long long)*fileBytes, (long long)L->fileBytes);
+  return "";
+}
+
+/// The checks of a manifest's text, in order: JSON without duplicate keys,
+/// the format and its version, the manifest's own checksum, then every
+/// field (parseManifest). `dir` names the checkpoint in messages.
+std::string parseManifestText(
+    const std::string &text, const std::string &dir, Layout *L, Resumed *R,
+    std::vector<std::pair<std::string, uint64_t>> *files,
+    std::string *fingerprint, int64_t *fileBytes, bool *unchecked) {
+  // A duplicate key would silently replace the first: refused.
+  std::string duplicate;
+  std::vector<std::set<std::string>> keys; // of each open object
+  auto noteDuplicates = [&](int, JVal::parse_event_t ev, JVal &parsed) {
+    if (ev == JVal::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (ev == JVal::parse_event_t::object_end && !keys.empty())
+      keys.pop_back();
+    else if (ev == JVal::parse_event_t::key && !keys.empty() &&
+             parsed.is_string() &&
+             !keys.back().insert(parsed.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  const JVal root = JVal::parse(text, noteDuplicates,
+                                /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object())
+    return format("checkpoint '%s': manifest.json is not valid JSON",
+                  dir.c_str());
+  if (!duplicate.empty())
+    return format("checkpoint '%s': manifest.json has the key '%s' twice",
+                  dir.c_str(), duplicate.c_str());
+  Fields f;
+  if (f.string(&root, "format") != kFormatName)
+    return format("checkpoint '%s': manifest.json is not a %s manifest",
+                  dir.c_str(), kFormatName);
+  const int64_t version = f.integer(&root, "format_version");
+  if (!f.err.empty() || version < 1)
+    return format("checkpoint '%s': manifest.json has no valid "
+                  "format_version",
+                  dir.c_str());
+  if (version > kFormatVersion)
+    return format("checkpoint '%s' has format version %lld, newer than the "
+                  "version %d this program reads (use a newer runtime)",
+                  dir.c_str(), (long long)version, kFormatVersion);
+  // The manifest's own checksum (absent in manifests written before it
+  // existed: accepted with a note).
+  *unchecked = !root.contains("manifest_fnv1a64");
+  if (!*unchecked) {
+    const size_t at = text.rfind(kManifestSumKey);
+    const std::string keyLen = kManifestSumKey;
+    uint64_t want = 0;
+    Fnv64 h;
+    if (at != std::string::npos)
+      h.add(text.data(), at);
+    if (at == std::string::npos ||
+        !parseHex64(text.substr(at + keyLen.size(), 16), &want) ||
+        f.string(&root, "manifest_fnv1a64") != hex64(want) || h.h != want)
+      return format("checkpoint '%s': manifest.json was modified or damaged "
+                    "(its FNV-1a-64 checksum %s does not match its contents, "
+                    "%s); restore it, or resume from another checkpoint",
+                    dir.c_str(),
+                    at == std::string::npos ? "(missing)" : hex64(want).c_str(),
+                    hex64(h.h).c_str());
+  }
+  if (std::string err = parseManifest(root, L, R, files, fingerprint,
+                                      fileBytes);
+      !err.empty())
+    return format("checkpoint '%s': malformed manifest.json: %s", dir.c_str(),
+                  err.c_str());
   return "";
 }
 
@@ -558,6 +750,7 @@ struct Checkpointer::Impl {
   Layout old;
   std::vector<std::pair<std::string, uint64_t>> files;
   std::vector<int> fds;
+  bool manifestUnchecked = false; ///< No manifest_fnv1a64 (older writer).
 
   std::string ensureLayout() {
     if (!curReady) {
@@ -569,8 +762,10 @@ struct Checkpointer::Impl {
                                 curErr;
   }
   std::string filePath(int r) const { return res.dir + "/" + files[r].first; }
-  std::string writeShard(const std::string &path, int64_t step,
-                         uint64_t *sum);
+  /// Writes this rank's file; *nonFinite / *badState: how many NaN or Inf
+  /// values its states hold, and the first such state's name.
+  std::string writeShard(const std::string &path, int64_t step, uint64_t *sum,
+                         int64_t *nonFinite, std::string *badState);
   std::string writeManifest(const std::string &tmpDir, int64_t step,
                             const RunInfo &run,
                             const std::vector<uint64_t> &sums);
@@ -605,6 +800,10 @@ std::vector<std::string> Checkpointer::notes(const RunInfo &now) const {
       r.dir.c_str(), (long long)r.step, r.world, r.stage,
       r.resharded ? ", re-partitioned for this program" : "",
       (unsigned long long)r.run.seed));
+  if (impl_->manifestUnchecked)
+    out.push_back("note: its manifest.json has no checksum of its own "
+                  "(written by an older runtime); its fields were checked "
+                  "against the shard headers and the group rule only");
   if (now.lr != r.run.lr || now.minLr != r.run.minLr ||
       now.warmup != r.run.warmup || now.steps != r.run.steps)
     out.push_back(format(
@@ -615,15 +814,21 @@ std::vector<std::string> Checkpointer::notes(const RunInfo &now) const {
   if (now.gradAccum != r.run.gradAccum || now.globalBatch != r.run.globalBatch)
     out.push_back(format(
         "note: the batches differ from the saved run's (global batch %lld x "
-        "%lld micro-batches when saved, %lld x %lld now)",
+        "%lld micro-batches when saved, %lld x %lld now); the data continues "
+        "at sample %lld of the saved run's sample stream",
         (long long)r.run.globalBatch, (long long)r.run.gradAccum,
-        (long long)now.globalBatch, (long long)now.gradAccum));
+        (long long)now.globalBatch, (long long)now.gradAccum,
+        (long long)r.run.nextSample));
   return out;
 }
 
 std::string Checkpointer::prepare(const std::string &dir) {
   if (std::string err = impl_->ensureLayout(); !err.empty())
     return err;
+  struct stat st;
+  if (impl_->rank == 0 && ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return format("--checkpoint-dir '%s' exists and is not a directory",
+                  dir.c_str());
   if (impl_->rank == 0 && !makeDirs(dir))
     return format("cannot create --checkpoint-dir '%s': %s", dir.c_str(),
                   std::strerror(errno));
@@ -631,7 +836,10 @@ std::string Checkpointer::prepare(const std::string &dir) {
 }
 
 std::string Checkpointer::Impl::writeShard(const std::string &path,
-                                           int64_t step, uint64_t *sum) {
+                                           int64_t step, uint64_t *sum,
+                                           int64_t *nonFinite,
+                                           std::string *badState) {
+  *nonFinite = 0;
   const std::string what = format("cannot write checkpoint file '%s'",
                                   path.c_str());
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -664,6 +872,10 @@ std::string Checkpointer::Impl::writeShard(const std::string &path,
       ::close(fd);
       return what + ": " + err;
     }
+    const int64_t bad = countNonFinite(staged.data(), s.dtype, s.numel);
+    if (bad > 0 && *nonFinite == 0)
+      *badState = s.name;
+    *nonFinite += bad;
     put(staged.data(), static_cast<size_t>(bytes));
     pos += bytes;
     const int64_t pad = (kAlign - pos % kAlign) % kAlign;
@@ -717,11 +929,12 @@ std::string Checkpointer::Impl::writeManifest(
               (long long)run.steps);
   j += format("  \"data\": {\"seed\": \"%llu\", \"grad_accum\": %lld, "
               "\"global_batch\": %lld, \"seq\": %lld, \"next_batch_index\": "
-              "%lld, \"next_sample_index\": %lld},\n",
+              "%lld, \"next_sample_index\": %lld, \"sample_stream_batch\": "
+              "%lld},\n",
               (unsigned long long)run.seed, (long long)run.gradAccum,
               (long long)run.globalBatch, (long long)run.seq,
-              (long long)(step * run.gradAccum),
-              (long long)(step * run.gradAccum * run.globalBatch));
+              (long long)(run.nextSample / std::max<int64_t>(1, run.globalBatch)),
+              (long long)run.nextSample, (long long)run.streamBatch);
   j += format("  \"rng\": {\"generator\": \"philox4x32-10, counter-based\", "
               "\"seed\": \"%llu\", \"state\": null},\n",
               (unsigned long long)run.seed);
@@ -757,7 +970,10 @@ std::string Checkpointer::Impl::writeManifest(
                 "\"bytes\": %lld, \"fnv1a64\": \"%s\"}",
                 r ? "," : "", r, r, (long long)cur.fileBytes,
                 hex64(sums[r]).c_str());
-  j += "]\n}\n";
+  j += "],\n";
+  Fnv64 self;
+  self.add(j.data(), j.size());
+  j += kManifestSumKey + hex64(self.h) + "\"\n}\n";
 
   const std::string tmp = tmpDir + "/manifest.json.tmp",
                     dst = tmpDir + "/manifest.json";
@@ -791,10 +1007,24 @@ int Checkpointer::save(const std::string &dir, int64_t step,
   if (int code = I.agree(err, kExitUser))
     return code;
   // 2. Every rank writes its shard file.
+  //    A state with NaN or Inf values is never made a checkpoint: the
+  //    temporary directory is removed and `latest` stays where it was.
   uint64_t sum = 0;
-  err = I.writeShard(tmpDir + format("/rank_%05d.bin", I.rank), step, &sum);
-  if (int code = I.agree(err, kExitUser))
+  int64_t nonFinite = 0;
+  std::string badState;
+  err = I.writeShard(tmpDir + format("/rank_%05d.bin", I.rank), step, &sum,
+                     &nonFinite, &badState);
+  if (err.empty() && nonFinite > 0)
+    err = format("checkpoint step %lld not saved: state '%s' on rank %d holds "
+                 "non-finite values (%lld NaN or Inf on this rank); 'latest' "
+                 "is unchanged",
+                 (long long)step, badState.c_str(), I.rank,
+                 (long long)nonFinite);
+  if (int code = I.agree(err, kExitUser)) {
+    if (I.rank == 0)
+      removeTree(tmpDir);
     return code;
+  }
   // 3. Rank 0 collects the checksums, writes the manifest last, renames the
   //    directory into place and then updates `latest`.
   std::vector<uint64_t> sums(static_cast<size_t>(I.world));
@@ -873,13 +1103,30 @@ std::string Checkpointer::Impl::verify(int r) {
     total += n;
   }
   ::close(fd);
+  // The header repeats what the manifest says: the format version, this
+  // file's rank, the world size, the number of states, the step and the
+  // file size (a file copied in from another checkpoint or rank fails).
   uint32_t u32[4];
   std::memcpy(u32, header + 8, sizeof u32);
+  int64_t i64[2];
+  std::memcpy(i64, header + 24, sizeof i64);
   if (std::memcmp(header, kMagic, 8) != 0 ||
-      u32[1] != static_cast<uint32_t>(r))
-    return format("checkpoint '%s': shard file %s is not the rank-%d file of "
-                  "this checkpoint (bad header)",
-                  res.dir.c_str(), files[r].first.c_str(), r);
+      u32[0] != static_cast<uint32_t>(kFormatVersion))
+    return format("checkpoint '%s': shard file %s is not a version-%d shard "
+                  "file (bad header)",
+                  res.dir.c_str(), files[r].first.c_str(), kFormatVersion);
+  if (u32[1] != static_cast<uint32_t>(r) ||
+      u32[2] != static_cast<uint32_t>(old.world) ||
+      u32[3] != static_cast<uint32_t>(old.states.size()) ||
+      i64[0] != res.step || i64[1] != old.fileBytes)
+    return format("checkpoint '%s': shard file %s does not belong to this "
+                  "checkpoint (its header says rank %u of %u, %u states, step "
+                  "%lld, %lld bytes; the manifest: rank %d of %d, %zu states, "
+                  "step %lld, %lld bytes)",
+                  res.dir.c_str(), files[r].first.c_str(), u32[1], u32[2],
+                  u32[3], (long long)i64[0], (long long)i64[1], r, old.world,
+                  old.states.size(), (long long)res.step,
+                  (long long)old.fileBytes);
   if (h.h != files[r].second)
     return format("checkpoint '%s': shard file %s is corrupt (FNV-1a-64 "
                   "checksum %s, the manifest says %s)",
@@ -896,6 +1143,14 @@ std::string Checkpointer::open(const std::string &path) {
   std::string dir = path;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return format("--resume: no checkpoint in '%s' (%s)", path.c_str(),
+                  std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return format("--resume: no checkpoint in '%s' (it is a file; --resume "
+                  "takes a step directory or a checkpoint directory)",
+                  path.c_str());
   if (!isFile(dir + "/manifest.json")) {
     std::string latest;
     if (std::FILE *f = std::fopen((dir + "/latest").c_str(), "r")) {
@@ -906,10 +1161,17 @@ std::string Checkpointer::open(const std::string &path) {
     }
     while (!latest.empty() && (latest.back() == '\n' || latest.back() == ' '))
       latest.pop_back();
-    if (latest.empty() || latest.find('/') != std::string::npos)
+    if (latest.empty())
       return format("--resume: no checkpoint in '%s' (neither manifest.json "
                     "nor a 'latest' pointer)",
                     path.c_str());
+    // Only a complete step directory: never a temporary one of a save in
+    // progress (.step_N.tmp), nor a path elsewhere.
+    if (latest.compare(0, 5, "step_") != 0 || latest.size() == 5 ||
+        latest.find_first_not_of("0123456789", 5) != std::string::npos)
+      return format("--resume: '%s/latest' names '%s', which is not a step "
+                    "directory (step_<N>)",
+                    path.c_str(), latest.c_str());
     dir += "/" + latest;
     if (!isFile(dir + "/manifest.json"))
       return format("--resume: '%s/latest' names %s, which has no "
@@ -929,30 +1191,13 @@ std::string Checkpointer::open(const std::string &path) {
     return format("--resume: cannot read '%s': %s", mpath.c_str(),
                   std::strerror(errno));
   }
-  const JVal root = JVal::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object())
-    return format("checkpoint '%s': manifest.json is not valid JSON",
-                  dir.c_str());
-  Fields f;
-  if (f.string(&root, "format") != kFormatName)
-    return format("checkpoint '%s': manifest.json is not a %s manifest",
-                  dir.c_str(), kFormatName);
-  const int64_t version = f.integer(&root, "format_version");
-  if (!f.err.empty() || version < 1)
-    return format("checkpoint '%s': manifest.json has no valid "
-                  "format_version",
-                  dir.c_str());
-  if (version > kFormatVersion)
-    return format("checkpoint '%s' has format version %lld, newer than the "
-                  "version %d this program reads (use a newer runtime)",
-                  dir.c_str(), (long long)version, kFormatVersion);
   std::string fp;
   int64_t fileBytes = 0;
-  if (std::string err = parseManifest(root, &I.old, &I.res, &I.files, &fp,
-                                      &fileBytes);
+  if (std::string err =
+          parseManifestText(text, dir, &I.old, &I.res, &I.files, &fp,
+                            &fileBytes, &I.manifestUnchecked);
       !err.empty())
-    return format("checkpoint '%s': malformed manifest.json: %s", dir.c_str(),
-                  err.c_str());
+    return err;
   // The same model?
   const std::string mine = hex64(I.cur.fingerprint());
   if (fp != mine || hex64(I.old.fingerprint()) != fp) {
@@ -980,8 +1225,12 @@ std::string Checkpointer::open(const std::string &path) {
   for (int r = 0; r < I.old.world; ++r) {
     struct stat st;
     const std::string p = I.filePath(r);
-    if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (::stat(p.c_str(), &st) != 0)
       return format("checkpoint '%s': shard file %s of rank %d is missing",
+                    dir.c_str(), I.files[r].first.c_str(), r);
+    if (!S_ISREG(st.st_mode))
+      return format("checkpoint '%s': shard file %s of rank %d is not a "
+                    "regular file (a directory?)",
                     dir.c_str(), I.files[r].first.c_str(), r);
     if (st.st_size != fileBytes)
       return format("checkpoint '%s': shard file %s is truncated or damaged "
@@ -1138,6 +1387,17 @@ std::string Checkpointer::load() {
     if (fd >= 0)
       ::close(fd), fd = -1;
   return err;
+}
+
+std::string checkManifestText(const std::string &text) {
+  Layout L;
+  Resumed R;
+  std::vector<std::pair<std::string, uint64_t>> files;
+  std::string fingerprint;
+  int64_t fileBytes = 0;
+  bool unchecked = false;
+  return parseManifestText(text, "<fuzz>", &L, &R, &files, &fingerprint,
+                           &fileBytes, &unchecked);
 }
 
 } // namespace zrt_ckpt

@@ -33,6 +33,10 @@ struct RunInfo {
   int64_t gradAccum = 1, globalBatch = 0, seq = 0;
   double lr = 0, minLr = 0;
   int64_t warmup = 0, steps = 0;
+  /// The training sample stream (zrt_dataset_sequences): the position of
+  /// the next sample, and the stream's batch (the global batch of the run
+  /// that started it).
+  int64_t nextSample = 0, streamBatch = 0;
 };
 
 /// What --resume found in the manifest.
@@ -84,6 +88,12 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Parses and checks a manifest's text exactly as --resume does (JSON, format
+/// and version, its own checksum, every field and the layout rule), without
+/// a model or shard files: "" or the message. For the fuzz target
+/// (test/fuzz/fuzz_manifest.cpp).
+std::string checkManifestText(const std::string &text);
 
 } // namespace zrt_ckpt
 

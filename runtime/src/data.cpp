@@ -3,7 +3,9 @@
 #include "internal.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -17,6 +19,19 @@ struct zrt_dataset_s {
 namespace {
 
 constexpr uint32_t kBatchStream = 0x42415443u; // "BATC"
+
+/// Start of the shuffled window of row `b` of batch `index` (the Philox
+/// draw of zrt_dataset_batch with shuffle != 0).
+int64_t shuffledStart(uint64_t seed, int split, int64_t index, int64_t b,
+                      int64_t L, int64_t T) {
+  const uint64_t s = static_cast<uint64_t>(index);
+  zrt::Philox4x32 r = zrt::philox4x32(
+      static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32),
+      static_cast<uint32_t>(b), kBatchStream ^ static_cast<uint32_t>(split),
+      seed);
+  const uint64_t bits = (static_cast<uint64_t>(r.v[0]) << 32) | r.v[1];
+  return static_cast<int64_t>(bits % static_cast<uint64_t>(L - T));
+}
 
 struct File {
   std::FILE *f = nullptr;
@@ -218,13 +233,7 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
     const int64_t b = static_cast<int64_t>(rank) * local + lb;
     int64_t start;
     if (shuffle) {
-      const uint64_t s = static_cast<uint64_t>(step);
-      zrt::Philox4x32 r = zrt::philox4x32(
-          static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32),
-          static_cast<uint32_t>(b), kBatchStream ^ static_cast<uint32_t>(split),
-          seed);
-      const uint64_t bits = (static_cast<uint64_t>(r.v[0]) << 32) | r.v[1];
-      start = static_cast<int64_t>(bits % static_cast<uint64_t>(L - T));
+      start = shuffledStart(seed, split, step, b, L, T);
     } else {
       const uint64_t w =
           (static_cast<uint64_t>(step) * static_cast<uint64_t>(B) +
@@ -234,6 +243,40 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
     }
     std::memcpy(inputs + lb * T, tok + start, static_cast<size_t>(T) * 4);
     std::memcpy(targets + lb * T, tok + start + 1, static_cast<size_t>(T) * 4);
+  }
+  return ZRT_OK;
+}
+
+int zrt_dataset_sequences(zrt_dataset ds, int split, int64_t T, uint64_t seed,
+                          int64_t stream_batch, int64_t first, int64_t count,
+                          int32_t *inputs, int32_t *targets) {
+  const char *fn = "zrt_dataset_sequences";
+  ZRT_REQUIRE(ds != nullptr, "%s: dataset is NULL", fn);
+  ZRT_REQUIRE(split == ZRT_SPLIT_TRAIN || split == ZRT_SPLIT_VAL,
+              "%s: unknown split %d", fn, split);
+  ZRT_REQUIRE(T >= 1 && stream_batch >= 1 && count >= 0 && first >= 0,
+              "%s: need T >= 1, stream_batch >= 1, first >= 0 and count >= 0 "
+              "(T=%lld stream_batch=%lld first=%lld count=%lld)",
+              fn, (long long)T, (long long)stream_batch, (long long)first,
+              (long long)count);
+  ZRT_REQUIRE(first <= INT64_MAX - count, "%s: first + count overflows", fn);
+  ZRT_REQUIRE(count == 0 || (inputs != nullptr && targets != nullptr),
+              "%s: inputs/targets is NULL", fn);
+  const int64_t L = zrt_dataset_num_tokens(ds, split);
+  if (T + 1 > L)
+    return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
+                     "%s: sequence length T + 1 = %lld exceeds the %lld tokens "
+                     "of the %s split",
+                     fn, (long long)(T + 1), (long long)L,
+                     split == ZRT_SPLIT_TRAIN ? "train" : "validation");
+  const int32_t *tok =
+      ds->tokens.data() + (split == ZRT_SPLIT_TRAIN ? 0 : ds->nTrain);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t s = first + i;
+    const int64_t start = shuffledStart(seed, split, s / stream_batch,
+                                        s % stream_batch, L, T);
+    std::memcpy(inputs + i * T, tok + start, static_cast<size_t>(T) * 4);
+    std::memcpy(targets + i * T, tok + start + 1, static_cast<size_t>(T) * 4);
   }
   return ZRT_OK;
 }

@@ -25,6 +25,8 @@
 #include "host_comm.h"
 #include "import_files.h"
 #include "internal.h"
+#include "paths.h"
+#include "safetensors.h"
 #include "rng_math.h"
 #include "state_io.h"
 #include "zrt/model.h"
@@ -113,6 +115,7 @@ struct Options {
   int64_t checkpointEvery = 0; // --checkpoint-every: 0 = only at the end
   std::string resume;          // --resume: step dir or checkpoint dir
   int64_t crashAfterFiles = -1; // test hook --checkpoint-crash-after-files
+  bool overwrite = false;       // --overwrite: may replace DIR's checkpoints
   bool quiet = false;
   bool help = false;
 };
@@ -157,6 +160,9 @@ const char *const kUsage =
     "  --resume PATH        continue from a step directory, or from the\n"
     "                       latest checkpoint of a checkpoint directory (any\n"
     "                       world size or ZeRO stage)\n"
+    "  --overwrite          let a run that does not resume from DIR write into\n"
+    "                       a --checkpoint-dir that already holds checkpoints\n"
+    "                       (refused otherwise)\n"
     "  --quiet              no per-step lines, no progress bar\n"
     "  --help               print this help\n";
 
@@ -216,10 +222,12 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       inlineValue = true;
     }
     // Boolean flags.
-    if (name == "--quiet" || name == "--help") {
+    if (name == "--quiet" || name == "--help" || name == "--overwrite") {
       if (inlineValue)
         return format("%s takes no value", name.c_str());
-      (name == "--quiet" ? o->quiet : o->help) = true;
+      (name == "--quiet" ? o->quiet
+       : name == "--help" ? o->help
+                          : o->overwrite) = true;
       continue;
     }
     static const char *const kValueFlags[] = {
@@ -313,11 +321,22 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     return "--data PATH is required (see --help)";
   if (o->checkpointEvery > 0 && o->checkpointDir.empty())
     return "--checkpoint-every needs --checkpoint-dir DIR";
+  if (o->overwrite && o->checkpointDir.empty())
+    return "--overwrite needs --checkpoint-dir DIR (it allows replacing DIR's "
+           "checkpoints)";
   if (!o->resume.empty() && !o->importPath.empty())
     return "--resume and --import exclude each other (a checkpoint holds the "
            "parameters)";
   if (o->minLr < 0)
     o->minLr = o->lr / 10.0;
+  if (o->minLr > o->lr)
+    return format("--min-lr %g is above --lr %g (the schedule decays from "
+                  "--lr to --min-lr)",
+                  o->minLr, o->lr);
+  if (o->warmup > o->steps && o->steps > 0)
+    return format("--warmup %lld is longer than --steps %lld (the learning "
+                  "rate would never reach --lr)",
+                  (long long)o->warmup, (long long)o->steps);
   return "";
 }
 
@@ -462,17 +481,6 @@ private:
 // (padded with spaces to a multiple of 8), then the raw little-endian data;
 // offsets are relative to the end of the header.
 //===----------------------------------------------------------------------===//
-
-/// A JSON integer literal in [0, 2^62]; false for anything else.
-bool jsonIndex(const nlohmann::ordered_json &v, int64_t *out) {
-  if (!v.is_number_unsigned())
-    return false;
-  const uint64_t x = v.get<uint64_t>();
-  if (x > (uint64_t(1) << 62))
-    return false;
-  *out = static_cast<int64_t>(x);
-  return true;
-}
 
 /// A JSON string literal (quoted, escaped).
 std::string jsonString(const std::string &v) {
@@ -764,6 +772,8 @@ private:
 
   std::string checkModel();
   std::string openData();
+  /// Rank 0: "" or why an output path would destroy a file (paths.h).
+  std::string checkOutputs();
   void chooseThreads();
   /// "" when the plan's arena bytes fit the backend's free memory
   /// (zrt_device_memory_info), else the message refusing to start.
@@ -774,6 +784,9 @@ private:
   double validate();
   void sample();
   void fetchBatch(int split, int64_t index, int shuffle);
+  /// This rank's rows of the next global training micro-batch: samples
+  /// [samplePos_ + rank*B, +B) of the stream; advances samplePos_.
+  void fetchTrainBatch();
 
   // --import / --export / --dump-batches.
   std::string openImport();
@@ -784,6 +797,11 @@ private:
   std::string openDump();
   void dumpBatch(int64_t step, int64_t micro);
   std::string closeDump();
+
+  /// The one line that stops a run whose loss or gradient norm at `step`
+  /// is not finite; names what is kept (`lastSaved`: last checkpoint).
+  std::string nonFiniteMessage(int64_t step, double loss, float norm,
+                               int64_t lastSaved) const;
 
   void say(const std::string &line); // rank 0, clears the progress bar first
   void drawBar(int64_t step, double elapsed);
@@ -799,7 +817,13 @@ private:
   int threads_ = 1;
   zrt_dataset ds_ = nullptr;
   std::FILE *metrics_ = nullptr;
+  std::string metricsErr_; // rank 0: the first failed write of --metrics
   int64_t globalBatch_ = 0, dataVocab_ = 0;
+  // The training sample stream (zrt_dataset_sequences): the next sample's
+  // position and the stream's batch; a resumed run takes both from the
+  // checkpoint.
+  int64_t samplePos_ = 0, streamBatch_ = 0;
+  bool savedInRun_ = false; // this run wrote a checkpoint
   bool byteLevel_ = false, validation_ = false;
   std::vector<int32_t> ids_, targets_;
 
@@ -821,8 +845,8 @@ private:
   std::vector<int32_t> dumpRecord_;
   std::unique_ptr<zrt_ckpt::Checkpointer> ckpt_; // --checkpoint-dir, --resume
   zrt_ckpt::RunInfo runInfo() const {
-    return {o_.seed, o_.gradAccum, globalBatch_, m_->seq,   o_.lr,
-            o_.minLr, o_.warmup,    o_.steps};
+    return {o_.seed,   o_.gradAccum, globalBatch_, m_->seq,     o_.lr,
+            o_.minLr,  o_.warmup,    o_.steps,     samplePos_, streamBatch_};
   }
 };
 
@@ -955,6 +979,29 @@ std::string Driver::openData() {
   return "";
 }
 
+std::string Driver::checkOutputs() {
+  if (std::string err = zrt::checkOutputPaths(
+          {{"--data", o_.data}, {"--import", o_.importPath}},
+          {{"--metrics", o_.metrics},
+           {"--export", o_.exportPath},
+           {"--dump-batches", o_.dumpBatches}});
+      !err.empty())
+    return err;
+  if (!o_.exportPath.empty())
+    if (std::string err = zrt::checkExportTarget(o_.exportPath); !err.empty())
+      return err;
+  if (!o_.checkpointDir.empty() && !o_.overwrite &&
+      !zrt::resumesInto(o_.resume, o_.checkpointDir))
+    if (std::string held = zrt::existingCheckpoints(o_.checkpointDir);
+        !held.empty())
+      return format("--checkpoint-dir '%s' already holds checkpoints (%s) "
+                    "of another run; continue that run with --resume %s, "
+                    "or pass --overwrite to let this run replace them",
+                    o_.checkpointDir.c_str(), held.c_str(),
+                    o_.checkpointDir.c_str());
+  return "";
+}
+
 void Driver::chooseThreads() {
   int n = static_cast<int>(o_.threads);
   if (n < 1) {
@@ -1009,10 +1056,19 @@ void Driver::drawBar(int64_t step, double elapsed) {
 }
 
 void Driver::metric(const Json &j) {
-  if (!metrics_)
+  if (!metrics_ || !metricsErr_.empty())
     return;
-  std::fputs(j.line().c_str(), metrics_);
-  std::fflush(metrics_);
+  if (std::fputs(j.line().c_str(), metrics_) < 0 ||
+      std::fflush(metrics_) != 0) {
+    // Reported at once and again at the end (exit 1), never silent; the
+    // run itself goes on.
+    metricsErr_ = format("cannot write --metrics file '%s': %s (the log is "
+                         "incomplete)",
+                         o_.metrics.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "warning: %s; training continues\n",
+                 metricsErr_.c_str());
+    std::fflush(stderr);
+  }
 }
 
 double Driver::allMean(double local) {
@@ -1028,6 +1084,39 @@ void Driver::fetchBatch(int split, int64_t index, int shuffle) {
                                  index, shuffle, rank_, world_, ids_.data(),
                                  targets_.data()))
     internalFailure("zrt_dataset_batch: " + describe(st));
+}
+
+std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
+                                     int64_t lastSaved) const {
+  std::string what =
+      !std::isfinite(loss)
+          ? format("the loss is %s", std::isnan(loss) ? "nan" : "inf")
+          : format("the gradient norm is %s",
+                   std::isfinite(norm) ? "not finite on another rank"
+                   : std::isnan(norm)  ? "nan"
+                                       : "inf");
+  std::string kept = "no checkpoint was written";
+  if (savedInRun_)
+    kept = format("the last checkpoint, %s/step_%lld, stays 'latest'",
+                  o_.checkpointDir.c_str(), (long long)lastSaved);
+  else if (!o_.resume.empty())
+    kept = format("the checkpoint it resumed from (step %lld) is unchanged",
+                  (long long)lastSaved);
+  return format("step %lld: %s; training stopped (the weights would be "
+                "non-finite from here on; try a lower --lr, or check the "
+                "data); %s%s",
+                (long long)step, what.c_str(), kept.c_str(),
+                o_.exportPath.empty() ? "" : "; --export was not written");
+}
+
+void Driver::fetchTrainBatch() {
+  zrt_clear_error();
+  if (int st = zrt_dataset_sequences(
+          ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed, streamBatch_,
+          samplePos_ + static_cast<int64_t>(rank_) * m_->batch, m_->batch,
+          ids_.data(), targets_.data()))
+    internalFailure("zrt_dataset_sequences: " + describe(st));
+  samplePos_ += globalBatch_;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1061,84 +1150,19 @@ std::string Driver::openImportFile(const std::string &path, int file) {
   std::string header(static_cast<size_t>(n), '\0');
   if (!preadAll(fd, &header[0], header.size(), 8))
     return format("cannot read %s: %s", what.c_str(), std::strerror(errno));
-  // Parsed in file order; a duplicate top-level key would silently replace
-  // the first, so the parser callback notes it.
-  using ojson = nlohmann::ordered_json;
-  std::string duplicate;
-  std::set<std::string> seen;
-  auto noteKeys = [&](int depth, ojson::parse_event_t ev, ojson &parsed) {
-    if (depth == 1 && ev == ojson::parse_event_t::key && duplicate.empty()) {
-      const std::string &k = parsed.get_ref<const std::string &>();
-      if (k != "__metadata__" && !seen.insert(k).second)
-        duplicate = k;
-    }
-    return true;
-  };
-  ojson root;
-  try {
-    root = ojson::parse(header, noteKeys);
-  } catch (const ojson::parse_error &e) {
-    return format("%s is not a safetensors file (header: invalid JSON at "
-                  "byte %zu)",
-                  what.c_str(), e.byte);
-  }
-  if (!root.is_object())
-    return format("%s is not a safetensors file (header: not a JSON object)",
-                  what.c_str());
-  if (!duplicate.empty())
-    return format("tensor '%s' in %s appears twice", duplicate.c_str(),
-                  what.c_str());
   const int64_t dataStart = 8 + static_cast<int64_t>(n);
-  const int64_t dataBytes = size - dataStart;
-  for (const auto &[name, v] : root.items()) {
-    if (name == "__metadata__")
-      continue;
-    const std::string t = format("tensor '%s' in %s", name.c_str(),
-                                 what.c_str());
-    const ojson *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-    if (v.is_object()) {
-      if (auto it = v.find("dtype"); it != v.end())
-        dtype = &*it;
-      if (auto it = v.find("shape"); it != v.end())
-        shape = &*it;
-      if (auto it = v.find("data_offsets"); it != v.end())
-        offsets = &*it;
-    }
-    if (!dtype || !dtype->is_string() || !shape || !shape->is_array() ||
-        !offsets || !offsets->is_array() || offsets->size() != 2)
-      return format("%s lacks dtype, shape or data_offsets", t.c_str());
-    const std::string &dtypeName = dtype->get_ref<const std::string &>();
-    int dt;
-    if (dtypeName == "F32")
-      dt = ZRT_F32;
-    else if (dtypeName == "BF16")
-      dt = ZRT_BF16;
-    else
-      return format("%s has dtype %s (only F32 and BF16 are supported)",
-                    t.c_str(), dtypeName.c_str());
-    std::vector<int64_t> dims;
-    int64_t numel = 1;
-    for (const ojson &d : *shape) {
-      int64_t x;
-      if (!jsonIndex(d, &x) || (x > 0 && numel > (int64_t(1) << 60) / x))
-        return format("%s has a malformed shape", t.c_str());
-      dims.push_back(x);
-      numel *= x;
-    }
-    int64_t begin, end;
-    if (!jsonIndex((*offsets)[0], &begin) || !jsonIndex((*offsets)[1], &end) ||
-        end < begin || end > dataBytes ||
-        end - begin != numel * static_cast<int64_t>(dtypeBytes(dt)))
-      return format("%s has data_offsets that do not match its shape %s and "
-                    "dtype %s within the %lld data bytes",
-                    t.c_str(), shapeText(dims).c_str(), dtypeName.c_str(),
-                    (long long)dataBytes);
+  std::map<std::string, zrt::SafetensorsEntry> entries;
+  if (std::string err = zrt::parseSafetensorsHeader(header, size - dataStart,
+                                                    what, &entries);
+      !err.empty())
+    return err;
+  for (const auto &[name, e] : entries) {
     if (imported_.count(name))
       return format("tensor '%s' is in two --import shards (%s and %s)",
                     name.c_str(), path.c_str(),
                     importShapes_.at(name).second.c_str());
-    importShapes_[name] = {dims, path};
-    imported_[name] = FileTensor{dt, dataStart + begin, file};
+    importShapes_[name] = {e.shape, path};
+    imported_[name] = FileTensor{e.dtype, dataStart + e.begin, file};
   }
   return "";
 }
@@ -1229,6 +1253,18 @@ std::string Driver::loadImport() {
     toF32(raw.data(), t.dtype, buf.data(), hi - lo);
     return true;
   };
+  // NaN or Inf in the file: refused, with the count, before any training.
+  const char *sliceNote = "";
+  auto nonFinite = [&](const std::string &name) {
+    int64_t bad = 0;
+    for (float v : buf)
+      bad += !std::isfinite(v);
+    return bad == 0 ? std::string()
+                    : format("tensor '%s' in %s holds %lld non-finite values "
+                             "(NaN or Inf)%s; refusing to train from it",
+                             name.c_str(), what.c_str(), (long long)bad,
+                             sliceNote);
+  };
   auto element = [](const zrt_state_desc &s, int64_t i) {
     return static_cast<char *>(s.data) + i * dtypeBytes(s.dtype);
   };
@@ -1248,6 +1284,9 @@ std::string Driver::loadImport() {
       if (!read(t, 0, e.numel))
         return format("cannot read '%s' from %s: %s", e.name.c_str(),
                       what.c_str(), std::strerror(errno));
+      sliceNote = "";
+      if (std::string bad = nonFinite(e.name); !bad.empty())
+        return bad;
       for (int i : {e.whole, e.wholeMaster})
         if (i >= 0)
           if (std::string err = store(m_->states[i], m_->states[i].data,
@@ -1265,6 +1304,9 @@ std::string Driver::loadImport() {
         if (!read(t, lo - e.offset, hi - e.offset))
           return format("cannot read '%s' from %s: %s", e.name.c_str(),
                         what.c_str(), std::strerror(errno));
+        sliceNote = " in the slice this rank loads";
+        if (std::string bad = nonFinite(e.name); !bad.empty())
+          return bad;
         for (int i : {params_.groups[e.group].param,
                       params_.groups[e.group].master})
           if (i >= 0)
@@ -1613,6 +1655,8 @@ void Driver::writeConfig() {
   j.key("seed").integer(static_cast<int64_t>(o_.seed));
   j.key("threads").integer(threads_);
   j.key("data").str(o_.data);
+  if (ckpt_ && !o_.resume.empty())
+    j.key("resumed_from_step").integer(ckpt_->resumed().step);
   j.key("measured_state_bytes").intArray(measured, 5);
   j.key("arena_bytes").intArray(arena, ZRT_MEM_NUM_KINDS);
   j.key("plan").open('{');
@@ -1710,12 +1754,17 @@ int Driver::run() {
           kExitUser))
     return finish(code);
   globalBatch_ = m_->batch * world_;
+  streamBatch_ = globalBatch_;
   chooseThreads();
 
-  // 3. Data and output files.
+  // 3. Data and output files: no output may be an input or another output,
+  //    and a fresh run does not write into another run's checkpoints.
   std::string err = openData();
+  if (err.empty() && rank_ == 0)
+    err = checkOutputs();
   if (err.empty() && rank_ == 0 && !o_.metrics.empty()) {
-    metrics_ = std::fopen(o_.metrics.c_str(), "w");
+    // A resumed run continues the log of the run it resumes.
+    metrics_ = std::fopen(o_.metrics.c_str(), o_.resume.empty() ? "w" : "a");
     if (!metrics_)
       err = format("cannot write --metrics file '%s': %s", o_.metrics.c_str(),
                    std::strerror(errno));
@@ -1778,7 +1827,31 @@ int Driver::run() {
     resumeNotes = ckpt_->notes(runInfo());
     lastSaved = ckpt_->resumed().step;
     firstStep = lastSaved + 1;
-    o_.seed = ckpt_->resumed().run.seed; // batches continue identically
+    // The sample stream continues where the checkpoint left it, whatever
+    // this run's batch, accumulation or world size.
+    o_.seed = ckpt_->resumed().run.seed;
+    samplePos_ = ckpt_->resumed().run.nextSample;
+    streamBatch_ = ckpt_->resumed().run.streamBatch;
+  }
+
+  // A checkpoint at or past --steps leaves nothing to train.
+  if (!o_.resume.empty() && lastSaved > o_.steps)
+    return finish(agree(
+        format("--resume: the checkpoint is at step %lld, past --steps %lld "
+               "(--steps counts from the start of the run: pass --steps > "
+               "%lld to train further)",
+               (long long)lastSaved, (long long)o_.steps,
+               (long long)lastSaved),
+        kExitUser));
+  if (!o_.resume.empty() && lastSaved == o_.steps) {
+    say(format("nothing to do: the checkpoint %s is already at --steps %lld "
+               "(pass --steps > %lld to train further)",
+               ckpt_->resumed().dir.c_str(), (long long)o_.steps,
+               (long long)o_.steps));
+    if (!o_.exportPath.empty())
+      if (int code = agree(writeExport(), kExitUser))
+        return finish(code);
+    return finish(kExitOk);
   }
 
   ids_.resize(static_cast<size_t>(m_->batch * m_->seq));
@@ -1807,7 +1880,7 @@ int Driver::run() {
     Snapshot micro{};
     double lossSum = 0.0;
     for (int64_t k = 0; k < K; ++k) {
-      fetchBatch(ZRT_SPLIT_TRAIN, (step - 1) * K + k, /*shuffle=*/1);
+      fetchTrainBatch();
       if (!o_.dumpBatches.empty())
         dumpBatch(step, k);
       const Snapshot before = Snapshot::take();
@@ -1832,8 +1905,10 @@ int Driver::run() {
     const Snapshot opt = after.since(beforeOpt);
     const Snapshot total = after.since(s0);
     const double secs = nowSeconds() - t0;
-    // Logging reduction (host_comm: not in the zrt byte counters).
+    // Logging reduction (host_comm: not in the zrt byte counters). A
+    // non-finite norm on any rank makes the sum of the flags non-zero.
     const double loss = allMean(lossSum / static_cast<double>(K));
+    const bool normFinite = allMean(std::isfinite(norm) ? 0.0 : 1.0) == 0.0;
     lastLoss = loss;
     const int64_t peak = zrt_memory_peak_total_bytes();
     const double tokPerS = secs > 0 ? tokensPerStep / secs : 0.0;
@@ -1874,6 +1949,11 @@ int Driver::run() {
     j.key("peak_bytes").integer(peak);
     j.key("allocations").integer(zrt_heap_allocations() - allocs0);
     metric(j);
+    // Non-finite training stops here, before any checkpoint of this step:
+    // `latest` keeps naming the last finite one.
+    if (!std::isfinite(loss) || !normFinite)
+      return finish(
+          agree(nonFiniteMessage(step, loss, norm, lastSaved), kExitUser));
 
     if (validation_ && step % o_.valEvery == 0) {
       lastVal = validate();
@@ -1887,6 +1967,7 @@ int Driver::run() {
       if (int code = ckpt_->save(o_.checkpointDir, step, runInfo()))
         return finish(code);
       lastSaved = step;
+      savedInRun_ = true;
       say(format("checkpoint: saved step %lld to %s/step_%lld",
                  (long long)step, o_.checkpointDir.c_str(), (long long)step));
     }
@@ -1929,7 +2010,9 @@ int Driver::run() {
   // 6. Sample.
   if (m_->last_logits && o_.sampleTokens > 0)
     sample();
-  return finish(kExitOk);
+  // A metrics log that could not be written fails the run (after
+  // everything else was done and saved).
+  return finish(agree(metricsErr_, kExitUser));
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 
 #include "test_util.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -179,6 +181,57 @@ TEST_F(DataTest, RankSlicesConcatenateToTheSameGlobalBatch) {
                     tg.data());
   EXPECT_NE(a, b);
   EXPECT_NE(a, c);
+}
+
+// The sample stream: sequence s is row s % Bs of shuffled batch s / Bs, so
+// any run of it (here across batch boundaries) equals the batches' rows.
+TEST_F(DataTest, SequencesAreTheShuffledBatchesRows) {
+  std::vector<uint16_t> toks(5000);
+  for (size_t i = 0; i < toks.size(); ++i)
+    toks[i] = static_cast<uint16_t>(i % 4099);
+  zrt_dataset ds = nullptr;
+  ASSERT_EQ(zrt_dataset_open_bin(writeBin("s.bin", toks).c_str(), 0.1, &ds),
+            ZRT_OK);
+  keep(ds);
+  const int Bs = 4, T = 8;
+  std::vector<int32_t> rows, rowsT; // batches 0..2, row-major
+  for (int64_t step = 0; step < 3; ++step) {
+    std::vector<int32_t> in(Bs * T), tg(Bs * T);
+    ASSERT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, Bs, T, 9, step, 1, 0, 1,
+                                in.data(), tg.data()),
+              ZRT_OK);
+    rows.insert(rows.end(), in.begin(), in.end());
+    rowsT.insert(rowsT.end(), tg.begin(), tg.end());
+  }
+  for (int64_t first : {0, 3, 5}) {
+    const int64_t count = 6;
+    std::vector<int32_t> in(count * T), tg(count * T);
+    ASSERT_EQ(zrt_dataset_sequences(ds, ZRT_SPLIT_TRAIN, T, 9, Bs, first,
+                                    count, in.data(), tg.data()),
+              ZRT_OK);
+    EXPECT_TRUE(std::equal(in.begin(), in.end(), rows.begin() + first * T))
+        << "first=" << first;
+    EXPECT_TRUE(std::equal(tg.begin(), tg.end(), rowsT.begin() + first * T))
+        << "first=" << first;
+  }
+  std::vector<int32_t> in(T), tg(T);
+  auto expectError = [&](int got, int want, const std::string &needle) {
+    EXPECT_EQ(got, want) << zrt_last_error();
+    EXPECT_NE(std::string(zrt_last_error()).find(needle), std::string::npos)
+        << "message: " << zrt_last_error() << "\nexpected: " << needle;
+  };
+  expectError(zrt_dataset_sequences(ds, ZRT_SPLIT_TRAIN, T, 9, 0, 0, 1,
+                                    in.data(), tg.data()),
+              ZRT_ERR_INVALID_ARGUMENT, "stream_batch >= 1");
+  expectError(zrt_dataset_sequences(ds, ZRT_SPLIT_TRAIN, T, 9, Bs, -1, 1,
+                                    in.data(), tg.data()),
+              ZRT_ERR_INVALID_ARGUMENT, "first >= 0");
+  expectError(zrt_dataset_sequences(ds, ZRT_SPLIT_TRAIN, T, 9, Bs, INT64_MAX,
+                                    2, in.data(), tg.data()),
+              ZRT_ERR_INVALID_ARGUMENT, "first + count overflows");
+  EXPECT_EQ(zrt_dataset_sequences(ds, ZRT_SPLIT_TRAIN, T, 9, Bs, 0, 0, nullptr,
+                                  nullptr),
+            ZRT_OK);
 }
 
 TEST_F(DataTest, ErrorMessages) {

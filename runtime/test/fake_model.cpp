@@ -107,9 +107,24 @@ int forward(const int32_t *ids, const int32_t *targets, float *loss) {
                            ZRT_IGNORE_INDEX_DEFAULT);
 }
 
+/// Test hooks (non-finite training), each acting on the last rank only:
+///   ZRT_FAKE_NAN_LOSS_CALL=n: the n-th forward_backward (from 1) reports a
+///     NaN loss;
+///   ZRT_FAKE_NAN_GRAD_STEP=S: optimizer_step S reports a NaN gradient norm
+///     (the gradient is poisoned before the update);
+///   ZRT_FAKE_POISON_STEP=S: optimizer_step S writes a NaN into the weights
+///     after the update but reports a finite norm.
+int64_t envStep(const char *name) {
+  const char *v = std::getenv(name);
+  return v && zrt_rank() == kWorld - 1 ? std::atoll(v) : -1;
+}
+int64_t fbCalls = 0;
+
 int forwardBackward(const int32_t *ids, const int32_t *targets, float *loss) {
   if (int st = forward(ids, targets, loss))
     return st;
+  if (++fbCalls == envStep("ZRT_FAKE_NAN_LOSS_CALL"))
+    *loss = std::nanf("");
   if (int st = zrt_cross_entropy_backward(logits, targets, 1.0f, dlogits, kRows,
                                           kV, ZRT_IGNORE_INDEX_DEFAULT))
     return st;
@@ -126,6 +141,8 @@ int optimizerStep(float lr, int64_t step, float gradScale, float *gradNorm) {
   if (const char *fail = std::getenv("ZRT_FAKE_FAIL_STEP"))
     if (std::atoll(fail) == step && zrt_rank() == kWorld - 1)
       return ZRT_ERR_INVALID_ARGUMENT;
+  if (step == envStep("ZRT_FAKE_NAN_GRAD_STEP"))
+    grad[0] = std::nanf("");
   float sumSq = 0.0f;
   if (int st = zrt_sum_squares(grad, kP, &sumSq))
     return st;
@@ -139,6 +156,8 @@ int optimizerStep(float lr, int64_t step, float gradScale, float *gradNorm) {
   if (int st = zrt_all_gather(table + off, table, kS, ZRT_F32))
     return st;
   *gradNorm = norm;
+  if (step == envStep("ZRT_FAKE_POISON_STEP"))
+    table[kP - 1] = std::nanf("");
   return zrt_fill(grad, 0.0f, kP);
 }
 

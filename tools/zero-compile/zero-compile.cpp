@@ -220,6 +220,49 @@ static std::string passOptions(
   return out;
 }
 
+/// An explicit flag whose pass the input already went through must agree
+/// with the input: --stage / --world-size with the module's zero.stage /
+/// zero.world_size; the flags of train-optimizer, train-checkpoint and the
+/// partition's other options cannot be applied again, so giving them is an
+/// error (never silently dropped).
+static LogicalResult checkAgainstInput(ModuleOp module, bool hasStep,
+                                       bool hasOptimizer, bool partitioned) {
+  auto refuse = [&](StringRef flag, StringRef done) {
+    error("the input " + done + ", so " + flag +
+          " cannot change it; drop the flag, or compile the forward graph");
+    return failure();
+  };
+  if (hasStep && checkpointPolicy.getNumOccurrences())
+    return refuse("--checkpoint", "already has @forward_backward (train-"
+                                  "autodiff ran)");
+  if (hasOptimizer)
+    for (cl::opt<std::string> *opt : {&precision, &maxGradNorm, &weightDecay,
+                                      &beta1, &beta2, &eps, &decayMinRank})
+      if (opt->getNumOccurrences())
+        return refuse("--" + opt->ArgStr.str(),
+                      "already has @optimizer_step (train-optimizer ran)");
+  if (!partitioned)
+    return success();
+  auto attrValue = [&](StringRef name) -> int64_t {
+    auto a = module->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : -1;
+  };
+  const int64_t inStage = attrValue("zero.stage"),
+                inWorld = attrValue("zero.world_size");
+  const std::string was = "is already partitioned (stage " +
+                          std::to_string(inStage) + ", world size " +
+                          std::to_string(inWorld) + ")";
+  if (stage.getNumOccurrences() && stage != std::to_string(inStage))
+    return refuse("--stage=" + stage, was);
+  if (worldSize.getNumOccurrences() && worldSize != inWorld)
+    return refuse("--world-size=" + std::to_string(worldSize), was);
+  for (cl::Option *opt : std::initializer_list<cl::Option *>{
+           &grouping, &deviceMemory, &persistThreshold})
+    if (opt->getNumOccurrences())
+      return refuse("--" + opt->ArgStr.str(), was);
+  return success();
+}
+
 /// The host C++ compiler to run.
 static std::string hostCompiler() {
   if (!cxx.empty())
@@ -363,6 +406,45 @@ int main(int argc, char **argv) {
     return error("unknown --target '" + target + "' (expected cpu or cuda)");
   if (worldSize < 1)
     return error("--world-size must be at least 1");
+  if (modelName.getNumOccurrences() && modelName.empty())
+    return error("--model-name: the name is empty");
+  // Files: every --extra-source exists, and the output replaces no input.
+  for (const std::string &extra : extraSources)
+    if (!llvm::sys::fs::is_regular_file(extra))
+      return error("--extra-source '" + extra + "': no such file");
+  if (!outputFilename.empty() && outputFilename != "-") {
+    auto same = [&](StringRef input) {
+      return input != "-" && llvm::sys::fs::equivalent(input, outputFilename);
+    };
+    if (same(inputFilename))
+      return error("-o '" + outputFilename +
+                   "' is the input file: writing it would destroy the input "
+                   "(choose another path)");
+    for (const std::string &extra : extraSources)
+      if (same(extra))
+        return error("-o '" + outputFilename + "' is the --extra-source file '" +
+                     extra + "'");
+  }
+  // Options that only turn a pass on: an explicit value must be in range
+  // (zero-opt's passes reject the same values), never "off" in disguise.
+  if (bucketBytes.getNumOccurrences() && bucketBytes < 1)
+    return error("--bucket-bytes must be at least 1 (got " +
+                 std::to_string(bucketBytes) +
+                 "); omit it to keep one collective per shard group");
+  if (prefetchDistance.getNumOccurrences() && prefetchDistance < 0)
+    return error("--prefetch must be >= 0 (got " +
+                 std::to_string(prefetchDistance) +
+                 "; 0 splits collectives without hoisting); omit it to keep "
+                 "them blocking");
+  if (maxLiveBytes.getNumOccurrences() && maxLiveBytes < 0)
+    return error("--max-live-bytes must be >= 0 (got " +
+                 std::to_string(maxLiveBytes) + "; 0 = unbounded)");
+  if (deviceMemory.getNumOccurrences() && deviceMemory < 1)
+    return error("--device-memory must be at least 1 byte (got " +
+                 std::to_string(deviceMemory) + ")");
+  if (persistThreshold.getNumOccurrences() && persistThreshold < 0)
+    return error("--persist-threshold must be >= 0 (got " +
+                 std::to_string(persistThreshold) + ")");
 
   DialectRegistry registry;
   zero::registerAllDialects(registry);
@@ -397,6 +479,10 @@ int main(int argc, char **argv) {
     pipeline += (pipeline.empty() ? "" : " ") + option;
   };
   bool hasStep = static_cast<bool>(module->lookupSymbol("forward_backward"));
+  bool hasOptimizer = static_cast<bool>(module->lookupSymbol("optimizer_step"));
+  bool partitioned = (*module)->hasAttr("zero.stage");
+  if (failed(checkAgainstInput(*module, hasStep, hasOptimizer, partitioned)))
+    return 1;
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
   if (!hasStep)
     add("checkpoint=" + checkpointPolicy);
@@ -404,7 +490,6 @@ int main(int argc, char **argv) {
   add(std::string("fuse-layer-norm=") + (fuseLayerNorm ? "true" : "false"));
   add(std::string("fuse-cross-entropy=") +
       (fuseCrossEntropy ? "true" : "false"));
-  bool hasOptimizer = static_cast<bool>(module->lookupSymbol("optimizer_step"));
   add(std::string("optimizer=") + (hasOptimizer ? "false" : "true"));
   if (!hasOptimizer) {
     std::string opts = passOptions({{"precision", &precision},
@@ -417,7 +502,6 @@ int main(int argc, char **argv) {
     if (!opts.empty())
       add(opts);
   }
-  bool partitioned = (*module)->hasAttr("zero.stage");
   add(std::string("partition=") + (partitioned ? "false" : "true"));
   if (!partitioned) {
     add("stage=" + stage + " world-size=" + std::to_string(worldSize));

@@ -15,6 +15,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cmath>
+
 namespace mlir::zero {
 #define GEN_PASS_DEF_TRAINOPTIMIZER
 #include "zero/Transforms/TrainPasses.h.inc"
@@ -49,6 +51,28 @@ void TrainOptimizerPass::runOnOperation() {
   if (precision != "fp32" && precision != "bf16-mixed" && !fp16) {
     module.emitError("train-optimizer: unknown precision '")
         << precision << "'; expected fp32, bf16-mixed or fp16-mixed";
+    return signalPassFailure();
+  }
+  // Hyperparameters: finite and in range (NaN fails every comparison).
+  auto badOption = [&](StringRef name, double value, StringRef range) {
+    module.emitError("train-optimizer: ")
+        << name << " must be " << range << ", got " << value;
+    signalPassFailure();
+  };
+  if (!(beta1 >= 0.0 && beta1 < 1.0))
+    return badOption("beta1", beta1, "in [0, 1)");
+  if (!(beta2 >= 0.0 && beta2 < 1.0))
+    return badOption("beta2", beta2, "in [0, 1)");
+  if (!(eps > 0.0 && std::isfinite(eps)))
+    return badOption("eps", eps, "a finite number > 0");
+  if (!(weightDecay >= 0.0 && std::isfinite(weightDecay)))
+    return badOption("weight-decay", weightDecay, "a finite number >= 0");
+  if (!std::isfinite(maxGradNorm))
+    return badOption("max-grad-norm", maxGradNorm,
+                     "a finite number (<= 0: no clipping)");
+  if (decayMinRank < 0) {
+    module.emitError("train-optimizer: decay-min-rank must be >= 0, got ")
+        << static_cast<int64_t>(decayMinRank);
     return signalPassFailure();
   }
   if (module.lookupSymbol("optimizer_step")) {

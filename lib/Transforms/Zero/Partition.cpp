@@ -110,6 +110,14 @@ void ZeroPartitionPass::runOnOperation() {
         << static_cast<int64_t>(worldSize);
     return signalPassFailure();
   }
+  if (persistThreshold < 0 || deviceMemory < 0) {
+    module.emitError("zero-partition: ")
+        << (persistThreshold < 0 ? "persist-threshold" : "device-memory")
+        << " must be >= 0, got "
+        << static_cast<int64_t>(persistThreshold < 0 ? persistThreshold
+                                                     : deviceMemory);
+    return signalPassFailure();
+  }
   if (module->hasAttr(kStageAttr)) {
     module.emitError("zero-partition: the module is already partitioned");
     return signalPassFailure();

@@ -66,6 +66,11 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
           << static_cast<int64_t>(microBatches);
       return signalPassFailure();
     }
+    if (svgWorldSize < 1) {
+      module.emitError("zero-report: svg-world-size must be >= 1, got ")
+          << static_cast<int64_t>(svgWorldSize);
+      return signalPassFailure();
+    }
     FailureOr<zero::StepReport> report = zero::analyzeStep(module);
     if (failed(report))
       return signalPassFailure();

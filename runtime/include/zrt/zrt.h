@@ -862,6 +862,23 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
                       uint64_t seed, int64_t step, int shuffle, int rank,
                       int world_size, int32_t *inputs, int32_t *targets);
 
+/// Sequences [first, first + count) of the shuffled sample stream of
+/// `split`: sequence s is row (s mod stream_batch) of global batch
+/// (s / stream_batch) of zrt_dataset_batch(..., B = stream_batch, seed,
+/// shuffle = 1), i.e. it starts at
+///   Philox(seed; s / stream_batch, s mod stream_batch, split) mod (L - T).
+/// The training driver reads its batches as consecutive runs of this
+/// stream (stream_batch = the global batch of the run that started it), so
+/// a resumed run continues at the checkpoint's sample position whatever its
+/// batch size, accumulation or world size. inputs and targets are
+/// [count, T] int32.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (T < 1, stream_batch < 1, first < 0,
+/// count < 0, first + count overflowing, bad split, NULL),
+/// ZRT_ERR_OUT_OF_RANGE (T + 1 > L).
+int zrt_dataset_sequences(zrt_dataset ds, int split, int64_t T, uint64_t seed,
+                          int64_t stream_batch, int64_t first, int64_t count,
+                          int32_t *inputs, int32_t *targets);
+
 /*===----------------------------------------------------------------------===//
 // Lowering support (runtime/src/lowering_support.cpp)
 //

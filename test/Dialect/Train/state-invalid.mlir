@@ -50,8 +50,15 @@ train.param @w : tensor<?xf32> init(<zeros>)
 
 // -----
 
-// expected-error @+1 {{'train.param' op parameter has no elements}}
+// expected-error @+1 {{'train.param' op parameter type has a zero-sized dimension ('tensor<0x4xf32>'); every tensor needs at least one element}}
 train.param @w : tensor<0x4xf32> init(<zeros>)
+
+// -----
+
+// An element count that overflows int64 is named as such (it once wrapped
+// around to "no elements").
+// expected-error @+1 {{'train.param' op parameter type 'tensor<4294967296x4294967296xf32>' has more than 2^62 elements (its element count overflows)}}
+train.param @w : tensor<4294967296x4294967296xf32> init(<zeros>)
 
 // -----
 
