@@ -3,7 +3,8 @@
 /// \file
 /// Verifiers of the ops in TrainDecoderOps.td (RMSNorm, SiLU/SwiGLU,
 /// rotary embeddings). Every check names the expected shape; tensors with
-/// an empty dimension are rejected (a zero-sized row has no statistics).
+/// an empty dimension are rejected by the NonEmptyTensors trait of every
+/// train op.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -12,22 +13,12 @@
 using namespace mlir;
 using namespace mlir::train;
 
-/// Fails with "<what> has an empty dimension" when any dimension of `t` is 0.
-static LogicalResult verifyNoEmptyDim(Operation *op, StringRef what,
-                                      RankedTensorType t) {
-  if (llvm::is_contained(t.getShape(), 0))
-    return op->emitOpError() << what << " has an empty dimension: " << t;
-  return success();
-}
-
-/// The checks of the RMSNorm ops: x of rank >= 1 without empty dimensions,
+/// The checks of the RMSNorm ops: x of rank >= 1,
 /// weight [C] (C = x's last dimension) of x's element type.
 static LogicalResult verifyRmsNorm(Operation *op, RankedTensorType x,
                                    RankedTensorType w) {
   if (x.getRank() < 1)
     return op->emitOpError("input must have rank >= 1");
-  if (failed(verifyNoEmptyDim(op, "input", x)))
-    return failure();
   if (w.getElementType() != x.getElementType())
     return op->emitOpError("weight element type ")
            << w.getElementType() << " differs from the input's "
@@ -51,30 +42,12 @@ LogicalResult RmsNormGradOp::verify() {
   return verifyRmsNorm(*this, getInput().getType(), getWeight().getType());
 }
 
-LogicalResult SiluOp::verify() {
-  return verifyNoEmptyDim(*this, "input", getInput().getType());
-}
-
-LogicalResult SiluGradOp::verify() {
-  return verifyNoEmptyDim(*this, "input", getInput().getType());
-}
-
-LogicalResult SwigluOp::verify() {
-  return verifyNoEmptyDim(*this, "gate", getGate().getType());
-}
-
-LogicalResult SwigluGradOp::verify() {
-  return verifyNoEmptyDim(*this, "gate", getGate().getType());
-}
-
 LogicalResult RopeTableOp::verify() {
   RankedTensorType t = getType();
   if (t.getRank() != 3 || t.getDimSize(2) != 2)
     return emitOpError("result must be [T, D/2, 2] (cos and sin per "
                        "position and frequency), got ")
            << t;
-  if (failed(verifyNoEmptyDim(*this, "result", t)))
-    return failure();
   bool any = getFactor() || getLowFreqFactor() || getHighFreqFactor() ||
              getOriginalMaxPositions();
   if (!any)
@@ -102,8 +75,6 @@ LogicalResult RopeOp::verify() {
   RankedTensorType x = getInput().getType(), table = getTable().getType();
   if (x.getRank() != 4)
     return emitOpError("input must be [B, T, H, D], got ") << x;
-  if (failed(verifyNoEmptyDim(*this, "input", x)))
-    return failure();
   int64_t T = x.getDimSize(1), D = x.getDimSize(3);
   if (D % 2 != 0)
     return emitOpError("head dimension D = ")

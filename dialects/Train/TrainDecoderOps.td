@@ -126,7 +126,6 @@ def Train_SiluOp : Train_UnaryElementwise<"silu"> {
   }];
   let arguments = (ins Train_FloatTensor:$input);
   let assemblyFormat = "$input attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 def Train_SiluGradOp : Train_Op<"silu_grad", [Pure,
@@ -143,7 +142,6 @@ def Train_SiluGradOp : Train_Op<"silu_grad", [Pure,
   let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$grad);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 def Train_SwigluOp : Train_Op<"swiglu", [Pure, Differentiable,
@@ -166,7 +164,6 @@ def Train_SwigluOp : Train_Op<"swiglu", [Pure, Differentiable,
   let arguments = (ins Train_FloatTensor:$gate, Train_FloatTensor:$up);
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 def Train_SwigluGradOp : Train_Op<"swiglu_grad", [Pure,
@@ -189,7 +186,6 @@ def Train_SwigluGradOp : Train_Op<"swiglu_grad", [Pure,
                        Train_FloatTensor:$grad);
   let results = (outs Train_FloatTensor:$gate_grad, Train_FloatTensor:$up_grad);
   let assemblyFormat = "$gate `,` $up `,` $grad attr-dict `:` type($grad)";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -215,8 +215,6 @@ static LogicalResult verifyAttention(Operation *op, RankedTensorType q,
                                      RankedTensorType kv) {
   if (q.getRank() != 4)
     return op->emitOpError("query must be [B, H, T, D], got ") << q;
-  if (llvm::is_contained(q.getShape(), 0))
-    return op->emitOpError("query has an empty dimension: ") << q;
   if (kv.getRank() != 4 || kv.getDimSize(0) != q.getDimSize(0) ||
       kv.getDimSize(2) != q.getDimSize(2) ||
       kv.getDimSize(3) != q.getDimSize(3) || kv.getDimSize(1) == 0)
@@ -397,8 +395,6 @@ static LogicalResult verifyCrossEntropy(Operation *op, RankedTensorType logits,
                                         std::optional<int64_t> ignoreIndex) {
   if (logits.getRank() != 2)
     return op->emitOpError("logits must be [N, V], got ") << logits;
-  if (llvm::is_contained(logits.getShape(), 0))
-    return op->emitOpError("logits have an empty dimension: ") << logits;
   if (ignoreIndex && (*ignoreIndex < std::numeric_limits<int32_t>::min() ||
                       *ignoreIndex > std::numeric_limits<int32_t>::max()))
     return op->emitOpError("ignore_index ")

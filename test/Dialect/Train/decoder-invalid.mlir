@@ -34,7 +34,7 @@ func.func @rms_norm_rank0(%x: tensor<f32>, %w: tensor<1xf32>) {
 // -----
 
 func.func @rms_norm_empty(%x: tensor<0x64xf32>, %w: tensor<64xf32>) {
-  // expected-error @+1 {{'train.rms_norm' op input has an empty dimension: 'tensor<0x64xf32>'}}
+  // expected-error @+1 {{'train.rms_norm' op operand #0 has a zero-sized dimension ('tensor<0x64xf32>'); every tensor needs at least one element}}
   %y = train.rms_norm %x, %w eps(1.0e-05) : tensor<0x64xf32>, tensor<64xf32>
   return
 }
@@ -42,7 +42,7 @@ func.func @rms_norm_empty(%x: tensor<0x64xf32>, %w: tensor<64xf32>) {
 // -----
 
 func.func @rms_norm_empty_row(%x: tensor<4x0xf32>, %w: tensor<0xf32>) {
-  // expected-error @+1 {{'train.rms_norm' op input has an empty dimension: 'tensor<4x0xf32>'}}
+  // expected-error @+1 {{'train.rms_norm' op operand #0 has a zero-sized dimension ('tensor<4x0xf32>'); every tensor needs at least one element}}
   %y = train.rms_norm %x, %w eps(1.0e-05) : tensor<4x0xf32>, tensor<0xf32>
   return
 }
@@ -106,7 +106,7 @@ func.func @rms_norm_grad_weight_grad(%x: tensor<4x64xf32>, %w: tensor<64xf32>) {
 // -----
 
 func.func @silu_empty(%x: tensor<4x0xf32>) {
-  // expected-error @+1 {{'train.silu' op input has an empty dimension: 'tensor<4x0xf32>'}}
+  // expected-error @+1 {{'train.silu' op operand #0 has a zero-sized dimension ('tensor<4x0xf32>'); every tensor needs at least one element}}
   %y = train.silu %x : tensor<4x0xf32>
   return
 }
@@ -114,7 +114,7 @@ func.func @silu_empty(%x: tensor<4x0xf32>) {
 // -----
 
 func.func @silu_grad_empty(%x: tensor<0xf32>) {
-  // expected-error @+1 {{'train.silu_grad' op input has an empty dimension: 'tensor<0xf32>'}}
+  // expected-error @+1 {{'train.silu_grad' op operand #0 has a zero-sized dimension ('tensor<0xf32>'); every tensor needs at least one element}}
   %y = train.silu_grad %x, %x : tensor<0xf32>
   return
 }
@@ -138,7 +138,7 @@ func.func @swiglu_types(%g: tensor<4x8xf32>, %u: tensor<4x16xf32>) {
 // -----
 
 func.func @swiglu_empty(%g: tensor<0x8xbf16>) {
-  // expected-error @+1 {{'train.swiglu' op gate has an empty dimension: 'tensor<0x8xbf16>'}}
+  // expected-error @+1 {{'train.swiglu' op operand #0 has a zero-sized dimension ('tensor<0x8xbf16>'); every tensor needs at least one element}}
   %y = train.swiglu %g, %g : tensor<0x8xbf16>
   return
 }
@@ -146,7 +146,7 @@ func.func @swiglu_empty(%g: tensor<0x8xbf16>) {
 // -----
 
 func.func @swiglu_grad_empty(%g: tensor<2x0xf32>) {
-  // expected-error @+1 {{'train.swiglu_grad' op gate has an empty dimension: 'tensor<2x0xf32>'}}
+  // expected-error @+1 {{'train.swiglu_grad' op operand #0 has a zero-sized dimension ('tensor<2x0xf32>'); every tensor needs at least one element}}
   %dg, %du = train.swiglu_grad %g, %g, %g : tensor<2x0xf32>
   return
 }
@@ -178,7 +178,7 @@ func.func @rope_table_pair() {
 // -----
 
 func.func @rope_table_empty() {
-  // expected-error @+1 {{'train.rope_table' op result has an empty dimension: 'tensor<0x8x2xf32>'}}
+  // expected-error @+1 {{'train.rope_table' op result #0 has a zero-sized dimension ('tensor<0x8x2xf32>'); every tensor needs at least one element}}
   %t = train.rope_table theta(1.0e+04) : tensor<0x8x2xf32>
   return
 }
@@ -242,7 +242,7 @@ func.func @rope_rank(%x: tensor<4x32x64xf32>, %t: tensor<32x32x2xf32>) {
 // -----
 
 func.func @rope_empty(%x: tensor<4x32x0x16xf32>, %t: tensor<32x8x2xf32>) {
-  // expected-error @+1 {{'train.rope' op input has an empty dimension: 'tensor<4x32x0x16xf32>'}}
+  // expected-error @+1 {{'train.rope' op operand #0 has a zero-sized dimension ('tensor<4x32x0x16xf32>'); every tensor needs at least one element}}
   %y = train.rope %x, %t layout(<rotate_half>) : tensor<4x32x0x16xf32>, tensor<32x8x2xf32>
   return
 }
