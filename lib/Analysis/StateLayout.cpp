@@ -66,9 +66,11 @@ StateLayoutStats zero::layoutStates(ModuleOp module) {
       int64_t end = -1, eltBytes = 0;
       Arena arena = grads ? Arena::gradients : Arena::parameters;
       bool contiguous = true;
+      llvm::StringMap<unsigned> &index = grads ? gradOf : bySymbol;
+      StringRef lastMember;
       for (Attribute m : g.getMembers()) {
         StringRef name = cast<FlatSymbolRefAttr>(m).getValue();
-        auto &index = grads ? gradOf : bySymbol;
+        lastMember = name;
         auto it = index.find(name);
         if (it == index.end() || placed[it->second] ||
             !states[it->second].arena) {
@@ -89,13 +91,10 @@ StateLayoutStats zero::layoutStates(ModuleOp module) {
         continue;
       // The padding starts right after the last member, inside the bytes
       // its alignment left and these.
-      ArrayRef<int64_t> offsets = g.getOffsets();
-      int64_t total =
-          offsets.back() +
-          states[(grads ? gradOf : bySymbol)
-                     .lookup(cast<FlatSymbolRefAttr>(g.getMembers()[g.getMembers().size() - 1])
-                                 .getValue())]
-              .type.getNumElements();
+      // The members' elements end where the last one's do (the group's
+      // verifier keeps them back to back).
+      int64_t total = g.getOffsets().back() +
+                      states[index.lookup(lastMember)].type.getNumElements();
       arenaBytes[static_cast<int>(arena)] +=
           alignToArena((g.getPadded() - total) * eltBytes);
       g->setAttr(grads ? ZeroDialect::kGradSpanAttrName

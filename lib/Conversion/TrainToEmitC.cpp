@@ -540,8 +540,9 @@ static LogicalResult checkLowered(Operation *op) {
       a && grouped(a.getQuery(), a.getKey()))
     return op->emitOpError("grouped-query attention (K/V heads fewer than "
                            "query heads) is not lowered yet");
-  if (op->hasAttr("ignore_index") &&
-      isa<train::CrossEntropyOp, train::CrossEntropyGradOp>(op))
+  auto ce = dyn_cast<train::CrossEntropyOp>(op);
+  auto ceGrad = dyn_cast<train::CrossEntropyGradOp>(op);
+  if ((ce && ce.getIgnoreIndex()) || (ceGrad && ceGrad.getIgnoreIndex()))
     return op->emitOpError("ignore_index is not lowered yet");
   return success();
 }

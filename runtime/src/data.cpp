@@ -33,6 +33,21 @@ int64_t shuffledStart(uint64_t seed, int split, int64_t index, int64_t b,
   return static_cast<int64_t>(bits % static_cast<uint64_t>(L - T));
 }
 
+/// The tokens of `split` (*tok, *L of them), or ZRT_ERR_OUT_OF_RANGE when
+/// they hold no window of T + 1 tokens.
+int splitTokens(const char *fn, zrt_dataset ds, int split, int64_t T,
+                const int32_t **tok, int64_t *L) {
+  *L = zrt_dataset_num_tokens(ds, split);
+  if (T + 1 > *L)
+    return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
+                     "%s: sequence length T + 1 = %lld exceeds the %lld tokens "
+                     "of the %s split",
+                     fn, (long long)(T + 1), (long long)*L,
+                     split == ZRT_SPLIT_TRAIN ? "train" : "validation");
+  *tok = ds->tokens.data() + (split == ZRT_SPLIT_TRAIN ? 0 : ds->nTrain);
+  return ZRT_OK;
+}
+
 struct File {
   std::FILE *f = nullptr;
   ~File() {
@@ -218,15 +233,10 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
               fn, (long long)B, world_size);
   ZRT_REQUIRE(inputs != nullptr && targets != nullptr,
               "%s: inputs/targets is NULL", fn);
-  const int64_t L = zrt_dataset_num_tokens(ds, split);
-  if (T + 1 > L)
-    return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
-                     "%s: sequence length T + 1 = %lld exceeds the %lld tokens "
-                     "of the %s split",
-                     fn, (long long)(T + 1), (long long)L,
-                     split == ZRT_SPLIT_TRAIN ? "train" : "validation");
-  const int32_t *tok =
-      ds->tokens.data() + (split == ZRT_SPLIT_TRAIN ? 0 : ds->nTrain);
+  int64_t L;
+  const int32_t *tok;
+  if (int st = splitTokens(fn, ds, split, T, &tok, &L))
+    return st;
   const int64_t local = B / world_size;
   const int64_t windows = (L - 1) / T; // sequential mode, >= 1
   for (int64_t lb = 0; lb < local; ++lb) {
@@ -262,15 +272,10 @@ int zrt_dataset_sequences(zrt_dataset ds, int split, int64_t T, uint64_t seed,
   ZRT_REQUIRE(first <= INT64_MAX - count, "%s: first + count overflows", fn);
   ZRT_REQUIRE(count == 0 || (inputs != nullptr && targets != nullptr),
               "%s: inputs/targets is NULL", fn);
-  const int64_t L = zrt_dataset_num_tokens(ds, split);
-  if (T + 1 > L)
-    return zrt::fail(ZRT_ERR_OUT_OF_RANGE,
-                     "%s: sequence length T + 1 = %lld exceeds the %lld tokens "
-                     "of the %s split",
-                     fn, (long long)(T + 1), (long long)L,
-                     split == ZRT_SPLIT_TRAIN ? "train" : "validation");
-  const int32_t *tok =
-      ds->tokens.data() + (split == ZRT_SPLIT_TRAIN ? 0 : ds->nTrain);
+  int64_t L;
+  const int32_t *tok;
+  if (int st = splitTokens(fn, ds, split, T, &tok, &L))
+    return st;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t s = first + i;
     const int64_t start = shuffledStart(seed, split, s / stream_batch,
