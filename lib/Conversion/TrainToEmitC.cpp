@@ -24,6 +24,8 @@
 #include "zero/Conversion/BufferPlan.h"
 #include "zero/Analysis/Report.h"
 
+#include "TrainToEmitC/OpEmitter.h"
+
 #include "Train/TrainOps.h"
 #include "Zero/ZeroLayout.h"
 #include "Zero/ZeroOps.h"
@@ -67,14 +69,18 @@ enum MemKind : int {
   kMemMoments = ZRT_MEM_MOMENTS,
   kMemActs = ZRT_MEM_ACTIVATIONS,
   kMemTemps = ZRT_MEM_TEMPORARIES,
-  kNumMem = ZRT_MEM_COMM_BUFFERS
+  /// The program's constants (ZRT_MEM_CONSTANTS; the lowering's arenas skip
+  /// the comm buffers, so its index here is not the zrt kind).
+  kMemConsts = ZRT_MEM_COMM_BUFFERS,
+  kNumMem
 };
 constexpr const char *kMemEnum[kNumMem] = {
     "ZRT_MEM_PARAMETERS", "ZRT_MEM_GRADIENTS",   "ZRT_MEM_MASTER_WEIGHTS",
-    "ZRT_MEM_MOMENTS",    "ZRT_MEM_ACTIVATIONS", "ZRT_MEM_TEMPORARIES"};
-constexpr const char *kMemName[kNumMem] = {"parameters",     "gradients",
-                                           "master_weights", "moments",
-                                           "activations",    "temporaries"};
+    "ZRT_MEM_MOMENTS",    "ZRT_MEM_ACTIVATIONS", "ZRT_MEM_TEMPORARIES",
+    "ZRT_MEM_CONSTANTS"};
+constexpr const char *kMemName[kNumMem] = {
+    "parameters",  "gradients",   "master_weights", "moments",
+    "activations", "temporaries", "constants"};
 
 /// zrt_state_kind (zrt/abi.h).
 enum StateKindC : int {
@@ -92,11 +98,10 @@ int64_t alignUp(int64_t bytes) { return zero::alignToArena(bytes); }
 /// Storage bytes of one element; 0 for types the lowering cannot store.
 int64_t elementBytes(Type t) { return zero::storageBytes(t); }
 
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-int64_t numel(Value v) { return tensorType(v).getNumElements(); }
-Type elementType(Value v) { return tensorType(v).getElementType(); }
+using zero::emit::elementType;
+using zero::emit::numel;
+using zero::emit::rowsCols;
+using zero::emit::tensorType;
 /// Bytes of a tensor's buffer (a 0-D tensor is one element).
 int64_t tensorBytes(RankedTensorType t) {
   return t.getNumElements() * elementBytes(t.getElementType());
@@ -192,13 +197,18 @@ struct Buffer {
   int64_t elemOffset = 0; ///< View: element offset into `base`.
 };
 
-/// A call argument: an SSA value or an attribute printed inline.
-struct CArg {
-  CArg(Value v) : value(v) {}
-  CArg(Attribute a) : attr(a) {}
-  Value value;
-  Attribute attr;
-};
+using zero::emit::CArg;
+
+/// The per-op emission patterns (lib/Conversion/TrainToEmitC/), looked up
+/// before the cases of this file.
+const zero::emit::OpEmitterSet &emitters() {
+  static const zero::emit::OpEmitterSet set = [] {
+    zero::emit::OpEmitterSet s;
+    zero::emit::populateAllEmitters(s);
+    return s;
+  }();
+  return set;
+}
 
 class ModuleLowering;
 
@@ -206,7 +216,7 @@ class ModuleLowering;
 // One function
 //===----------------------------------------------------------------------===//
 
-class FunctionLowering {
+class FunctionLowering : public zero::emit::EmitContext {
 public:
   FunctionLowering(ModuleLowering &ml, func::FuncOp fn, Role role,
                    Assign assign = Assign::Bump)
@@ -222,6 +232,15 @@ public:
   int64_t blockSum(int mem) const;
   /// Emits the emitc.func (after plan()).
   LogicalResult emit(OpBuilder &mb, StringRef symbol);
+
+  // zero::emit::EmitContext: what the per-op emitters may ask.
+  Value ptr(Value tensor) override;
+  Value scratch(int64_t elems) override;
+  void call(StringRef callee, ArrayRef<CArg> args) override;
+  Attribute i64(int64_t v) override;
+  Attribute f32(double v) override;
+  Attribute f64(double v) override;
+  Attribute opq(StringRef text) override;
 
 private:
   // Planning.
@@ -261,9 +280,7 @@ private:
   Location loc() { return curLoc; }
   Value memBase(int mem);
   Value pointerAt(Placement p, Type elt);
-  Value ptr(Value tensor);
   Value offsetPtr(Value p, int64_t elems);
-  Value scratch(int64_t elems);
   /// The workspace of an attention op (zrt_attention_workspace[_bf16]) in
   /// its scratch.
   Value attentionScratch(Operation *op);
@@ -279,16 +296,11 @@ private:
   /// address.
   Value request(Operation *start);
   Value statePtr(const StateInfo &s);
-  void call(StringRef callee, ArrayRef<CArg> args);
   /// One zrt_matmul (f32; alpha 1, beta 0, packed operands) of the product
   /// of train.matmul or a fused matmul op into `out`, plus `bias` (null:
   /// none).
   template <typename MatmulLikeOp>
   void emitF32Matmul(MatmulLikeOp o, Value bias, Value out);
-  Attribute i64(int64_t v);
-  Attribute f32(double v);
-  Attribute f64(double v);
-  Attribute opq(StringRef text);
   Placement rootPlacement(Value v, bool &isArena);
   void comment(Operation *op, StringRef suffix = "");
 
@@ -427,6 +439,9 @@ public:
   llvm::StringMap<unsigned> groupIndex;
   llvm::StringMap<train::ParamOp> params;
   int64_t arenaBytes[kNumMem] = {};
+  /// Whether the program has arena `m` (the constants arena only when it
+  /// has constants, so programs without any are unchanged).
+  bool hasArena(int m) const { return m != kMemConsts || arenaBytes[m] > 0; }
   /// The activation arena @forward_backward's plan needs (-1 before it is
   /// planned): what the other functions may use of it (shareActivations).
   int64_t forwardBackwardActivations = -1;
@@ -523,30 +538,6 @@ static int stateKindOf(zero::ShardKind k) {
   return kStateGrad;
 }
 
-/// Refuses the forms of ops whose lowering is not written yet (the Llama /
-/// Qwen op set lands as conversion patterns): grouped-query attention and
-/// the ignore_index of the cross-entropies, rather than running the
-/// multi-head or unmasked kernels on them.
-static LogicalResult checkLowered(Operation *op) {
-  auto grouped = [](Value q, Value k) {
-    return cast<RankedTensorType>(q.getType()).getDimSize(1) !=
-           cast<RankedTensorType>(k.getType()).getDimSize(1);
-  };
-  if (auto a = dyn_cast<train::CausalAttentionOp>(op);
-      a && grouped(a.getQuery(), a.getKey()))
-    return op->emitOpError("grouped-query attention (K/V heads fewer than "
-                           "query heads) is not lowered yet");
-  if (auto a = dyn_cast<train::AttentionGradOp>(op);
-      a && grouped(a.getQuery(), a.getKey()))
-    return op->emitOpError("grouped-query attention (K/V heads fewer than "
-                           "query heads) is not lowered yet");
-  auto ce = dyn_cast<train::CrossEntropyOp>(op);
-  auto ceGrad = dyn_cast<train::CrossEntropyGradOp>(op);
-  if ((ce && ce.getIgnoreIndex()) || (ceGrad && ceGrad.getIgnoreIndex()))
-    return op->emitOpError("ignore_index is not lowered yet");
-  return success();
-}
-
 /// Checks the element type of a state or value the lowering must store.
 static LogicalResult checkStorable(Operation *op, RankedTensorType t) {
   Type e = t.getElementType();
@@ -630,7 +621,7 @@ LogicalResult ModuleLowering::collectDeclarations() {
                             "layout (")
            << zero::ZeroDialect::kStateArenaBytesAttrName
            << "); run zero-layout-states first";
-  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
+  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments, kMemConsts})
     if (auto bytes = sizes.getAs<IntegerAttr>(kMemName[m]))
       arenaBytes[m] = bytes.getInt();
   for (StateInfo &s : states) {
@@ -1892,14 +1883,10 @@ struct AttentionDims {
   int64_t B, H, T, D;
 };
 
-/// AttentionDims of the four attention ops ([B, H, T, D] operands, or the
-/// packed [B, T, 3 H D] projection); nullopt for any other op.
+/// AttentionDims of the packed attention ops (the [B, T, 3 H D]
+/// projection); nullopt for any other op (the unpacked ones have their
+/// emitters, TrainToEmitC/Attention.cpp).
 static std::optional<AttentionDims> attentionDims(Operation *op) {
-  if (isa<train::CausalAttentionOp, train::AttentionGradOp>(op)) {
-    ArrayRef<int64_t> s =
-        cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-    return AttentionDims{s[0], s[1], s[2], s[3]};
-  }
   auto packed = [](Value qkv, uint64_t heads) {
     ArrayRef<int64_t> s = cast<RankedTensorType>(qkv.getType()).getShape();
     int64_t H = static_cast<int64_t>(heads);
@@ -1926,6 +1913,8 @@ static bool hasNativeBf16Kernel(Operation *op) {
   auto f32 = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType().isF32();
   };
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    return e->isNativeBf16(op);
   return TypeSwitch<Operation *, bool>(op)
       .Case<train::AddOp, train::GeluOp, train::GeluGradOp,
             train::LayerNormOp, train::AddLayerNormOp,
@@ -1933,17 +1922,9 @@ static bool hasNativeBf16Kernel(Operation *op) {
           [&](Operation *o) {
             return bf16(o->getOperands()) && bf16(o->getResults());
           })
-      // Q, K, V (or qkv), O and their gradients share one element type;
-      // lse is f32.
-      .Case<train::CausalAttentionOp, train::AttentionGradOp,
-            train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(
+      // qkv, O and their gradients share one element type; lse is f32.
+      .Case<train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(
           [&](Operation *o) { return bf16(o->getOperand(0)); })
-      .Case([&](train::CrossEntropyOp o) {
-        return bf16(o.getLogits()) && f32(o.getResult());
-      })
-      .Case([&](train::CrossEntropyFusedOp o) {
-        return bf16(o.getLogits());
-      })
       // The ids are i32.
       .Case([&](train::EmbeddingOp o) {
         return bf16(o.getTable()) && bf16(o.getResult());
@@ -1951,16 +1932,14 @@ static bool hasNativeBf16Kernel(Operation *op) {
       .Case([&](train::EmbeddingGradOp o) {
         return bf16(o.getGrad()) && bf16(o.getResult());
       })
-      .Case([&](train::CrossEntropyGradOp o) {
-        return bf16(o.getLogits()) && f32(o.getGrad()) &&
-               bf16(o.getResult());
-      })
       .Default([](Operation *) { return false; });
 }
 
 /// Whether `op` computes in f32 kernels (and so needs bf16 operands
 /// widened around it).
 static bool isComputeOp(Operation *op) {
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    return e->isCompute(op);
   return !isa<train::LoadOp, train::StoreOp, train::AccumulateOp, train::FillOp,
               train::CastOp, train::ReshapeOp, train::BroadcastOp,
               train::TransposeOp, train::SplitOp, train::ConcatOp,
@@ -1998,6 +1977,9 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
   else if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    for (int64_t w : e->scratchWords(op, native))
+      bytes += alignUp(std::max<int64_t>(words(w), 1) * 4);
   if (auto g = dyn_cast<train::LayerNormGradOp>(op)) {
     int64_t rows =
         numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
@@ -2121,8 +2103,6 @@ LogicalResult FunctionLowering::plan() {
       if (auto t = dyn_cast<RankedTensorType>(v.getType()))
         if (failed(checkStorable(&op, t)))
           return failure();
-    if (failed(checkLowered(&op)))
-      return failure();
     if (isLoad(&op)) {
       const StateInfo *s = ml.lookupState(&op, loadSymbol(&op));
       if (!s)
@@ -2179,6 +2159,19 @@ LogicalResult FunctionLowering::plan() {
       }
       if (auto span = stateSpans.find(v); span != stateSpans.end()) {
         buffers[v] = {Buffer::Arena, span->second};
+        continue;
+      }
+      // A program constant lives in its slot of the constants arena
+      // (zero-layout-states), computed once by init().
+      if (isa<train::RopeTableOp>(op)) {
+        auto slot =
+            op.getAttrOfType<zero::SlotAttr>(zero::ZeroDialect::kSlotAttrName);
+        if (!slot)
+          return op.emitOpError("has no ")
+                 << zero::ZeroDialect::kSlotAttrName
+                 << " (its place in the constants arena); run "
+                    "zero-layout-states first";
+        buffers[v] = {Buffer::Arena, {kMemConsts, slot.getOffset()}};
         continue;
       }
       if (auto ce = dyn_cast<train::CrossEntropyFusedOp>(op);
@@ -2546,14 +2539,9 @@ Value FunctionLowering::request(Operation *start) {
                                     lv);
 }
 
-/// Row count and last dimension of a tensor [..., C].
-static std::pair<int64_t, int64_t> rowsCols(Value v) {
-  RankedTensorType t = tensorType(v);
-  int64_t c = t.getRank() ? t.getShape().back() : 1;
-  return {c ? t.getNumElements() / c : 0, c};
-}
-
 LogicalResult FunctionLowering::emitCompute(Operation *op) {
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    return e->emit(op, *this, nativeBf16);
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](train::AddOp o) {
         call(kernel("zrt_add"), {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
@@ -2640,28 +2628,6 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
              args);
         return success();
       })
-      .Case([&](train::CausalAttentionOp o) {
-        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_forward"),
-             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
-              ptr(o.getResult()), ptr(o.getLse()), work, i64(s[0]), i64(s[1]),
-              i64(s[2]), i64(s[3])});
-        return success();
-      })
-      .Case([&](train::AttentionGradOp o) {
-        // The probabilities are recomputed tile by tile from the forward's
-        // log-sum-exp.
-        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_backward"),
-             {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
-              ptr(o.getValue()), ptr(o.getOutput()), ptr(o.getLse()),
-              ptr(o.getQueryGrad()), ptr(o.getKeyGrad()),
-              ptr(o.getValueGrad()), work, i64(s[0]), i64(s[1]), i64(s[2]),
-              i64(s[3])});
-        return success();
-      })
       .Case([&](train::CausalAttentionPackedOp o) {
         AttentionDims a = *attentionDims(o);
         Value work = attentionScratch(o);
@@ -2727,30 +2693,6 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         call(kernel("zrt_bias_backward"),
              {ptr(o.getInput()), ptr(o.getResult()),
               i64(n ? numel(o.getInput()) / n : 0), i64(n)});
-        return success();
-      })
-      .Case([&](train::CrossEntropyOp o) {
-        auto [n, v] = rowsCols(o.getLogits());
-        call(kernel("zrt_cross_entropy_padded"),
-             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
-              i64(n), i64(v), i64(o.getEffectiveNumClasses())});
-        return success();
-      })
-      .Case([&](train::CrossEntropyFusedOp o) {
-        auto [n, v] = rowsCols(o.getLogits());
-        call(kernel("zrt_cross_entropy_padded_fused"),
-             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getLoss()),
-              f32(o.getScale().convertToDouble()), i64(n), i64(v),
-              i64(o.getEffectiveNumClasses())});
-        return success();
-      })
-      .Case([&](train::CrossEntropyGradOp o) {
-        auto [n, v] = rowsCols(o.getLogits());
-        int64_t classes =
-            o.getNumClasses() ? static_cast<int64_t>(*o.getNumClasses()) : v;
-        call(kernel("zrt_cross_entropy_padded_backward"),
-             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getGrad()),
-              ptr(o.getResult()), i64(n), i64(v), i64(classes)});
         return success();
       })
       .Case([&](train::MseOp o) {
@@ -3163,7 +3105,10 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         return success();
       })
       .Case([&](func::ReturnOp o) { return emitReturn(o); })
-      .Default([&](Operation *other) {
+      .Default([&](Operation *other) -> LogicalResult {
+        // An op with an emitter that is not a compute op (a constant).
+        if (const zero::emit::OpEmitter *e = emitters().lookup(other))
+          return e->emit(other, *this, /*native=*/false);
         return other->emitOpError("is not supported by convert-train-to-emitc");
       });
 }
@@ -3312,6 +3257,8 @@ void ModuleLowering::emitPrologue(OpBuilder &mb) {
       emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
   auto arena = emitc::OpaqueType::get(ctx, "zrt_arena");
   for (int m = 0; m < kNumMem; ++m) {
+    if (!hasArena(m))
+      continue;
     emitc::GlobalOp::create(mb, loc, std::string("zrt_arena_") + kMemName[m],
                             arena, emitc::OpaqueAttr::get(ctx, "NULL"), false,
                             true, false);
@@ -3456,6 +3403,8 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
   verbatim("// One arena per memory kind, allocated once (zero-filled).");
   Value memBase[kNumMem];
   for (int m = 0; m < kNumMem; ++m) {
+    if (!hasArena(m))
+      continue;
     Value arenaLv =
         emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(arenaT),
                                    std::string("zrt_arena_") + kMemName[m]);
@@ -3588,6 +3537,56 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
         initSlice(data, elt, begin, 0, g.shard, g.offsets[i], params.lookup(m));
     }
   }
+
+  // The program's constants, each slot once (zero-layout-states).
+  llvm::SmallDenseSet<int64_t> computed;
+  module.walk([&](train::RopeTableOp t) {
+    auto slot =
+        t->getAttrOfType<zero::SlotAttr>(zero::ZeroDialect::kSlotAttrName);
+    if (!slot || !computed.insert(slot.getOffset()).second)
+      return;
+    if (computed.size() == 1)
+      verbatim("// Program constants (RoPE cos/sin tables), computed once.");
+    ArrayRef<int64_t> shape = t.getType().getShape(); // [T, D/2, 2]
+    Value scaling = lit(emitc::OpaqueType::get(ctx, "const zrt_rope_scaling *"),
+                        "NULL");
+    if (t.hasLlama3Scaling()) {
+      std::string name = llvm::formatv("zrt_rope_scaling{0}",
+                                       slot.getOffset() / kAlign)
+                             .str();
+      // Before zrt_gen_init, which reads it; doubles printed exactly.
+      OpBuilder gb(ctx);
+      gb.setInsertionPoint(fnOp);
+      char text[160];
+      snprintf(text, sizeof(text), "{%.17g, %.17g, %.17g, %lld}",
+               t.getFactor()->convertToDouble(),
+               t.getLowFreqFactor()->convertToDouble(),
+               t.getHighFreqFactor()->convertToDouble(),
+               static_cast<long long>(*t.getOriginalMaxPositions()));
+      emitc::GlobalOp::create(
+          gb, loc, name, emitc::OpaqueType::get(ctx, "zrt_rope_scaling"),
+          emitc::OpaqueAttr::get(ctx, text), false, true, true);
+      Value g = emitc::GetGlobalOp::create(
+          b, loc,
+          emitc::LValueType::get(
+              emitc::OpaqueType::get(ctx, "zrt_rope_scaling")),
+          name);
+      scaling = emitc::AddressOfOp::create(
+          b, loc,
+          emitc::PointerType::get(
+              emitc::OpaqueType::get(ctx, "zrt_rope_scaling")),
+          g);
+    }
+    Value table = pointer({kMemConsts, slot.getOffset()}, b.getF32Type());
+    check(emitc::CallOpaqueOp::create(
+              b, loc, TypeRange{intType()}, "zrt_rope_table",
+              ValueRange{table, scaling},
+              b.getArrayAttr({b.getIndexAttr(0), b.getI64IntegerAttr(shape[0]),
+                              b.getI64IntegerAttr(shape[1]),
+                              b.getF64FloatAttr(t.getTheta().convertToDouble()),
+                              b.getIndexAttr(1)}))
+              .getResult(0));
+  });
   emitc::ReturnOp::create(b, loc, lit(intType(), "ZRT_OK"));
 }
 
@@ -3602,6 +3601,8 @@ void ModuleLowering::emitDestroy(OpBuilder &mb) {
   auto u8 =
       emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
   for (int m = 0; m < kNumMem; ++m) {
+    if (!hasArena(m))
+      continue;
     Value lv =
         emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(arenaT),
                                    std::string("zrt_arena_") + kMemName[m]);
@@ -3631,8 +3632,10 @@ static std::string planInitializer(const zero::StepReport &r,
       out += (i ? ", " : "") + std::to_string(x);
     return out + "}";
   };
-  SmallVector<int64_t> arenaList(arenas, arenas + kNumMem);
+  SmallVector<int64_t> arenaList(arenas, arenas + kMemConsts);
   arenaList.push_back(0); // ZRT_MEM_COMM_BUFFERS: none
+  if (arenas[kMemConsts])
+    arenaList.push_back(arenas[kMemConsts]); // ZRT_MEM_CONSTANTS
   return "{" + list(r.stateBytes) + ", " + std::to_string(r.paddingBytes) +
          ", " + list(r.commBytesMicro) + ", " + list(r.commBytesStep) + ", " +
          list(arenaList) + "}";
@@ -3760,6 +3763,7 @@ FailureOr<zero::BufferPlan> ModuleLowering::planOnly(bool annotate) {
   zero::BufferPlan plan;
   for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
     plan.stateArenaBytes += arenaBytes[m];
+  plan.constantArenaBytes = arenaBytes[kMemConsts];
   // @forward_backward first: the others may share its activation arena.
   SmallVector<std::pair<int, zero::ArenaBytes>> planned;
   for (int i : {1, 0, 2, 3}) {
