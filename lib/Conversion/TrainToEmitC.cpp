@@ -1904,35 +1904,12 @@ static std::optional<AttentionDims> attentionDims(Operation *op) {
 /// copies): every floating tensor it reads or writes is bf16, except the
 /// f32 scalar loss and loss gradient of cross-entropy.
 static bool hasNativeBf16Kernel(Operation *op) {
-  auto bf16 = [](ValueRange vs) {
-    return llvm::all_of(vs, [](Value v) {
-      auto t = dyn_cast<RankedTensorType>(v.getType());
-      return t && t.getElementType().isBF16();
-    });
-  };
-  auto f32 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
-  };
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
     return e->isNativeBf16(op);
-  return TypeSwitch<Operation *, bool>(op)
-      .Case<train::AddOp, train::GeluOp, train::GeluGradOp,
-            train::LayerNormOp, train::AddLayerNormOp,
-            train::LayerNormGradOp, train::ReduceSumOp>(
-          [&](Operation *o) {
-            return bf16(o->getOperands()) && bf16(o->getResults());
-          })
-      // qkv, O and their gradients share one element type; lse is f32.
-      .Case<train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(
-          [&](Operation *o) { return bf16(o->getOperand(0)); })
-      // The ids are i32.
-      .Case([&](train::EmbeddingOp o) {
-        return bf16(o.getTable()) && bf16(o.getResult());
-      })
-      .Case([&](train::EmbeddingGradOp o) {
-        return bf16(o.getGrad()) && bf16(o.getResult());
-      })
-      .Default([](Operation *) { return false; });
+  // qkv, O and their gradients share one element type; lse is f32.
+  if (isa<train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(op))
+    return zero::emit::allBf16(op->getOperand(0));
+  return false;
 }
 
 /// Whether `op` computes in f32 kernels (and so needs bf16 operands
@@ -1980,16 +1957,6 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
     for (int64_t w : e->scratchWords(op, native))
       bytes += alignUp(std::max<int64_t>(words(w), 1) * 4);
-  if (auto g = dyn_cast<train::LayerNormGradOp>(op)) {
-    int64_t rows =
-        numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
-    bytes += 2 * alignUp(rows * 4);
-  }
-  if (auto g = dyn_cast<train::EmbeddingGradOp>(op); g && native)
-    bytes += alignUp(words(zrt_abi_embedding_backward_bf16_workspace(
-                         numel(g.getIds()),
-                         tensorType(g.getResult()).getDimSize(0))) *
-                     4);
   if (std::optional<AttentionDims> a = attentionDims(op)) {
     // The attention workspace (the forward's output and log-sum-exp are
     // tensors of the IR, kept for the backward).
@@ -2543,91 +2510,6 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
     return e->emit(op, *this, nativeBf16);
   return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](train::AddOp o) {
-        call(kernel("zrt_add"), {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
-                         i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::MulOp o) {
-        call("zrt_mul", {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
-                         i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::ScaleOp o) {
-        call("zrt_scale",
-             {ptr(o.getInput()), f32(o.getFactor().convertToDouble()),
-              ptr(o.getResult()), i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::GeluOp o) {
-        call(kernel("zrt_gelu"), {ptr(o.getInput()), ptr(o.getResult()),
-                          i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::ReluOp o) {
-        call("zrt_relu", {ptr(o.getInput()), ptr(o.getResult()),
-                          i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::GeluGradOp o) {
-        call(kernel("zrt_gelu_backward"),
-             {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
-              i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::ReluGradOp o) {
-        call("zrt_relu_backward",
-             {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
-              i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::SoftmaxOp o) {
-        auto [n, c] = rowsCols(o.getInput());
-        call("zrt_softmax",
-             {ptr(o.getInput()), ptr(o.getResult()), i64(n), i64(c)});
-        return success();
-      })
-      .Case([&](train::SoftmaxGradOp o) {
-        auto [n, c] = rowsCols(o.getOutput());
-        call("zrt_softmax_backward", {ptr(o.getOutput()), ptr(o.getGrad()),
-                                      ptr(o.getResult()), i64(n), i64(c)});
-        return success();
-      })
-      .Case([&](train::LayerNormOp o) {
-        auto [n, c] = rowsCols(o.getInput());
-        call(kernel("zrt_layer_norm"),
-             {ptr(o.getInput()), ptr(o.getWeight()), ptr(o.getBias()),
-              ptr(o.getResult()), opq("NULL"), opq("NULL"), i64(n), i64(c),
-              f32(o.getEps().convertToDouble())});
-        return success();
-      })
-      .Case([&](train::AddLayerNormOp o) {
-        auto [n, c] = rowsCols(o.getLhs());
-        call(kernel("zrt_add_layer_norm"),
-             {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getWeight()),
-              ptr(o.getBias()), ptr(o.getSum()), ptr(o.getResult()),
-              opq("NULL"), opq("NULL"), i64(n), i64(c),
-              f32(o.getEps().convertToDouble())});
-        return success();
-      })
-      .Case([&](train::LayerNormGradOp o) {
-        auto [n, c] = rowsCols(o.getInput());
-        Value mean = scratch(n), rstd = scratch(n);
-        call(kernel("zrt_layer_norm_stats"),
-             {ptr(o.getInput()), mean, rstd, i64(n), i64(c),
-              f32(o.getEps().convertToDouble())});
-        SmallVector<CArg> args = {ptr(o.getGrad()), ptr(o.getInput()),
-                                  ptr(o.getWeight()), mean, rstd};
-        // With an addend: the residual gradient added in the same pass.
-        if (Value addend = o.getAddend())
-          args.push_back(ptr(addend));
-        args.append({ptr(o.getInputGrad()), ptr(o.getWeightGrad()),
-                     ptr(o.getBiasGrad()), i64(n), i64(c)});
-        call(kernel(o.getAddend() ? "zrt_layer_norm_backward_add"
-                                  : "zrt_layer_norm_backward"),
-             args);
-        return success();
-      })
       .Case([&](train::CausalAttentionPackedOp o) {
         AttentionDims a = *attentionDims(o);
         Value work = attentionScratch(o);
@@ -2662,37 +2544,6 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
         call("zrt_gelu_backward", {ptr(o.getPre()), ptr(o.getResult()),
                                    ptr(o.getResult()),
                                    i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::EmbeddingOp o) {
-        RankedTensorType t = tensorType(o.getTable());
-        call(kernel("zrt_embedding"), {ptr(o.getTable()), ptr(o.getIds()),
-                               ptr(o.getResult()), i64(numel(o.getIds())),
-                               i64(t.getDimSize(0)), i64(t.getDimSize(1))});
-        return success();
-      })
-      .Case([&](train::EmbeddingGradOp o) {
-        RankedTensorType t = o.getType();
-        if (nativeBf16) {
-          // The positions sorted by id: N + V + 1 words of scratch.
-          Value work = scratch(numel(o.getIds()) + t.getDimSize(0) + 1);
-          call("zrt_embedding_backward_bf16",
-               {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
-                i64(numel(o.getIds())), i64(t.getDimSize(0)),
-                i64(t.getDimSize(1)), work});
-          return success();
-        }
-        call("zrt_embedding_backward",
-             {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
-              i64(numel(o.getIds())), i64(t.getDimSize(0)),
-              i64(t.getDimSize(1))});
-        return success();
-      })
-      .Case([&](train::ReduceSumOp o) {
-        int64_t n = numel(o.getResult());
-        call(kernel("zrt_bias_backward"),
-             {ptr(o.getInput()), ptr(o.getResult()),
-              i64(n ? numel(o.getInput()) / n : 0), i64(n)});
         return success();
       })
       .Case([&](train::MseOp o) {

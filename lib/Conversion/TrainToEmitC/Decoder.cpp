@@ -17,11 +17,6 @@ using namespace mlir::zero::emit;
 
 namespace {
 
-/// Native in bf16 when every operand and result is bf16.
-template <typename OpTy> bool allOperandsBf16(OpTy op) {
-  return allBf16(op->getOperands()) && allBf16(op->getResults());
-}
-
 //===----------------------------------------------------------------------===//
 // RMSNorm
 //===----------------------------------------------------------------------===//

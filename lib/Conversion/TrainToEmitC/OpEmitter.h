@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <memory>
+#include <utility>
 #include <string>
 
 namespace mlir::zero::emit {
@@ -53,6 +54,12 @@ inline bool allBf16(ValueRange vs) {
       return false;
   }
   return true;
+}
+
+/// Whether every operand and result of `op` is bf16 (the rule of most
+/// native bf16 kernels).
+inline bool allOperandsBf16(Operation *op) {
+  return allBf16(op->getOperands()) && allBf16(op->getResults());
 }
 
 /// The runtime function of an f32 kernel name: its zrt_X_bf16 variant when
@@ -140,9 +147,11 @@ public:
 /// The emitters by op name.
 class OpEmitterSet {
 public:
-  /// Registers `Emitter` for its op class `OpTy`.
-  template <typename OpTy, typename Emitter> void add() {
-    emitters[OpTy::getOperationName()] = std::make_unique<Emitter>();
+  /// Registers `Emitter(args...)` for the op class `OpTy`.
+  template <typename OpTy, typename Emitter, typename... Args>
+  void add(Args &&...args) {
+    emitters[OpTy::getOperationName()] =
+        std::make_unique<Emitter>(std::forward<Args>(args)...);
   }
   /// The emitter of `op`, or null (the lowering's own cases apply).
   const OpEmitter *lookup(Operation *op) const {
@@ -167,8 +176,22 @@ void populateAttentionEmitters(OpEmitterSet &set);
 /// gradient, mse and its gradient (Loss.cpp).
 void populateLossEmitters(OpEmitterSet &set);
 
+/// Elementwise ops and softmax: add, mul, scale, gelu, relu and their
+/// gradients, softmax and its gradient (Elementwise.cpp).
+void populateElementwiseEmitters(OpEmitterSet &set);
+
+/// Layer norms: layer_norm, add_layer_norm, layer_norm_grad (Norm.cpp).
+void populateNormEmitters(OpEmitterSet &set);
+
+/// Embedding, its gradient and reduce_sum (the bias gradient) (Linear.cpp;
+/// the matmuls are still the lowering's own cases).
+void populateLinearEmitters(OpEmitterSet &set);
+
 /// All families.
 inline void populateAllEmitters(OpEmitterSet &set) {
+  populateElementwiseEmitters(set);
+  populateNormEmitters(set);
+  populateLinearEmitters(set);
   populateDecoderEmitters(set);
   populateAttentionEmitters(set);
   populateLossEmitters(set);
