@@ -235,6 +235,7 @@ public:
 
   // zero::emit::EmitContext: what the per-op emitters may ask.
   Value ptr(Value tensor) override;
+  Value scalar(Value tensor) override;
   Value scratch(int64_t elems) override;
   void call(StringRef callee, ArrayRef<CArg> args) override;
   Attribute i64(int64_t v) override;
@@ -281,26 +282,17 @@ private:
   Value memBase(int mem);
   Value pointerAt(Placement p, Type elt);
   Value offsetPtr(Value p, int64_t elems);
-  /// The workspace of an attention op (zrt_attention_workspace[_bf16]) in
-  /// its scratch.
-  Value attentionScratch(Operation *op);
   /// The runtime function for an f32 kernel name: its zrt_X_bf16 variant
   /// while the op being emitted runs natively in bf16.
   std::string kernel(StringRef f32Name) const {
     return (f32Name + (nativeBf16 ? "_bf16" : "")).str();
   }
   Value literal(Type t, StringRef text);
-  Value scalar(Value tensor);
   Value rankValue();
   /// A `zrt_request` variable for a nonblocking collective; returns its
   /// address.
   Value request(Operation *start);
   Value statePtr(const StateInfo &s);
-  /// One zrt_matmul (f32; alpha 1, beta 0, packed operands) of the product
-  /// of train.matmul or a fused matmul op into `out`, plus `bias` (null:
-  /// none).
-  template <typename MatmulLikeOp>
-  void emitF32Matmul(MatmulLikeOp o, Value bias, Value out);
   Placement rootPlacement(Value v, bool &isArena);
   void comment(Operation *op, StringRef suffix = "");
 
@@ -1797,108 +1789,6 @@ void FunctionLowering::decideStateSpans() {
 
 static bool hasNativeBf16Kernel(Operation *op);
 
-
-/// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
-/// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
-/// product over all of A's rows (valid because the verifier rejects
-/// transpose_a in that form).
-struct MatmulDims {
-  int64_t batch = 1, M = 0, N = 0, K = 0;
-};
-
-/// MatmulDims of train.matmul, train.matmul_gelu or train.matmul_gelu_grad
-/// (the same operands a, b and transposes; the product has the result's
-/// shape).
-template <typename MatmulLikeOp>
-static MatmulDims matmulDims(MatmulLikeOp o) {
-  auto a = cast<RankedTensorType>(o.getA().getType());
-  auto bt = cast<RankedTensorType>(o.getB().getType());
-  auto r = cast<RankedTensorType>(o.getResult().getType());
-  int64_t rank = a.getRank();
-  bool ta = o.getTransposeA();
-  MatmulDims d;
-  d.K = ta ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
-  d.M = ta ? a.getDimSize(rank - 1) : a.getDimSize(rank - 2);
-  d.N = r.getShape().back();
-  if (bt.getRank() == 2 && rank > 2)
-    d.M = d.K ? a.getNumElements() / d.K : 0; // rows of all batch entries
-  else
-    d.batch = d.M * d.N ? r.getNumElements() / (d.M * d.N) : 0;
-  return d;
-}
-
-/// Whether a, b, bias (may be null) and the result are bf16 and a, b, bias
-/// distinct values.
-static bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
-  auto isBf16 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
-  };
-  return isBf16(a) && isBf16(b) && isBf16(result) &&
-         (!bias || isBf16(bias)) && a != b &&
-         (!bias || (bias != a && bias != b));
-}
-
-/// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias) (zrt/abi.h);
-/// -1 on overflow.
-static int64_t matmulBf16Workspace(const MatmulDims &d, bool bias) {
-  return zrt_abi_matmul_bf16_workspace(d.batch, d.M, d.N, d.K, bias ? 1 : 0,
-                                       ZRT_MATMUL_BF16_CHUNK_FLOATS);
-}
-
-template <typename MatmulLikeOp>
-void FunctionLowering::emitF32Matmul(MatmulLikeOp o, Value bias, Value out) {
-  MatmulDims d = matmulDims(o);
-  call("zrt_matmul",
-       {ptr(o.getA()), ptr(o.getB()), bias ? CArg(ptr(bias)) : CArg(opq("NULL")),
-        ptr(out), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-        i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
-        f32(1.0), f32(0.0), opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED"),
-        opq("ZRT_STRIDE_PACKED")});
-}
-
-/// Floats of scratch of a matmul lowered to one bf16 GEMM call —
-/// zrt_matmul_bf16, or its GELU forms zrt_matmul_gelu_bf16 /
-/// zrt_matmul_gelu_backward_bf16 for train.matmul_gelu / _grad: the
-/// product's zrt_matmul_bf16_workspace. nullopt for other ops, and for
-/// matmuls whose tensors are not all bf16 or repeat a value (widened to f32
-/// like other compute ops).
-static std::optional<int64_t> bf16GemmWorkspace(Operation *op) {
-  auto floats = [](auto o, Value bias, bool ok) -> std::optional<int64_t> {
-    if (!ok || !isBf16Matmul(o.getA(), o.getB(), bias, o.getResult()))
-      return std::nullopt;
-    return matmulBf16Workspace(matmulDims(o), bias != nullptr);
-  };
-  return TypeSwitch<Operation *, std::optional<int64_t>>(op)
-      .Case([&](train::MatmulOp o) { return floats(o, o.getBias(), true); })
-      .Case([&](train::MatmulGeluOp o) { return floats(o, o.getBias(), true); })
-      .Case([&](train::MatmulGeluGradOp o) {
-        return floats(o, Value(),
-                      o.getPre() != o.getA() && o.getPre() != o.getB());
-      })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-/// The sizes of an attention op: batch, heads, tokens, head size.
-struct AttentionDims {
-  int64_t B, H, T, D;
-};
-
-/// AttentionDims of the packed attention ops (the [B, T, 3 H D]
-/// projection); nullopt for any other op (the unpacked ones have their
-/// emitters, TrainToEmitC/Attention.cpp).
-static std::optional<AttentionDims> attentionDims(Operation *op) {
-  auto packed = [](Value qkv, uint64_t heads) {
-    ArrayRef<int64_t> s = cast<RankedTensorType>(qkv.getType()).getShape();
-    int64_t H = static_cast<int64_t>(heads);
-    return AttentionDims{s[0], H, s[1], s[2] / 3 / H};
-  };
-  if (auto a = dyn_cast<train::CausalAttentionPackedOp>(op))
-    return packed(a.getQkv(), a.getHeads());
-  if (auto g = dyn_cast<train::AttentionPackedGradOp>(op))
-    return packed(g.getQkv(), g.getHeads());
-  return std::nullopt;
-}
-
 /// Whether `op` runs as one zrt.h native bf16 kernel (zrt_X_bf16, the same
 /// numbers as widening to f32, zrt_X and rounding back, without the f32
 /// copies): every floating tensor it reads or writes is bf16, except the
@@ -1906,9 +1796,6 @@ static std::optional<AttentionDims> attentionDims(Operation *op) {
 static bool hasNativeBf16Kernel(Operation *op) {
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
     return e->isNativeBf16(op);
-  // qkv, O and their gradients share one element type; lse is f32.
-  if (isa<train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(op))
-    return zero::emit::allBf16(op->getOperand(0));
   return false;
 }
 
@@ -1949,21 +1836,12 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     overflow |= n < 0;
     return n;
   };
-  if (std::optional<int64_t> floats = bf16GemmWorkspace(op))
-    bytes += alignUp(std::max<int64_t>(words(*floats), 1) * 4);
-  else if (isComputeOp(op) && !native)
+  if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
     for (int64_t w : e->scratchWords(op, native))
       bytes += alignUp(std::max<int64_t>(words(w), 1) * 4);
-  if (std::optional<AttentionDims> a = attentionDims(op)) {
-    // The attention workspace (the forward's output and log-sum-exp are
-    // tensors of the IR, kept for the backward).
-    bytes += alignUp(words(native ? zrt_abi_attention_workspace_bf16(a->T, a->D)
-                                  : zrt_abi_attention_workspace(a->T)) *
-                     4);
-  }
   if (auto r = dyn_cast<func::ReturnOp>(op))
     if (role == Role::Logits && r.getNumOperands() == 1) {
       // As emitReturn: the last positions [B, Vp] in f32 (and in bf16 first
@@ -2293,12 +2171,6 @@ Value FunctionLowering::scratch(int64_t elems) {
   return pointerAt(p, b.getF32Type());
 }
 
-Value FunctionLowering::attentionScratch(Operation *op) {
-  AttentionDims a = *attentionDims(op);
-  return scratch(nativeBf16 ? zrt_abi_attention_workspace_bf16(a.T, a.D)
-                            : zrt_abi_attention_workspace(a.T));
-}
-
 Value FunctionLowering::scalar(Value tensor) {
   // The optimizer step's scalar arguments are host values already.
   for (auto [which, irArg] : scalarArgs)
@@ -2509,57 +2381,7 @@ Value FunctionLowering::request(Operation *start) {
 LogicalResult FunctionLowering::emitCompute(Operation *op) {
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
     return e->emit(op, *this, nativeBf16);
-  return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](train::CausalAttentionPackedOp o) {
-        AttentionDims a = *attentionDims(o);
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_forward_packed"),
-             {ptr(o.getQkv()), ptr(o.getResult()), ptr(o.getLse()), work,
-              i64(a.B), i64(a.T), i64(a.H), i64(a.D)});
-        return success();
-      })
-      .Case([&](train::AttentionPackedGradOp o) {
-        AttentionDims a = *attentionDims(o);
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_backward_packed"),
-             {ptr(o.getGrad()), ptr(o.getQkv()), ptr(o.getOutput()),
-              ptr(o.getLse()), ptr(o.getResult()), work, i64(a.B), i64(a.T),
-              i64(a.H), i64(a.D)});
-        return success();
-      })
-      .Case([&](train::MatmulOp o) {
-        emitF32Matmul(o, o.getBias(), o.getResult());
-        return success();
-      })
-      // In f32 the fused ops are exactly the pairs they replace: the
-      // product (pre-activation) first, then GELU or its derivative.
-      .Case([&](train::MatmulGeluOp o) {
-        emitF32Matmul(o, o.getBias(), o.getPre());
-        call("zrt_gelu", {ptr(o.getPre()), ptr(o.getResult()),
-                          i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::MatmulGeluGradOp o) {
-        emitF32Matmul(o, Value(), o.getResult());
-        call("zrt_gelu_backward", {ptr(o.getPre()), ptr(o.getResult()),
-                                   ptr(o.getResult()),
-                                   i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::MseOp o) {
-        call("zrt_mse", {ptr(o.getInput()), ptr(o.getTarget()),
-                         ptr(o.getResult()), i64(numel(o.getInput()))});
-        return success();
-      })
-      .Case([&](train::MseGradOp o) {
-        call("zrt_mse_backward",
-             {ptr(o.getInput()), ptr(o.getTarget()), scalar(o.getGrad()),
-              ptr(o.getResult()), opq("NULL"), i64(numel(o.getInput()))});
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError("is not supported by convert-train-to-emitc");
-      });
+  return op->emitOpError("is not supported by convert-train-to-emitc");
 }
 
 LogicalResult FunctionLowering::emitOp(Operation *op) {
@@ -2596,42 +2418,6 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
          {ptr(r.first), i64(r.total), out});
     if (r.base)
       call("zrt_add", {ptr(r.base), out, out, i64(1)});
-    return success();
-  }
-
-  // bf16 matmuls: one call with zrt_matmul_bf16_workspace floats of
-  // scratch (bounded: the CPU widens row chunks); the GEMM-epilogue forms
-  // apply GELU (or its derivative) to the f32 product before the rounding.
-  if (std::optional<int64_t> floats = bf16GemmWorkspace(op)) {
-    Value work = scratch(*floats);
-    // callee(A, B, middle()..., batch, M, N, K, trans_a, trans_b,
-    // workspace), the pointers emitted in argument order.
-    auto gemm = [&](auto o, StringRef callee, auto middle) {
-      MatmulDims d = matmulDims(o);
-      SmallVector<CArg> args = {ptr(o.getA()), ptr(o.getB())};
-      args.append(middle());
-      args.append({i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-                   i64(o.getTransposeA() ? 1 : 0),
-                   i64(o.getTransposeB() ? 1 : 0), work});
-      call(callee, args);
-    };
-    auto orNull = [&](Value v) { return v ? CArg(ptr(v)) : CArg(opq("NULL")); };
-    if (auto o = dyn_cast<train::MatmulOp>(op))
-      gemm(o, "zrt_matmul_bf16", [&] {
-        return SmallVector<CArg>{orNull(o.getBias()), ptr(o.getResult())};
-      });
-    else if (auto o = dyn_cast<train::MatmulGeluOp>(op))
-      // Nothing reads an unused pre-activation (the forward-only function).
-      gemm(o, "zrt_matmul_gelu_bf16", [&] {
-        CArg bias = orNull(o.getBias());
-        CArg pre = orNull(o.getPre().use_empty() ? Value() : o.getPre());
-        return SmallVector<CArg>{bias, pre, ptr(o.getResult())};
-      });
-    else if (auto o = dyn_cast<train::MatmulGeluGradOp>(op))
-      gemm(o, "zrt_matmul_gelu_backward_bf16", [&] {
-        CArg pre = ptr(o.getPre());
-        return SmallVector<CArg>{pre, ptr(o.getResult())};
-      });
     return success();
   }
 

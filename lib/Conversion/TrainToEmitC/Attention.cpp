@@ -100,9 +100,60 @@ struct AttentionGradEmitter : OpEmitterFor<train::AttentionGradOp> {
   }
 };
 
+/// The packed forms read q, k, v from one [B, T, 3 H D] projection (and
+/// write its gradient): Dims with D = C3 / 3 / H.
+Dims packedDims(Value qkv, uint64_t heads) {
+  ArrayRef<int64_t> s = tensorType(qkv).getShape();
+  int64_t H = static_cast<int64_t>(heads);
+  return {s[0], H, H, s[1], s[2] / 3 / H};
+}
+
+struct CausalAttentionPackedEmitter
+    : OpEmitterFor<train::CausalAttentionPackedOp> {
+  bool isNativeBf16(train::CausalAttentionPackedOp op) const override {
+    return allBf16(op.getQkv());
+  }
+  SmallVector<int64_t, 2> scratchWords(train::CausalAttentionPackedOp op,
+                                       bool native) const override {
+    return {workspaceWords(packedDims(op.getQkv(), op.getHeads()), native)};
+  }
+  LogicalResult emit(train::CausalAttentionPackedOp op, EmitContext &c,
+                     bool native) const override {
+    Dims d = packedDims(op.getQkv(), op.getHeads());
+    Value work = c.scratch(workspaceWords(d, native));
+    c.call(kernelName("zrt_attention_forward_packed", native),
+           {c.ptr(op.getQkv()), c.ptr(op.getResult()), c.ptr(op.getLse()), work,
+            c.i64(d.B), c.i64(d.T), c.i64(d.H), c.i64(d.D)});
+    return success();
+  }
+};
+
+struct AttentionPackedGradEmitter
+    : OpEmitterFor<train::AttentionPackedGradOp> {
+  bool isNativeBf16(train::AttentionPackedGradOp op) const override {
+    return allBf16(op.getQkv());
+  }
+  SmallVector<int64_t, 2> scratchWords(train::AttentionPackedGradOp op,
+                                       bool native) const override {
+    return {workspaceWords(packedDims(op.getQkv(), op.getHeads()), native)};
+  }
+  LogicalResult emit(train::AttentionPackedGradOp op, EmitContext &c,
+                     bool native) const override {
+    Dims d = packedDims(op.getQkv(), op.getHeads());
+    Value work = c.scratch(workspaceWords(d, native));
+    c.call(kernelName("zrt_attention_backward_packed", native),
+           {c.ptr(op.getGrad()), c.ptr(op.getQkv()), c.ptr(op.getOutput()),
+            c.ptr(op.getLse()), c.ptr(op.getResult()), work, c.i64(d.B),
+            c.i64(d.T), c.i64(d.H), c.i64(d.D)});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::zero::emit::populateAttentionEmitters(OpEmitterSet &set) {
   set.add<train::CausalAttentionOp, CausalAttentionEmitter>();
   set.add<train::AttentionGradOp, AttentionGradEmitter>();
+  set.add<train::CausalAttentionPackedOp, CausalAttentionPackedEmitter>();
+  set.add<train::AttentionPackedGradOp, AttentionPackedGradEmitter>();
 }

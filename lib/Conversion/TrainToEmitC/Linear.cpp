@@ -2,10 +2,9 @@
 ///
 /// \file
 /// Emitters of train.embedding, train.embedding_grad and train.reduce_sum
-/// (the bias gradient: the sum over the leading dimensions). The matmuls
-/// (f32, bf16 with their chunked workspace, GELU epilogues) are still the
-/// lowering's own cases in TrainToEmitC.cpp. Prints only; the rule of the
-/// folder is in OpEmitter.h.
+/// (the bias gradient: the sum over the leading dimensions); the matmuls
+/// are in Matmul.cpp. Prints only; the rule of the folder is in
+/// OpEmitter.h.
 ///
 //===----------------------------------------------------------------------===//
 

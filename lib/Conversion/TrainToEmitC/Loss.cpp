@@ -89,9 +89,31 @@ struct CrossEntropyGradEmitter : OpEmitterFor<train::CrossEntropyGradOp> {
   }
 };
 
+/// train.mse -> zrt_mse(x, target, loss, n).
+struct MseEmitter : OpEmitterFor<train::MseOp> {
+  LogicalResult emit(train::MseOp op, EmitContext &c, bool) const override {
+    c.call("zrt_mse", {c.ptr(op.getInput()), c.ptr(op.getTarget()),
+                       c.ptr(op.getResult()), c.i64(numel(op.getInput()))});
+    return success();
+  }
+};
+
+/// train.mse_grad -> zrt_mse_backward(x, target, dloss (host), dx, NULL,
+/// n).
+struct MseGradEmitter : OpEmitterFor<train::MseGradOp> {
+  LogicalResult emit(train::MseGradOp op, EmitContext &c, bool) const override {
+    c.call("zrt_mse_backward",
+           {c.ptr(op.getInput()), c.ptr(op.getTarget()), c.scalar(op.getGrad()),
+            c.ptr(op.getResult()), c.opq("NULL"), c.i64(numel(op.getInput()))});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::zero::emit::populateLossEmitters(OpEmitterSet &set) {
+  set.add<train::MseOp, MseEmitter>();
+  set.add<train::MseGradOp, MseGradEmitter>();
   set.add<train::CrossEntropyOp, CrossEntropyEmitter>();
   set.add<train::CrossEntropyFusedOp, CrossEntropyFusedEmitter>();
   set.add<train::CrossEntropyGradOp, CrossEntropyGradEmitter>();

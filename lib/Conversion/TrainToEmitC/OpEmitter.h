@@ -88,6 +88,9 @@ public:
   /// The next block of the op's planned scratch, `words` 4-byte words (the
   /// op's emitter declared it in `scratchWords`), as a float pointer.
   virtual Value scratch(int64_t words) = 0;
+  /// The host value of a 0-D tensor (a float or int64 local; arena
+  /// tensors are copied to the host once per function).
+  virtual Value scalar(Value tensor) = 0;
   /// `ZRT_CHECK(callee(args...))`.
   virtual void call(StringRef callee, ArrayRef<CArg> args) = 0;
   virtual Attribute i64(int64_t v) = 0;
@@ -169,7 +172,8 @@ private:
 void populateDecoderEmitters(OpEmitterSet &set);
 
 /// Attention: causal_attention and attention_grad, multi-head and
-/// grouped-query (Attention.cpp).
+/// grouped-query, and the packed forms over a [B, T, 3 H D] projection
+/// (Attention.cpp).
 void populateAttentionEmitters(OpEmitterSet &set);
 
 /// Losses: cross_entropy (padded, fused, masked by ignore_index) and its
@@ -180,17 +184,20 @@ void populateLossEmitters(OpEmitterSet &set);
 /// gradients, softmax and its gradient (Elementwise.cpp).
 void populateElementwiseEmitters(OpEmitterSet &set);
 
+/// Matmuls and their GELU epilogues, f32 and bf16 (Matmul.cpp).
+void populateMatmulEmitters(OpEmitterSet &set);
+
 /// Layer norms: layer_norm, add_layer_norm, layer_norm_grad (Norm.cpp).
 void populateNormEmitters(OpEmitterSet &set);
 
-/// Embedding, its gradient and reduce_sum (the bias gradient) (Linear.cpp;
-/// the matmuls are still the lowering's own cases).
+/// Embedding, its gradient and reduce_sum (the bias gradient) (Linear.cpp).
 void populateLinearEmitters(OpEmitterSet &set);
 
 /// All families.
 inline void populateAllEmitters(OpEmitterSet &set) {
   populateElementwiseEmitters(set);
   populateNormEmitters(set);
+  populateMatmulEmitters(set);
   populateLinearEmitters(set);
   populateDecoderEmitters(set);
   populateAttentionEmitters(set);
