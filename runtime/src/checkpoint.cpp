@@ -1073,66 +1073,9 @@ int Checkpointer::save(const std::string &dir, int64_t step,
 //===----------------------------------------------------------------------===//
 
 std::string Checkpointer::Impl::verify(int r) {
-  const std::string path = filePath(r);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return format("checkpoint '%s': cannot open shard file %s: %s",
-                  res.dir.c_str(), files[r].first.c_str(),
-                  std::strerror(errno));
-  Fnv64 h;
-  std::vector<char> buf(1 << 20);
-  unsigned char header[kHeaderBytes] = {};
-  int64_t total = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      return format("checkpoint '%s': cannot read shard file %s: %s",
-                    res.dir.c_str(), files[r].first.c_str(),
-                    std::strerror(e));
-    }
-    if (n == 0)
-      break;
-    if (total < kHeaderBytes)
-      std::memcpy(header + total, buf.data(),
-                  static_cast<size_t>(std::min<int64_t>(n, kHeaderBytes - total)));
-    h.add(buf.data(), static_cast<size_t>(n));
-    total += n;
-  }
-  ::close(fd);
-  // The header repeats what the manifest says: the format version, this
-  // file's rank, the world size, the number of states, the step and the
-  // file size (a file copied in from another checkpoint or rank fails).
-  uint32_t u32[4];
-  std::memcpy(u32, header + 8, sizeof u32);
-  int64_t i64[2];
-  std::memcpy(i64, header + 24, sizeof i64);
-  if (std::memcmp(header, kMagic, 8) != 0 ||
-      u32[0] != static_cast<uint32_t>(kFormatVersion))
-    return format("checkpoint '%s': shard file %s is not a version-%d shard "
-                  "file (bad header)",
-                  res.dir.c_str(), files[r].first.c_str(), kFormatVersion);
-  if (u32[1] != static_cast<uint32_t>(r) ||
-      u32[2] != static_cast<uint32_t>(old.world) ||
-      u32[3] != static_cast<uint32_t>(old.states.size()) ||
-      i64[0] != res.step || i64[1] != old.fileBytes)
-    return format("checkpoint '%s': shard file %s does not belong to this "
-                  "checkpoint (its header says rank %u of %u, %u states, step "
-                  "%lld, %lld bytes; the manifest: rank %d of %d, %zu states, "
-                  "step %lld, %lld bytes)",
-                  res.dir.c_str(), files[r].first.c_str(), u32[1], u32[2],
-                  u32[3], (long long)i64[0], (long long)i64[1], r, old.world,
-                  old.states.size(), (long long)res.step,
-                  (long long)old.fileBytes);
-  if (h.h != files[r].second)
-    return format("checkpoint '%s': shard file %s is corrupt (FNV-1a-64 "
-                  "checksum %s, the manifest says %s)",
-                  res.dir.c_str(), files[r].first.c_str(), hex64(h.h).c_str(),
-                  hex64(files[r].second).c_str());
-  return "";
+  return checkShardFile(res.dir, filePath(r), files[r].first, r, old.world,
+                        static_cast<int64_t>(old.states.size()), res.step,
+                        old.fileBytes, files[r].second);
 }
 
 std::string Checkpointer::open(const std::string &path) {
@@ -1387,6 +1330,77 @@ std::string Checkpointer::load() {
     if (fd >= 0)
       ::close(fd), fd = -1;
   return err;
+}
+
+/// Checks one shard file as --resume does before loading anything: it
+/// reads the whole file, its 64-byte header must repeat the manifest (magic
+/// and format version, this file's rank, the world size, the number of
+/// states, the step, the file size) and its FNV-1a-64 must be the
+/// manifest's. `dir` and `name` only name it in the message. "" or the
+/// message.
+std::string checkShardFile(const std::string &dir, const std::string &path,
+                           const std::string &name, int r, int world,
+                           int64_t states, int64_t step, int64_t fileBytes,
+                           uint64_t checksum) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return format("checkpoint '%s': cannot open shard file %s: %s",
+                  dir.c_str(), name.c_str(),
+                  std::strerror(errno));
+  Fnv64 h;
+  std::vector<char> buf(1 << 20);
+  unsigned char header[kHeaderBytes] = {};
+  int64_t total = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return format("checkpoint '%s': cannot read shard file %s: %s",
+                    dir.c_str(), name.c_str(),
+                    std::strerror(e));
+    }
+    if (n == 0)
+      break;
+    if (total < kHeaderBytes)
+      std::memcpy(header + total, buf.data(),
+                  static_cast<size_t>(std::min<int64_t>(n, kHeaderBytes - total)));
+    h.add(buf.data(), static_cast<size_t>(n));
+    total += n;
+  }
+  ::close(fd);
+  // The header repeats what the manifest says: the format version, this
+  // file's rank, the world size, the number of states, the step and the
+  // file size (a file copied in from another checkpoint or rank fails).
+  uint32_t u32[4];
+  std::memcpy(u32, header + 8, sizeof u32);
+  int64_t i64[2];
+  std::memcpy(i64, header + 24, sizeof i64);
+  if (std::memcmp(header, kMagic, 8) != 0 ||
+      u32[0] != static_cast<uint32_t>(kFormatVersion))
+    return format("checkpoint '%s': shard file %s is not a version-%d shard "
+                  "file (bad header)",
+                  dir.c_str(), name.c_str(), kFormatVersion);
+  if (u32[1] != static_cast<uint32_t>(r) ||
+      u32[2] != static_cast<uint32_t>(world) ||
+      u32[3] != static_cast<uint32_t>(states) ||
+      i64[0] != step || i64[1] != fileBytes)
+    return format("checkpoint '%s': shard file %s does not belong to this "
+                  "checkpoint (its header says rank %u of %u, %u states, step "
+                  "%lld, %lld bytes; the manifest: rank %d of %d, %lld states, "
+                  "step %lld, %lld bytes)",
+                  dir.c_str(), name.c_str(), u32[1], u32[2],
+                  u32[3], (long long)i64[0], (long long)i64[1], r, world,
+                  (long long)states, (long long)step,
+                  (long long)fileBytes);
+  if (h.h != checksum)
+    return format("checkpoint '%s': shard file %s is corrupt (FNV-1a-64 "
+                  "checksum %s, the manifest says %s)",
+                  dir.c_str(), name.c_str(), hex64(h.h).c_str(),
+                  hex64(checksum).c_str());
+  return "";
 }
 
 std::string checkManifestText(const std::string &text) {

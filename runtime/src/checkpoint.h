@@ -95,6 +95,17 @@ private:
 /// (test/fuzz/fuzz_manifest.cpp).
 std::string checkManifestText(const std::string &text);
 
+/// Checks a shard file (rank_<r>.bin) against what its manifest says of it
+/// exactly as --resume does: the header (magic, format version, rank r of
+/// `world`, `states` states, `step`, `fileBytes` bytes) and the whole
+/// file's FNV-1a-64 `checksum`. `dir` and `name` name it in the message.
+/// "" or the message. Used by --resume and by the fuzz target
+/// (test/fuzz/fuzz_shard.cpp).
+std::string checkShardFile(const std::string &dir, const std::string &path,
+                           const std::string &name, int r, int world,
+                           int64_t states, int64_t step, int64_t fileBytes,
+                           uint64_t checksum);
+
 } // namespace zrt_ckpt
 
 #endif // ZRT_SRC_CHECKPOINT_H
