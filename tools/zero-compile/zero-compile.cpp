@@ -48,6 +48,7 @@
 #include "ZeroCompileConfig.h"
 
 #include "zero/Conversion/Passes.h"
+#include "zero/Support/Version.h"
 #include "zero/Transforms/Passes.h"
 #include "zero/Transforms/Pipelines.h"
 
@@ -392,8 +393,19 @@ static FailureOr<std::string> importModel(const char *argv0) {
   return module;
 }
 
+/// --version's lines after the version: what a compiled program is made of
+/// (zero-train hashes them into its cache key).
+static void printCompileVersion(llvm::raw_ostream &os) {
+  os << "runtime library: " << ZERO_COMPILE_RUNTIME_LIBRARY << "\n";
+  os << "runtime headers: " << ZERO_COMPILE_RUNTIME_INCLUDE << "\n";
+  if (StringRef(ZERO_COMPILE_CUDA_RUNTIME_LIBRARY).size())
+    os << "cuda runtime library: " << ZERO_COMPILE_CUDA_RUNTIME_LIBRARY << "\n";
+  os << "host compiler: " << hostCompiler() << "\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  zero::setVersionPrinter("zero-compile", printCompileVersion);
   zero::registerAllPasses();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
