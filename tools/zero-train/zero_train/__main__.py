@@ -274,7 +274,8 @@ def run(cfg, args, extra, tools, rank0):
         with open(os.path.join(import_dir, "model.mlir"), encoding="utf-8") as f:
             model_text = f.read()
         facts = facts_from_mlir(model_text)
-        plan = resolve(cfg, world, world_src, facts, False)
+        # What the import made is fixed now (a .py model has its own batch).
+        plan = resolve(cfg, world, world_src, facts, True)
 
     if rank0:
         for n in plan.notes:

@@ -316,9 +316,14 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
                               tbs_v, mb_v, gas_v, _world_note(world, world_source), global_v))
     if fixed_batch and mb_v != fixed_batch:
         at = mb_p if mb_src == "set" else (tbs_p if tbs_v is not None else run + ("micro_batch",))
-        raise ConfigError(at, "the model file %s is compiled for a micro-batch of %d per rank, "
-                          "not %d (regenerate it, or use a zero_model source)" % (
-                              plan.model.get("mlir"), fixed_batch, mb_v))
+        if plan.model["kind"] == "mlir":
+            what, fix = "the model file %s" % plan.model["mlir"], \
+                "regenerate it, or use a zero_model source"
+        else:
+            what, fix = "the imported model %s" % plan.model["import"], \
+                "its example inputs fix it; zero-import's --batch applies to Hugging Face models"
+        raise ConfigError(at, "%s is compiled for a micro-batch of %d per rank, not %d (%s)" % (
+            what, fixed_batch, mb_v, fix))
     plan.micro_batch = mb_v
     _note_value(r, mb_p, mb, mb_v, mb_src, _batch_effect(plan, mb_v))
     _note_value(r, gas_p, gas, gas_v, gas_src, "--grad-accum %d" % gas_v)
