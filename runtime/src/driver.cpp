@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint.h"
+#include "describe.h"
 #include "fileio.h"
 #include "host_comm.h"
 #include "import_files.h"
@@ -125,6 +126,8 @@ struct Options {
   bool overwrite = false;       // --overwrite: may replace DIR's checkpoints
   bool quiet = false;
   bool help = false;
+  bool version = false;     // --version
+  bool printConfig = false; // --print-config
 };
 
 const char *const kUsage =
@@ -183,6 +186,10 @@ const char *const kUsage =
     "                       a --checkpoint-dir that already holds checkpoints\n"
     "                       (refused otherwise)\n"
     "  --quiet              no per-step lines, no progress bar\n"
+    "  --print-config       print what the program was compiled with (model,\n"
+    "                       partition, precision, optimizer, collectives,\n"
+    "                       memory plan) and exit\n"
+    "  --version            print the runtime's and the compiler's versions\n"
     "  --help               print this help\n";
 
 // Parses a whole string as a base-10 integer in [lo, hi].
@@ -241,12 +248,15 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       inlineValue = true;
     }
     // Boolean flags.
-    if (name == "--quiet" || name == "--help" || name == "--overwrite") {
+    if (name == "--quiet" || name == "--help" || name == "--overwrite" ||
+        name == "--version" || name == "--print-config") {
       if (inlineValue)
         return format("%s takes no value", name.c_str());
-      (name == "--quiet" ? o->quiet
-       : name == "--help" ? o->help
-                          : o->overwrite) = true;
+      (name == "--quiet"     ? o->quiet
+       : name == "--help"    ? o->help
+       : name == "--version" ? o->version
+       : name == "--print-config" ? o->printConfig
+                                  : o->overwrite) = true;
       continue;
     }
     static const char *const kValueFlags[] = {
@@ -363,7 +373,7 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     if (!ok)
       return err;
   }
-  if (o->help)
+  if (o->help || o->version || o->printConfig)
     return "";
   if (!sawData)
     return "--data PATH is required (see --help)";
@@ -1820,6 +1830,14 @@ int Driver::run() {
   if (o_.help) {
     if (first)
       std::printf(kUsage, argc > 0 ? argv[0] : "program");
+    return kExitOk;
+  }
+  if (o_.version || o_.printConfig) {
+    if (first)
+      std::fputs((o_.version ? zrt::versionText(m_)
+                             : zrt::describeProgram(m_))
+                     .c_str(),
+                 stdout);
     return kExitOk;
   }
   // A runtime that cannot start (no MPI, no GPU) is the machine's problem,

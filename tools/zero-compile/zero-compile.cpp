@@ -556,6 +556,12 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // What the program says about itself (--print-config, --version).
+  (*module)->setAttr("zero.compile_version",
+                     StringAttr::get(&context, std::string("zero-compile (Zero) ") +
+                                                   zero::versionString()));
+  (*module)->setAttr("zero.compile_flags",
+                     StringAttr::get(&context, "--target=" + target + " " + pipeline));
   PassManager lower(&context);
   lower.addPass(zero::createConvertTrainToEmitC());
   if (failed(lower.run(*module)))

@@ -164,8 +164,11 @@ def main(argv=None):
         ver = ""
         if os.access(zc, os.X_OK):
             ver = subprocess.run([zc, "--version"], capture_output=True, text=True).stdout
-        first = ver.splitlines()[0] if ver else "(zero-compile not found)"
-        print("zero-train (Zero): %s" % first.replace("zero-compile ", "", 1))
+        first = ver.splitlines()[0] if ver else ""
+        if not first.startswith("zero-compile (Zero) "):
+            return fail("cannot tell the version: no zero-compile at %s" % zc)
+        print("zero-train (Zero) %s" % first[len("zero-compile (Zero) "):])
+        print("Python: %s" % sys.version.split()[0])
         return 0
     if not args.config:
         ap.print_usage(sys.stderr)
