@@ -194,6 +194,9 @@ def main(argv=None):
         if not e.here and rank0:
             fail(e.message)
         return 1
+    except OSError as e:
+        fail("%s%s" % (e.filename + ": " if e.filename else "", e.strerror or e))
+        return 1
 
 
 def ConfigErrorText(filename, e):
@@ -273,7 +276,7 @@ def run(cfg, args, extra, tools, rank0):
             run_tool([zi, plan.model["import"], "-o", os.path.join(tmp, "model.mlir")]
                      + plan.model_args, "zero-import")
 
-        import_dir, _ = cachemod.ensure(cache_dir, ikey, build_import)
+        import_dir, _ = ensure(cfg, plan, cache_dir, ikey, build_import)
         with open(os.path.join(import_dir, "model.mlir"), encoding="utf-8") as f:
             model_text = f.read()
         facts = facts_from_mlir(model_text)
@@ -318,7 +321,7 @@ def run(cfg, args, extra, tools, rank0):
                        "seconds": round(time.time() - t0, 3)}, f, indent=1)
         say("compiled in %.1f s" % (time.time() - t0), rank0=False)
 
-    entry, built = cachemod.ensure(cache_dir, key, build)
+    entry, built = ensure(cfg, plan, cache_dir, key, build)
     if not built and rank0:
         fresh = os.stat(entry).st_mtime >= STARTED
         say("program: %s (%s)" % (program, "compiled by another rank of this launch"
@@ -336,6 +339,19 @@ def run(cfg, args, extra, tools, rank0):
         os.execv(cmd[0], cmd)
     except OSError as e:
         return fail("cannot run %s: %s" % (cmd[0], e.strerror))
+
+
+def ensure(cfg, plan, cache_dir, key, build):
+    """cache.ensure, with a cache directory that cannot be made, locked or
+    written named as what it is (the config key when the config gave it)."""
+    try:
+        return cachemod.ensure(cache_dir, key, build)
+    except OSError as e:
+        why = "cannot use the cache directory %s: %s%s" % (
+            cache_dir, e.strerror or e, " (%s)" % e.filename if e.filename else "")
+        if plan.cache_dir:
+            raise ConfigError(("zero_compile", "cache_dir"), why) from None
+        raise SystemExit(fail(why + " (set zero_compile.cache_dir or $ZERO_TRAIN_CACHE)"))
 
 
 def launch_cmd(program, exe_args, world, launched):
