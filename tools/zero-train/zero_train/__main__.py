@@ -142,8 +142,12 @@ def run_tool(argv, what):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog=PROG, description=__doc__.split("\n\n")[0],
+        epilog="flags after -- go to the program (e.g. -- --print-config); under a launcher\n"
+               "(mpirun -np N zero-train CONFIG) N is the launcher's; the keys, \"auto\" and\n"
+               "the cache: docs/zero-train.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("config", nargs="?", help="JSON or TOML config")
     ap.add_argument("--world-size", type=int, help="N when not under a launcher "
                     "(default: run.world_size, else 1; N > 1 runs mpirun -np N)")
