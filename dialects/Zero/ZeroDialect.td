@@ -107,7 +107,8 @@ def Zero_Arena : I32EnumAttr<"Arena", "an arena of the compiled program", [
     I32EnumAttrCase<"master_weights", 2>,
     I32EnumAttrCase<"moments", 3>,
     I32EnumAttrCase<"activations", 4>,
-    I32EnumAttrCase<"temporaries", 5>
+    I32EnumAttrCase<"temporaries", 5>,
+    I32EnumAttrCase<"constants", 7>
   ]> {
   let cppNamespace = "::mlir::zero";
   let genSpecializedAttr = 0;

@@ -107,12 +107,25 @@ static LogicalResult verifyStateSlot(Operation *op, Attribute attr) {
   FailureOr<SlotAttr> slot = slotOf(op, ZeroDialect::kSlotAttrName, attr);
   if (failed(slot))
     return failure();
+  if (auto table = dyn_cast<train::RopeTableOp>(op)) {
+    if (slot->getArena() != Arena::constants)
+      return op->emitOpError("'")
+             << ZeroDialect::kSlotAttrName << "' is in the "
+             << stringifyArena(slot->getArena())
+             << " arena; a program constant belongs in the constants arena";
+    int64_t need = tensorStorageBytes(table.getType());
+    if (slot->getBytes() < need)
+      return op->emitOpError("'")
+             << ZeroDialect::kSlotAttrName << "' has " << slot->getBytes()
+             << " bytes; the table needs " << need;
+    return success();
+  }
   std::optional<StateDecl> decl = getStateDecl(op);
   if (!decl)
     return op->emitOpError("'")
            << ZeroDialect::kSlotAttrName
            << "' is only for state declarations (train.param, train.state, "
-              "zero.shard)";
+              "zero.shard) and program constants (train.rope_table)";
   if (!decl->arena)
     return op->emitOpError("is zero.sharded (no storage of its own) but has a '")
            << ZeroDialect::kSlotAttrName << "'";
@@ -166,22 +179,28 @@ LogicalResult zero::verifyStateLayout(Operation *module) {
     return module->emitOpError("'")
            << ZeroDialect::kStateArenaBytesAttrName
            << "' must be a dictionary of arena sizes";
-  int64_t arenaBytes[4] = {};
+  int64_t arenaBytes[4] = {}, constantBytes = 0;
   for (NamedAttribute e : sizes) {
     std::optional<Arena> a = symbolizeArena(e.getName().getValue());
     auto v = dyn_cast<IntegerAttr>(e.getValue());
-    if (!a || static_cast<int>(*a) > static_cast<int>(Arena::moments) || !v ||
-        v.getInt() < 0)
+    bool stateOrConstants =
+        a && (*a <= Arena::moments || *a == Arena::constants);
+    if (!stateOrConstants || !v || v.getInt() < 0)
       return module->emitOpError("'")
              << ZeroDialect::kStateArenaBytesAttrName << "' entry '"
              << e.getName().getValue()
              << "' must be a state arena (parameters, gradients, "
-                "master_weights, moments) with a non-negative size";
-    arenaBytes[static_cast<int>(*a)] = v.getInt();
+                "master_weights, moments) or constants, with a non-negative "
+                "size";
+    (*a == Arena::constants ? constantBytes
+                            : arenaBytes[static_cast<int>(*a)]) = v.getInt();
   }
   auto inside = [&](Operation *op, StringRef what, SlotAttr s) -> LogicalResult {
-    int64_t size = arenaBytes[static_cast<int>(s.getArena())];
-    if (s.getArena() > Arena::moments || s.getOffset() + s.getBytes() > size)
+    bool constant = s.getArena() == Arena::constants;
+    int64_t size =
+        constant ? constantBytes : arenaBytes[static_cast<int>(s.getArena())];
+    if ((!constant && s.getArena() > Arena::moments) ||
+        s.getOffset() + s.getBytes() > size)
       return op->emitOpError("'")
              << what << "' [" << s.getOffset() << ", "
              << s.getOffset() + s.getBytes() << ") lies outside the "
@@ -235,6 +254,31 @@ LogicalResult zero::verifyStateLayout(Operation *module) {
       diag.attachNote(p.op->getLoc()) << "the other state is declared here";
       return diag;
     }
+  }
+  // Program constants: inside the constants arena; two tables share a
+  // slot whole or not at all.
+  SmallVector<std::pair<SlotAttr, Operation *>> constants;
+  WalkResult walked = module->walk([&](train::RopeTableOp t) {
+    auto slot = t->getAttrOfType<SlotAttr>(ZeroDialect::kSlotAttrName);
+    if (!slot)
+      return WalkResult::advance();
+    if (failed(inside(t, ZeroDialect::kSlotAttrName, slot)))
+      return WalkResult::interrupt();
+    constants.push_back({slot, t});
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
+  llvm::sort(constants, [](auto &a, auto &b) {
+    return std::make_pair(a.first.getOffset(), a.first.getBytes()) <
+           std::make_pair(b.first.getOffset(), b.first.getBytes());
+  });
+  for (unsigned k = 1; k < constants.size(); ++k) {
+    SlotAttr p = constants[k - 1].first, q = constants[k].first;
+    if (p != q && p.getOffset() + p.getBytes() > q.getOffset())
+      return constants[k].second->emitOpError("'")
+             << ZeroDialect::kSlotAttrName
+             << "' overlaps another constant's slot in the constants arena";
   }
   // Group spans: the members back to back from the span's offset.
   for (auto g : body.getOps<GroupOp>()) {

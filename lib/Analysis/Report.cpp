@@ -238,8 +238,12 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
     os << llvm::format("  %-16s", "planned peak");
     printBytes(os, r.plannedPeakBytes());
     os << llvm::format("  (model-state arenas %lld B, each state 64-byte "
-                       "aligned, + activations + temporaries)\n",
+                       "aligned, + activations + temporaries",
                        (long long)r.plannedStateArenaBytes);
+    if (r.plannedConstantArenaBytes)
+      os << llvm::format(" + constants %lld B",
+                         (long long)r.plannedConstantArenaBytes);
+    os << ")\n";
   }
   os << "sent per rank per optimizer step:\n";
   int64_t total = 0;
@@ -290,6 +294,8 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
     root["planned_temporary_arena_function"] = r.plannedTemporaryFunction;
     root["bump_temporary_arena_bytes"] = r.bumpTemporaryBytes;
     root["planned_state_arena_bytes"] = r.plannedStateArenaBytes;
+    if (r.plannedConstantArenaBytes)
+      root["planned_constant_arena_bytes"] = r.plannedConstantArenaBytes;
     root["planned_peak_bytes"] = r.plannedPeakBytes();
   }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

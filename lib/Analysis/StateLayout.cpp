@@ -118,6 +118,26 @@ StateLayoutStats zero::layoutStates(ModuleOp module) {
         place(i);
     }
 
+  // The program's constants (train.rope_table): one slot per distinct
+  // table (attributes and type), in the order they first appear; equal
+  // tables of several functions share it.
+  int64_t constantBytes = 0;
+  llvm::DenseMap<std::pair<Attribute, Type>, SlotAttr> tables;
+  module.walk([&](train::RopeTableOp t) {
+    t->removeAttr(ZeroDialect::kSlotAttrName);
+    // The op's own attributes (theta, scaling) and its [T, D/2, 2] type.
+    auto key =
+        std::make_pair(t->getPropertiesAsAttribute(), Type(t.getType()));
+    SlotAttr &slot = tables[key];
+    if (!slot) {
+      int64_t bytes = tensorStorageBytes(t.getType());
+      slot = SlotAttr::get(ctx, Arena::constants, constantBytes, bytes);
+      constantBytes += alignToArena(bytes);
+      ++stats.constantsPlaced;
+    }
+    t->setAttr(ZeroDialect::kSlotAttrName, slot);
+  });
+
   Builder b(ctx);
   SmallVector<NamedAttribute> sizes;
   for (int a = 0; a < kNumStateArenas; ++a) {
@@ -125,6 +145,10 @@ StateLayoutStats zero::layoutStates(ModuleOp module) {
                                    b.getI64IntegerAttr(arenaBytes[a])));
     stats.stateBytes += arenaBytes[a];
   }
+  // Only a program with constants has the entry (and the arena).
+  if (constantBytes)
+    sizes.push_back(b.getNamedAttr(stringifyArena(Arena::constants),
+                                   b.getI64IntegerAttr(constantBytes)));
   module->setAttr(ZeroDialect::kStateArenaBytesAttrName,
                   b.getDictionaryAttr(sizes));
   return stats;

@@ -25,6 +25,8 @@
 #include "zero/Conversion/CompileInfo.h"
 #include "zero/Analysis/Report.h"
 
+#include "TrainToEmitC/OpEmitter.h"
+
 #include "Train/TrainOps.h"
 #include "Zero/ZeroLayout.h"
 #include "Zero/ZeroOps.h"
@@ -68,14 +70,18 @@ enum MemKind : int {
   kMemMoments = ZRT_MEM_MOMENTS,
   kMemActs = ZRT_MEM_ACTIVATIONS,
   kMemTemps = ZRT_MEM_TEMPORARIES,
-  kNumMem = ZRT_MEM_COMM_BUFFERS
+  /// The program's constants (ZRT_MEM_CONSTANTS; the lowering's arenas skip
+  /// the comm buffers, so its index here is not the zrt kind).
+  kMemConsts = ZRT_MEM_COMM_BUFFERS,
+  kNumMem
 };
 constexpr const char *kMemEnum[kNumMem] = {
     "ZRT_MEM_PARAMETERS", "ZRT_MEM_GRADIENTS",   "ZRT_MEM_MASTER_WEIGHTS",
-    "ZRT_MEM_MOMENTS",    "ZRT_MEM_ACTIVATIONS", "ZRT_MEM_TEMPORARIES"};
-constexpr const char *kMemName[kNumMem] = {"parameters",     "gradients",
-                                           "master_weights", "moments",
-                                           "activations",    "temporaries"};
+    "ZRT_MEM_MOMENTS",    "ZRT_MEM_ACTIVATIONS", "ZRT_MEM_TEMPORARIES",
+    "ZRT_MEM_CONSTANTS"};
+constexpr const char *kMemName[kNumMem] = {
+    "parameters",  "gradients",   "master_weights", "moments",
+    "activations", "temporaries", "constants"};
 
 /// zrt_state_kind (zrt/abi.h).
 enum StateKindC : int {
@@ -93,11 +99,10 @@ int64_t alignUp(int64_t bytes) { return zero::alignToArena(bytes); }
 /// Storage bytes of one element; 0 for types the lowering cannot store.
 int64_t elementBytes(Type t) { return zero::storageBytes(t); }
 
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-int64_t numel(Value v) { return tensorType(v).getNumElements(); }
-Type elementType(Value v) { return tensorType(v).getElementType(); }
+using zero::emit::elementType;
+using zero::emit::numel;
+using zero::emit::rowsCols;
+using zero::emit::tensorType;
 /// Bytes of a tensor's buffer (a 0-D tensor is one element).
 int64_t tensorBytes(RankedTensorType t) {
   return t.getNumElements() * elementBytes(t.getElementType());
@@ -193,13 +198,18 @@ struct Buffer {
   int64_t elemOffset = 0; ///< View: element offset into `base`.
 };
 
-/// A call argument: an SSA value or an attribute printed inline.
-struct CArg {
-  CArg(Value v) : value(v) {}
-  CArg(Attribute a) : attr(a) {}
-  Value value;
-  Attribute attr;
-};
+using zero::emit::CArg;
+
+/// The per-op emission patterns (lib/Conversion/TrainToEmitC/), looked up
+/// before the cases of this file.
+const zero::emit::OpEmitterSet &emitters() {
+  static const zero::emit::OpEmitterSet set = [] {
+    zero::emit::OpEmitterSet s;
+    zero::emit::populateAllEmitters(s);
+    return s;
+  }();
+  return set;
+}
 
 class ModuleLowering;
 
@@ -207,7 +217,7 @@ class ModuleLowering;
 // One function
 //===----------------------------------------------------------------------===//
 
-class FunctionLowering {
+class FunctionLowering : public zero::emit::EmitContext {
 public:
   FunctionLowering(ModuleLowering &ml, func::FuncOp fn, Role role,
                    Assign assign = Assign::Bump)
@@ -223,6 +233,16 @@ public:
   int64_t blockSum(int mem) const;
   /// Emits the emitc.func (after plan()).
   LogicalResult emit(OpBuilder &mb, StringRef symbol);
+
+  // zero::emit::EmitContext: what the per-op emitters may ask.
+  Value ptr(Value tensor) override;
+  Value scalar(Value tensor) override;
+  Value scratch(int64_t elems) override;
+  void call(StringRef callee, ArrayRef<CArg> args) override;
+  Attribute i64(int64_t v) override;
+  Attribute f32(double v) override;
+  Attribute f64(double v) override;
+  Attribute opq(StringRef text) override;
 
 private:
   // Planning.
@@ -262,34 +282,18 @@ private:
   Location loc() { return curLoc; }
   Value memBase(int mem);
   Value pointerAt(Placement p, Type elt);
-  Value ptr(Value tensor);
   Value offsetPtr(Value p, int64_t elems);
-  Value scratch(int64_t elems);
-  /// The workspace of an attention op (zrt_attention_workspace[_bf16]) in
-  /// its scratch.
-  Value attentionScratch(Operation *op);
   /// The runtime function for an f32 kernel name: its zrt_X_bf16 variant
   /// while the op being emitted runs natively in bf16.
   std::string kernel(StringRef f32Name) const {
     return (f32Name + (nativeBf16 ? "_bf16" : "")).str();
   }
   Value literal(Type t, StringRef text);
-  Value scalar(Value tensor);
   Value rankValue();
   /// A `zrt_request` variable for a nonblocking collective; returns its
   /// address.
   Value request(Operation *start);
   Value statePtr(const StateInfo &s);
-  void call(StringRef callee, ArrayRef<CArg> args);
-  /// One zrt_matmul (f32; alpha 1, beta 0, packed operands) of the product
-  /// of train.matmul or a fused matmul op into `out`, plus `bias` (null:
-  /// none).
-  template <typename MatmulLikeOp>
-  void emitF32Matmul(MatmulLikeOp o, Value bias, Value out);
-  Attribute i64(int64_t v);
-  Attribute f32(double v);
-  Attribute f64(double v);
-  Attribute opq(StringRef text);
   Placement rootPlacement(Value v, bool &isArena);
   void comment(Operation *op, StringRef suffix = "");
 
@@ -428,6 +432,9 @@ public:
   llvm::StringMap<unsigned> groupIndex;
   llvm::StringMap<train::ParamOp> params;
   int64_t arenaBytes[kNumMem] = {};
+  /// Whether the program has arena `m` (the constants arena only when it
+  /// has constants, so programs without any are unchanged).
+  bool hasArena(int m) const { return m != kMemConsts || arenaBytes[m] > 0; }
   /// The activation arena @forward_backward's plan needs (-1 before it is
   /// planned): what the other functions may use of it (shareActivations).
   int64_t forwardBackwardActivations = -1;
@@ -526,30 +533,6 @@ static int stateKindOf(zero::ShardKind k) {
   return kStateGrad;
 }
 
-/// Refuses the forms of ops whose lowering is not written yet (the Llama /
-/// Qwen op set lands as conversion patterns): grouped-query attention and
-/// the ignore_index of the cross-entropies, rather than running the
-/// multi-head or unmasked kernels on them.
-static LogicalResult checkLowered(Operation *op) {
-  auto grouped = [](Value q, Value k) {
-    return cast<RankedTensorType>(q.getType()).getDimSize(1) !=
-           cast<RankedTensorType>(k.getType()).getDimSize(1);
-  };
-  if (auto a = dyn_cast<train::CausalAttentionOp>(op);
-      a && grouped(a.getQuery(), a.getKey()))
-    return op->emitOpError("grouped-query attention (K/V heads fewer than "
-                           "query heads) is not lowered yet");
-  if (auto a = dyn_cast<train::AttentionGradOp>(op);
-      a && grouped(a.getQuery(), a.getKey()))
-    return op->emitOpError("grouped-query attention (K/V heads fewer than "
-                           "query heads) is not lowered yet");
-  auto ce = dyn_cast<train::CrossEntropyOp>(op);
-  auto ceGrad = dyn_cast<train::CrossEntropyGradOp>(op);
-  if ((ce && ce.getIgnoreIndex()) || (ceGrad && ceGrad.getIgnoreIndex()))
-    return op->emitOpError("ignore_index is not lowered yet");
-  return success();
-}
-
 /// Checks the element type of a state or value the lowering must store.
 static LogicalResult checkStorable(Operation *op, RankedTensorType t) {
   Type e = t.getElementType();
@@ -633,7 +616,7 @@ LogicalResult ModuleLowering::collectDeclarations() {
                             "layout (")
            << zero::ZeroDialect::kStateArenaBytesAttrName
            << "); run zero-layout-states first";
-  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
+  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments, kMemConsts})
     if (auto bytes = sizes.getAs<IntegerAttr>(kMemName[m]))
       arenaBytes[m] = bytes.getInt();
   for (StateInfo &s : states) {
@@ -1809,161 +1792,21 @@ void FunctionLowering::decideStateSpans() {
 
 static bool hasNativeBf16Kernel(Operation *op);
 
-
-/// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
-/// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
-/// product over all of A's rows (valid because the verifier rejects
-/// transpose_a in that form).
-struct MatmulDims {
-  int64_t batch = 1, M = 0, N = 0, K = 0;
-};
-
-/// MatmulDims of train.matmul, train.matmul_gelu or train.matmul_gelu_grad
-/// (the same operands a, b and transposes; the product has the result's
-/// shape).
-template <typename MatmulLikeOp>
-static MatmulDims matmulDims(MatmulLikeOp o) {
-  auto a = cast<RankedTensorType>(o.getA().getType());
-  auto bt = cast<RankedTensorType>(o.getB().getType());
-  auto r = cast<RankedTensorType>(o.getResult().getType());
-  int64_t rank = a.getRank();
-  bool ta = o.getTransposeA();
-  MatmulDims d;
-  d.K = ta ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
-  d.M = ta ? a.getDimSize(rank - 1) : a.getDimSize(rank - 2);
-  d.N = r.getShape().back();
-  if (bt.getRank() == 2 && rank > 2)
-    d.M = d.K ? a.getNumElements() / d.K : 0; // rows of all batch entries
-  else
-    d.batch = d.M * d.N ? r.getNumElements() / (d.M * d.N) : 0;
-  return d;
-}
-
-/// Whether a, b, bias (may be null) and the result are bf16 and a, b, bias
-/// distinct values.
-static bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
-  auto isBf16 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
-  };
-  return isBf16(a) && isBf16(b) && isBf16(result) &&
-         (!bias || isBf16(bias)) && a != b &&
-         (!bias || (bias != a && bias != b));
-}
-
-/// Floats of zrt_matmul_bf16_workspace(batch, M, N, K, bias) (zrt/abi.h);
-/// -1 on overflow.
-static int64_t matmulBf16Workspace(const MatmulDims &d, bool bias) {
-  return zrt_abi_matmul_bf16_workspace(d.batch, d.M, d.N, d.K, bias ? 1 : 0,
-                                       ZRT_MATMUL_BF16_CHUNK_FLOATS);
-}
-
-template <typename MatmulLikeOp>
-void FunctionLowering::emitF32Matmul(MatmulLikeOp o, Value bias, Value out) {
-  MatmulDims d = matmulDims(o);
-  call("zrt_matmul",
-       {ptr(o.getA()), ptr(o.getB()), bias ? CArg(ptr(bias)) : CArg(opq("NULL")),
-        ptr(out), i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-        i64(o.getTransposeA() ? 1 : 0), i64(o.getTransposeB() ? 1 : 0),
-        f32(1.0), f32(0.0), opq("ZRT_STRIDE_PACKED"), opq("ZRT_STRIDE_PACKED"),
-        opq("ZRT_STRIDE_PACKED")});
-}
-
-/// Floats of scratch of a matmul lowered to one bf16 GEMM call —
-/// zrt_matmul_bf16, or its GELU forms zrt_matmul_gelu_bf16 /
-/// zrt_matmul_gelu_backward_bf16 for train.matmul_gelu / _grad: the
-/// product's zrt_matmul_bf16_workspace. nullopt for other ops, and for
-/// matmuls whose tensors are not all bf16 or repeat a value (widened to f32
-/// like other compute ops).
-static std::optional<int64_t> bf16GemmWorkspace(Operation *op) {
-  auto floats = [](auto o, Value bias, bool ok) -> std::optional<int64_t> {
-    if (!ok || !isBf16Matmul(o.getA(), o.getB(), bias, o.getResult()))
-      return std::nullopt;
-    return matmulBf16Workspace(matmulDims(o), bias != nullptr);
-  };
-  return TypeSwitch<Operation *, std::optional<int64_t>>(op)
-      .Case([&](train::MatmulOp o) { return floats(o, o.getBias(), true); })
-      .Case([&](train::MatmulGeluOp o) { return floats(o, o.getBias(), true); })
-      .Case([&](train::MatmulGeluGradOp o) {
-        return floats(o, Value(),
-                      o.getPre() != o.getA() && o.getPre() != o.getB());
-      })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-/// The sizes of an attention op: batch, heads, tokens, head size.
-struct AttentionDims {
-  int64_t B, H, T, D;
-};
-
-/// AttentionDims of the four attention ops ([B, H, T, D] operands, or the
-/// packed [B, T, 3 H D] projection); nullopt for any other op.
-static std::optional<AttentionDims> attentionDims(Operation *op) {
-  if (isa<train::CausalAttentionOp, train::AttentionGradOp>(op)) {
-    ArrayRef<int64_t> s =
-        cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-    return AttentionDims{s[0], s[1], s[2], s[3]};
-  }
-  auto packed = [](Value qkv, uint64_t heads) {
-    ArrayRef<int64_t> s = cast<RankedTensorType>(qkv.getType()).getShape();
-    int64_t H = static_cast<int64_t>(heads);
-    return AttentionDims{s[0], H, s[1], s[2] / 3 / H};
-  };
-  if (auto a = dyn_cast<train::CausalAttentionPackedOp>(op))
-    return packed(a.getQkv(), a.getHeads());
-  if (auto g = dyn_cast<train::AttentionPackedGradOp>(op))
-    return packed(g.getQkv(), g.getHeads());
-  return std::nullopt;
-}
-
 /// Whether `op` runs as one zrt.h native bf16 kernel (zrt_X_bf16, the same
 /// numbers as widening to f32, zrt_X and rounding back, without the f32
 /// copies): every floating tensor it reads or writes is bf16, except the
 /// f32 scalar loss and loss gradient of cross-entropy.
 static bool hasNativeBf16Kernel(Operation *op) {
-  auto bf16 = [](ValueRange vs) {
-    return llvm::all_of(vs, [](Value v) {
-      auto t = dyn_cast<RankedTensorType>(v.getType());
-      return t && t.getElementType().isBF16();
-    });
-  };
-  auto f32 = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
-  };
-  return TypeSwitch<Operation *, bool>(op)
-      .Case<train::AddOp, train::GeluOp, train::GeluGradOp,
-            train::LayerNormOp, train::AddLayerNormOp,
-            train::LayerNormGradOp, train::ReduceSumOp>(
-          [&](Operation *o) {
-            return bf16(o->getOperands()) && bf16(o->getResults());
-          })
-      // Q, K, V (or qkv), O and their gradients share one element type;
-      // lse is f32.
-      .Case<train::CausalAttentionOp, train::AttentionGradOp,
-            train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(
-          [&](Operation *o) { return bf16(o->getOperand(0)); })
-      .Case([&](train::CrossEntropyOp o) {
-        return bf16(o.getLogits()) && f32(o.getResult());
-      })
-      .Case([&](train::CrossEntropyFusedOp o) {
-        return bf16(o.getLogits());
-      })
-      // The ids are i32.
-      .Case([&](train::EmbeddingOp o) {
-        return bf16(o.getTable()) && bf16(o.getResult());
-      })
-      .Case([&](train::EmbeddingGradOp o) {
-        return bf16(o.getGrad()) && bf16(o.getResult());
-      })
-      .Case([&](train::CrossEntropyGradOp o) {
-        return bf16(o.getLogits()) && f32(o.getGrad()) &&
-               bf16(o.getResult());
-      })
-      .Default([](Operation *) { return false; });
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    return e->isNativeBf16(op);
+  return false;
 }
 
 /// Whether `op` computes in f32 kernels (and so needs bf16 operands
 /// widened around it).
 static bool isComputeOp(Operation *op) {
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    return e->isCompute(op);
   return !isa<train::LoadOp, train::StoreOp, train::AccumulateOp, train::FillOp,
               train::CastOp, train::ReshapeOp, train::BroadcastOp,
               train::TransposeOp, train::SplitOp, train::ConcatOp,
@@ -1996,28 +1839,12 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
     overflow |= n < 0;
     return n;
   };
-  if (std::optional<int64_t> floats = bf16GemmWorkspace(op))
-    bytes += alignUp(std::max<int64_t>(words(*floats), 1) * 4);
-  else if (isComputeOp(op) && !native)
+  if (isComputeOp(op) && !native)
     for (Value v : bf16Tensors(op))
       bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
-  if (auto g = dyn_cast<train::LayerNormGradOp>(op)) {
-    int64_t rows =
-        numel(g.getInput()) / tensorType(g.getInput()).getShape().back();
-    bytes += 2 * alignUp(rows * 4);
-  }
-  if (auto g = dyn_cast<train::EmbeddingGradOp>(op); g && native)
-    bytes += alignUp(words(zrt_abi_embedding_backward_bf16_workspace(
-                         numel(g.getIds()),
-                         tensorType(g.getResult()).getDimSize(0))) *
-                     4);
-  if (std::optional<AttentionDims> a = attentionDims(op)) {
-    // The attention workspace (the forward's output and log-sum-exp are
-    // tensors of the IR, kept for the backward).
-    bytes += alignUp(words(native ? zrt_abi_attention_workspace_bf16(a->T, a->D)
-                                  : zrt_abi_attention_workspace(a->T)) *
-                     4);
-  }
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    for (int64_t w : e->scratchWords(op, native))
+      bytes += alignUp(std::max<int64_t>(words(w), 1) * 4);
   if (auto r = dyn_cast<func::ReturnOp>(op))
     if (role == Role::Logits && r.getNumOperands() == 1) {
       // As emitReturn: the last positions [B, Vp] in f32 (and in bf16 first
@@ -2124,8 +1951,6 @@ LogicalResult FunctionLowering::plan() {
       if (auto t = dyn_cast<RankedTensorType>(v.getType()))
         if (failed(checkStorable(&op, t)))
           return failure();
-    if (failed(checkLowered(&op)))
-      return failure();
     if (isLoad(&op)) {
       const StateInfo *s = ml.lookupState(&op, loadSymbol(&op));
       if (!s)
@@ -2182,6 +2007,19 @@ LogicalResult FunctionLowering::plan() {
       }
       if (auto span = stateSpans.find(v); span != stateSpans.end()) {
         buffers[v] = {Buffer::Arena, span->second};
+        continue;
+      }
+      // A program constant lives in its slot of the constants arena
+      // (zero-layout-states), computed once by init().
+      if (isa<train::RopeTableOp>(op)) {
+        auto slot =
+            op.getAttrOfType<zero::SlotAttr>(zero::ZeroDialect::kSlotAttrName);
+        if (!slot)
+          return op.emitOpError("has no ")
+                 << zero::ZeroDialect::kSlotAttrName
+                 << " (its place in the constants arena); run "
+                    "zero-layout-states first";
+        buffers[v] = {Buffer::Arena, {kMemConsts, slot.getOffset()}};
         continue;
       }
       if (auto ce = dyn_cast<train::CrossEntropyFusedOp>(op);
@@ -2334,12 +2172,6 @@ Value FunctionLowering::scratch(int64_t elems) {
     llvm::report_fatal_error(
         "convert-train-to-emitc: scratch plan out of sync");
   return pointerAt(p, b.getF32Type());
-}
-
-Value FunctionLowering::attentionScratch(Operation *op) {
-  AttentionDims a = *attentionDims(op);
-  return scratch(nativeBf16 ? zrt_abi_attention_workspace_bf16(a.T, a.D)
-                            : zrt_abi_attention_workspace(a.T));
 }
 
 Value FunctionLowering::scalar(Value tensor) {
@@ -2549,227 +2381,10 @@ Value FunctionLowering::request(Operation *start) {
                                     lv);
 }
 
-/// Row count and last dimension of a tensor [..., C].
-static std::pair<int64_t, int64_t> rowsCols(Value v) {
-  RankedTensorType t = tensorType(v);
-  int64_t c = t.getRank() ? t.getShape().back() : 1;
-  return {c ? t.getNumElements() / c : 0, c};
-}
-
 LogicalResult FunctionLowering::emitCompute(Operation *op) {
-  return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](train::AddOp o) {
-        call(kernel("zrt_add"), {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
-                         i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::MulOp o) {
-        call("zrt_mul", {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getResult()),
-                         i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::ScaleOp o) {
-        call("zrt_scale",
-             {ptr(o.getInput()), f32(o.getFactor().convertToDouble()),
-              ptr(o.getResult()), i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::GeluOp o) {
-        call(kernel("zrt_gelu"), {ptr(o.getInput()), ptr(o.getResult()),
-                          i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::ReluOp o) {
-        call("zrt_relu", {ptr(o.getInput()), ptr(o.getResult()),
-                          i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::GeluGradOp o) {
-        call(kernel("zrt_gelu_backward"),
-             {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
-              i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::ReluGradOp o) {
-        call("zrt_relu_backward",
-             {ptr(o.getInput()), ptr(o.getGrad()), ptr(o.getResult()),
-              i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::SoftmaxOp o) {
-        auto [n, c] = rowsCols(o.getInput());
-        call("zrt_softmax",
-             {ptr(o.getInput()), ptr(o.getResult()), i64(n), i64(c)});
-        return success();
-      })
-      .Case([&](train::SoftmaxGradOp o) {
-        auto [n, c] = rowsCols(o.getOutput());
-        call("zrt_softmax_backward", {ptr(o.getOutput()), ptr(o.getGrad()),
-                                      ptr(o.getResult()), i64(n), i64(c)});
-        return success();
-      })
-      .Case([&](train::LayerNormOp o) {
-        auto [n, c] = rowsCols(o.getInput());
-        call(kernel("zrt_layer_norm"),
-             {ptr(o.getInput()), ptr(o.getWeight()), ptr(o.getBias()),
-              ptr(o.getResult()), opq("NULL"), opq("NULL"), i64(n), i64(c),
-              f32(o.getEps().convertToDouble())});
-        return success();
-      })
-      .Case([&](train::AddLayerNormOp o) {
-        auto [n, c] = rowsCols(o.getLhs());
-        call(kernel("zrt_add_layer_norm"),
-             {ptr(o.getLhs()), ptr(o.getRhs()), ptr(o.getWeight()),
-              ptr(o.getBias()), ptr(o.getSum()), ptr(o.getResult()),
-              opq("NULL"), opq("NULL"), i64(n), i64(c),
-              f32(o.getEps().convertToDouble())});
-        return success();
-      })
-      .Case([&](train::LayerNormGradOp o) {
-        auto [n, c] = rowsCols(o.getInput());
-        Value mean = scratch(n), rstd = scratch(n);
-        call(kernel("zrt_layer_norm_stats"),
-             {ptr(o.getInput()), mean, rstd, i64(n), i64(c),
-              f32(o.getEps().convertToDouble())});
-        SmallVector<CArg> args = {ptr(o.getGrad()), ptr(o.getInput()),
-                                  ptr(o.getWeight()), mean, rstd};
-        // With an addend: the residual gradient added in the same pass.
-        if (Value addend = o.getAddend())
-          args.push_back(ptr(addend));
-        args.append({ptr(o.getInputGrad()), ptr(o.getWeightGrad()),
-                     ptr(o.getBiasGrad()), i64(n), i64(c)});
-        call(kernel(o.getAddend() ? "zrt_layer_norm_backward_add"
-                                  : "zrt_layer_norm_backward"),
-             args);
-        return success();
-      })
-      .Case([&](train::CausalAttentionOp o) {
-        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_forward"),
-             {ptr(o.getQuery()), ptr(o.getKey()), ptr(o.getValue()),
-              ptr(o.getResult()), ptr(o.getLse()), work, i64(s[0]), i64(s[1]),
-              i64(s[2]), i64(s[3])});
-        return success();
-      })
-      .Case([&](train::AttentionGradOp o) {
-        // The probabilities are recomputed tile by tile from the forward's
-        // log-sum-exp.
-        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_backward"),
-             {ptr(o.getGrad()), ptr(o.getQuery()), ptr(o.getKey()),
-              ptr(o.getValue()), ptr(o.getOutput()), ptr(o.getLse()),
-              ptr(o.getQueryGrad()), ptr(o.getKeyGrad()),
-              ptr(o.getValueGrad()), work, i64(s[0]), i64(s[1]), i64(s[2]),
-              i64(s[3])});
-        return success();
-      })
-      .Case([&](train::CausalAttentionPackedOp o) {
-        AttentionDims a = *attentionDims(o);
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_forward_packed"),
-             {ptr(o.getQkv()), ptr(o.getResult()), ptr(o.getLse()), work,
-              i64(a.B), i64(a.T), i64(a.H), i64(a.D)});
-        return success();
-      })
-      .Case([&](train::AttentionPackedGradOp o) {
-        AttentionDims a = *attentionDims(o);
-        Value work = attentionScratch(o);
-        call(kernel("zrt_attention_backward_packed"),
-             {ptr(o.getGrad()), ptr(o.getQkv()), ptr(o.getOutput()),
-              ptr(o.getLse()), ptr(o.getResult()), work, i64(a.B), i64(a.T),
-              i64(a.H), i64(a.D)});
-        return success();
-      })
-      .Case([&](train::MatmulOp o) {
-        emitF32Matmul(o, o.getBias(), o.getResult());
-        return success();
-      })
-      // In f32 the fused ops are exactly the pairs they replace: the
-      // product (pre-activation) first, then GELU or its derivative.
-      .Case([&](train::MatmulGeluOp o) {
-        emitF32Matmul(o, o.getBias(), o.getPre());
-        call("zrt_gelu", {ptr(o.getPre()), ptr(o.getResult()),
-                          i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::MatmulGeluGradOp o) {
-        emitF32Matmul(o, Value(), o.getResult());
-        call("zrt_gelu_backward", {ptr(o.getPre()), ptr(o.getResult()),
-                                   ptr(o.getResult()),
-                                   i64(numel(o.getResult()))});
-        return success();
-      })
-      .Case([&](train::EmbeddingOp o) {
-        RankedTensorType t = tensorType(o.getTable());
-        call(kernel("zrt_embedding"), {ptr(o.getTable()), ptr(o.getIds()),
-                               ptr(o.getResult()), i64(numel(o.getIds())),
-                               i64(t.getDimSize(0)), i64(t.getDimSize(1))});
-        return success();
-      })
-      .Case([&](train::EmbeddingGradOp o) {
-        RankedTensorType t = o.getType();
-        if (nativeBf16) {
-          // The positions sorted by id: N + V + 1 words of scratch.
-          Value work = scratch(numel(o.getIds()) + t.getDimSize(0) + 1);
-          call("zrt_embedding_backward_bf16",
-               {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
-                i64(numel(o.getIds())), i64(t.getDimSize(0)),
-                i64(t.getDimSize(1)), work});
-          return success();
-        }
-        call("zrt_embedding_backward",
-             {ptr(o.getGrad()), ptr(o.getIds()), ptr(o.getResult()),
-              i64(numel(o.getIds())), i64(t.getDimSize(0)),
-              i64(t.getDimSize(1))});
-        return success();
-      })
-      .Case([&](train::ReduceSumOp o) {
-        int64_t n = numel(o.getResult());
-        call(kernel("zrt_bias_backward"),
-             {ptr(o.getInput()), ptr(o.getResult()),
-              i64(n ? numel(o.getInput()) / n : 0), i64(n)});
-        return success();
-      })
-      .Case([&](train::CrossEntropyOp o) {
-        auto [n, v] = rowsCols(o.getLogits());
-        call(kernel("zrt_cross_entropy_padded"),
-             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getResult()),
-              i64(n), i64(v), i64(o.getEffectiveNumClasses())});
-        return success();
-      })
-      .Case([&](train::CrossEntropyFusedOp o) {
-        auto [n, v] = rowsCols(o.getLogits());
-        call(kernel("zrt_cross_entropy_padded_fused"),
-             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getLoss()),
-              f32(o.getScale().convertToDouble()), i64(n), i64(v),
-              i64(o.getEffectiveNumClasses())});
-        return success();
-      })
-      .Case([&](train::CrossEntropyGradOp o) {
-        auto [n, v] = rowsCols(o.getLogits());
-        int64_t classes =
-            o.getNumClasses() ? static_cast<int64_t>(*o.getNumClasses()) : v;
-        call(kernel("zrt_cross_entropy_padded_backward"),
-             {ptr(o.getLogits()), ptr(o.getTargets()), ptr(o.getGrad()),
-              ptr(o.getResult()), i64(n), i64(v), i64(classes)});
-        return success();
-      })
-      .Case([&](train::MseOp o) {
-        call("zrt_mse", {ptr(o.getInput()), ptr(o.getTarget()),
-                         ptr(o.getResult()), i64(numel(o.getInput()))});
-        return success();
-      })
-      .Case([&](train::MseGradOp o) {
-        call("zrt_mse_backward",
-             {ptr(o.getInput()), ptr(o.getTarget()), scalar(o.getGrad()),
-              ptr(o.getResult()), opq("NULL"), i64(numel(o.getInput()))});
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError("is not supported by convert-train-to-emitc");
-      });
+  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
+    return e->emit(op, *this, nativeBf16);
+  return op->emitOpError("is not supported by convert-train-to-emitc");
 }
 
 LogicalResult FunctionLowering::emitOp(Operation *op) {
@@ -2806,42 +2421,6 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
          {ptr(r.first), i64(r.total), out});
     if (r.base)
       call("zrt_add", {ptr(r.base), out, out, i64(1)});
-    return success();
-  }
-
-  // bf16 matmuls: one call with zrt_matmul_bf16_workspace floats of
-  // scratch (bounded: the CPU widens row chunks); the GEMM-epilogue forms
-  // apply GELU (or its derivative) to the f32 product before the rounding.
-  if (std::optional<int64_t> floats = bf16GemmWorkspace(op)) {
-    Value work = scratch(*floats);
-    // callee(A, B, middle()..., batch, M, N, K, trans_a, trans_b,
-    // workspace), the pointers emitted in argument order.
-    auto gemm = [&](auto o, StringRef callee, auto middle) {
-      MatmulDims d = matmulDims(o);
-      SmallVector<CArg> args = {ptr(o.getA()), ptr(o.getB())};
-      args.append(middle());
-      args.append({i64(d.batch), i64(d.M), i64(d.N), i64(d.K),
-                   i64(o.getTransposeA() ? 1 : 0),
-                   i64(o.getTransposeB() ? 1 : 0), work});
-      call(callee, args);
-    };
-    auto orNull = [&](Value v) { return v ? CArg(ptr(v)) : CArg(opq("NULL")); };
-    if (auto o = dyn_cast<train::MatmulOp>(op))
-      gemm(o, "zrt_matmul_bf16", [&] {
-        return SmallVector<CArg>{orNull(o.getBias()), ptr(o.getResult())};
-      });
-    else if (auto o = dyn_cast<train::MatmulGeluOp>(op))
-      // Nothing reads an unused pre-activation (the forward-only function).
-      gemm(o, "zrt_matmul_gelu_bf16", [&] {
-        CArg bias = orNull(o.getBias());
-        CArg pre = orNull(o.getPre().use_empty() ? Value() : o.getPre());
-        return SmallVector<CArg>{bias, pre, ptr(o.getResult())};
-      });
-    else if (auto o = dyn_cast<train::MatmulGeluGradOp>(op))
-      gemm(o, "zrt_matmul_gelu_backward_bf16", [&] {
-        CArg pre = ptr(o.getPre());
-        return SmallVector<CArg>{pre, ptr(o.getResult())};
-      });
     return success();
   }
 
@@ -3166,7 +2745,10 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         return success();
       })
       .Case([&](func::ReturnOp o) { return emitReturn(o); })
-      .Default([&](Operation *other) {
+      .Default([&](Operation *other) -> LogicalResult {
+        // An op with an emitter that is not a compute op (a constant).
+        if (const zero::emit::OpEmitter *e = emitters().lookup(other))
+          return e->emit(other, *this, /*native=*/false);
         return other->emitOpError("is not supported by convert-train-to-emitc");
       });
 }
@@ -3315,6 +2897,8 @@ void ModuleLowering::emitPrologue(OpBuilder &mb) {
       emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
   auto arena = emitc::OpaqueType::get(ctx, "zrt_arena");
   for (int m = 0; m < kNumMem; ++m) {
+    if (!hasArena(m))
+      continue;
     emitc::GlobalOp::create(mb, loc, std::string("zrt_arena_") + kMemName[m],
                             arena, emitc::OpaqueAttr::get(ctx, "NULL"), false,
                             true, false);
@@ -3459,6 +3043,8 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
   verbatim("// One arena per memory kind, allocated once (zero-filled).");
   Value memBase[kNumMem];
   for (int m = 0; m < kNumMem; ++m) {
+    if (!hasArena(m))
+      continue;
     Value arenaLv =
         emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(arenaT),
                                    std::string("zrt_arena_") + kMemName[m]);
@@ -3591,6 +3177,56 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
         initSlice(data, elt, begin, 0, g.shard, g.offsets[i], params.lookup(m));
     }
   }
+
+  // The program's constants, each slot once (zero-layout-states).
+  llvm::SmallDenseSet<int64_t> computed;
+  module.walk([&](train::RopeTableOp t) {
+    auto slot =
+        t->getAttrOfType<zero::SlotAttr>(zero::ZeroDialect::kSlotAttrName);
+    if (!slot || !computed.insert(slot.getOffset()).second)
+      return;
+    if (computed.size() == 1)
+      verbatim("// Program constants (RoPE cos/sin tables), computed once.");
+    ArrayRef<int64_t> shape = t.getType().getShape(); // [T, D/2, 2]
+    Value scaling = lit(emitc::OpaqueType::get(ctx, "const zrt_rope_scaling *"),
+                        "NULL");
+    if (t.hasLlama3Scaling()) {
+      std::string name = llvm::formatv("zrt_rope_scaling{0}",
+                                       slot.getOffset() / kAlign)
+                             .str();
+      // Before zrt_gen_init, which reads it; doubles printed exactly.
+      OpBuilder gb(ctx);
+      gb.setInsertionPoint(fnOp);
+      char text[160];
+      snprintf(text, sizeof(text), "{%.17g, %.17g, %.17g, %lld}",
+               t.getFactor()->convertToDouble(),
+               t.getLowFreqFactor()->convertToDouble(),
+               t.getHighFreqFactor()->convertToDouble(),
+               static_cast<long long>(*t.getOriginalMaxPositions()));
+      emitc::GlobalOp::create(
+          gb, loc, name, emitc::OpaqueType::get(ctx, "zrt_rope_scaling"),
+          emitc::OpaqueAttr::get(ctx, text), false, true, true);
+      Value g = emitc::GetGlobalOp::create(
+          b, loc,
+          emitc::LValueType::get(
+              emitc::OpaqueType::get(ctx, "zrt_rope_scaling")),
+          name);
+      scaling = emitc::AddressOfOp::create(
+          b, loc,
+          emitc::PointerType::get(
+              emitc::OpaqueType::get(ctx, "zrt_rope_scaling")),
+          g);
+    }
+    Value table = pointer({kMemConsts, slot.getOffset()}, b.getF32Type());
+    check(emitc::CallOpaqueOp::create(
+              b, loc, TypeRange{intType()}, "zrt_rope_table",
+              ValueRange{table, scaling},
+              b.getArrayAttr({b.getIndexAttr(0), b.getI64IntegerAttr(shape[0]),
+                              b.getI64IntegerAttr(shape[1]),
+                              b.getF64FloatAttr(t.getTheta().convertToDouble()),
+                              b.getIndexAttr(1)}))
+              .getResult(0));
+  });
   emitc::ReturnOp::create(b, loc, lit(intType(), "ZRT_OK"));
 }
 
@@ -3605,6 +3241,8 @@ void ModuleLowering::emitDestroy(OpBuilder &mb) {
   auto u8 =
       emitc::PointerType::get(IntegerType::get(ctx, 8, IntegerType::Unsigned));
   for (int m = 0; m < kNumMem; ++m) {
+    if (!hasArena(m))
+      continue;
     Value lv =
         emitc::GetGlobalOp::create(b, loc, emitc::LValueType::get(arenaT),
                                    std::string("zrt_arena_") + kMemName[m]);
@@ -3634,8 +3272,10 @@ static std::string planInitializer(const zero::StepReport &r,
       out += (i ? ", " : "") + std::to_string(x);
     return out + "}";
   };
-  SmallVector<int64_t> arenaList(arenas, arenas + kNumMem);
+  SmallVector<int64_t> arenaList(arenas, arenas + kMemConsts);
   arenaList.push_back(0); // ZRT_MEM_COMM_BUFFERS: none
+  if (arenas[kMemConsts])
+    arenaList.push_back(arenas[kMemConsts]); // ZRT_MEM_CONSTANTS
   return "{" + list(r.stateBytes) + ", " + std::to_string(r.paddingBytes) +
          ", " + list(r.commBytesMicro) + ", " + list(r.commBytesStep) + ", " +
          list(arenaList) + "}";
@@ -3764,6 +3404,7 @@ FailureOr<zero::BufferPlan> ModuleLowering::planOnly(bool annotate) {
   zero::BufferPlan plan;
   for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
     plan.stateArenaBytes += arenaBytes[m];
+  plan.constantArenaBytes = arenaBytes[kMemConsts];
   // @forward_backward first: the others may share its activation arena.
   SmallVector<std::pair<int, zero::ArenaBytes>> planned;
   for (int i : {1, 0, 2, 3}) {

@@ -14,6 +14,7 @@
 
 #include "../src/arg_checks.h"
 #include "../src/attention_args.h"
+#include "../src/decoder_args.h"
 #include "../src/matmul_args.h"
 
 #include <cstdio>
@@ -137,6 +138,50 @@ int attentionBackwardPackedBf16(const zrt_bf16 *dout, const zrt_bf16 *qkv,
                                                        dqkv, B, T, H, D);
   return zrt_cuda::attention_backward_packed_bf16_simt(
       dout, qkv, out, lse, dqkv, workspace, B, T, H, D);
+}
+
+/// zrt_attention_forward_gqa_bf16 (zrt/decoder.h): checked as the CPU
+/// (zrt::checkKvHeads, then the multi-head checks), then dispatched as
+/// zrt_attention_forward_bf16 (tensor cores when they take D).
+int attentionForwardGqaBf16(const zrt_bf16 *q, const zrt_bf16 *k,
+                            const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                            float *workspace, int64_t B, int64_t H,
+                            int64_t Hkv, int64_t T, int64_t D) {
+  const char *fn = "zrt_attention_forward_gqa_bf16";
+  if (int st = zrt::checkKvHeads(fn, H, Hkv, zrt_cuda::fail))
+    return st;
+  if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T, D,
+                                              zrt_cuda::fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  if (!attentionSimtForced() && zrt_cuda::attention_tc_forward_supported(D))
+    return zrt_cuda::attention_forward_gqa_bf16_tc(q, k, v, out, lse, B, H,
+                                                   Hkv, T, D);
+  return zrt_cuda::attention_forward_gqa_bf16_simt(q, k, v, out, lse,
+                                                   workspace, B, H, Hkv, T, D);
+}
+
+/// zrt_attention_backward_gqa_bf16, checked and dispatched as the forward.
+int attentionBackwardGqaBf16(const zrt_bf16 *dout, const zrt_bf16 *q,
+                             const zrt_bf16 *k, const zrt_bf16 *v,
+                             const zrt_bf16 *out, const float *lse,
+                             zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                             float *workspace, int64_t B, int64_t H,
+                             int64_t Hkv, int64_t T, int64_t D) {
+  const char *fn = "zrt_attention_backward_gqa_bf16";
+  if (int st = zrt::checkKvHeads(fn, H, Hkv, zrt_cuda::fail))
+    return st;
+  if (int st = zrt::checkAttentionBackwardArgs(
+          fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D, zrt_cuda::fail))
+    return st;
+  if (B * H == 0)
+    return ZRT_OK;
+  if (!attentionSimtForced() && zrt_cuda::attention_tc_backward_supported(D))
+    return zrt_cuda::attention_backward_gqa_bf16_tc(dout, q, k, v, out, lse, dq,
+                                                    dk, dv, B, H, Hkv, T, D);
+  return zrt_cuda::attention_backward_gqa_bf16_simt(
+      dout, q, k, v, out, lse, dq, dk, dv, workspace, B, H, Hkv, T, D);
 }
 
 } // namespace
@@ -692,6 +737,84 @@ int zrt_attention_backward_packed_bf16(const zrt_bf16 *dout,
   ZRT_PROFILED("zrt_attention_backward_packed_bf16",
                attentionBackwardPackedBf16(dout, qkv, out, lse, dqkv, workspace,
                                            B, T, H, D));
+}
+
+// Grouped-query attention (flash_attention.cu, flash_attention_tc.cu) and
+// the masked cross-entropy (loss.cu) of zrt/decoder.h.
+int zrt_attention_forward_gqa(const float *q, const float *k, const float *v,
+                              float *out, float *lse, float *workspace,
+                              int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                              int64_t D) {
+  ZRT_PROFILED("zrt_attention_forward_gqa",
+               zrt_cuda::attention_forward_gqa(q, k, v, out, lse, workspace, B,
+                                               H, Hkv, T, D));
+}
+int zrt_attention_backward_gqa(const float *dout, const float *q,
+                               const float *k, const float *v,
+                               const float *out, const float *lse, float *dq,
+                               float *dk, float *dv, float *workspace,
+                               int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                               int64_t D) {
+  ZRT_PROFILED("zrt_attention_backward_gqa",
+               zrt_cuda::attention_backward_gqa(dout, q, k, v, out, lse, dq,
+                                                dk, dv, workspace, B, H, Hkv,
+                                                T, D));
+}
+int zrt_attention_forward_gqa_bf16(const zrt_bf16 *q, const zrt_bf16 *k,
+                                   const zrt_bf16 *v, zrt_bf16 *out,
+                                   float *lse, float *workspace, int64_t B,
+                                   int64_t H, int64_t Hkv, int64_t T,
+                                   int64_t D) {
+  ZRT_PROFILED("zrt_attention_forward_gqa_bf16",
+               attentionForwardGqaBf16(q, k, v, out, lse, workspace, B, H, Hkv,
+                                       T, D));
+}
+int zrt_attention_backward_gqa_bf16(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                    const zrt_bf16 *k, const zrt_bf16 *v,
+                                    const zrt_bf16 *out, const float *lse,
+                                    zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                    float *workspace, int64_t B, int64_t H,
+                                    int64_t Hkv, int64_t T, int64_t D) {
+  ZRT_PROFILED("zrt_attention_backward_gqa_bf16",
+               attentionBackwardGqaBf16(dout, q, k, v, out, lse, dq, dk, dv,
+                                        workspace, B, H, Hkv, T, D));
+}
+int zrt_cross_entropy_masked(const float *logits, const int32_t *targets,
+                             float *loss, int64_t N, int64_t V,
+                             int64_t num_classes, int32_t ignore_index) {
+  ZRT_PROFILED("zrt_cross_entropy_masked",
+               zrt_cuda::cross_entropy_masked(logits, targets, loss, N, V,
+                                              num_classes, ignore_index));
+}
+int zrt_cross_entropy_masked_backward(const float *logits,
+                                      const int32_t *targets,
+                                      const float *dloss, float *dlogits,
+                                      int64_t N, int64_t V,
+                                      int64_t num_classes,
+                                      int32_t ignore_index) {
+  ZRT_PROFILED("zrt_cross_entropy_masked_backward",
+               zrt_cuda::cross_entropy_masked_backward(
+                   logits, targets, dloss, dlogits, N, V, num_classes,
+                   ignore_index));
+}
+int zrt_cross_entropy_masked_bf16(const zrt_bf16 *logits,
+                                  const int32_t *targets, float *loss,
+                                  int64_t N, int64_t V, int64_t num_classes,
+                                  int32_t ignore_index) {
+  ZRT_PROFILED("zrt_cross_entropy_masked_bf16",
+               zrt_cuda::cross_entropy_masked_bf16(logits, targets, loss, N, V,
+                                                   num_classes, ignore_index));
+}
+int zrt_cross_entropy_masked_backward_bf16(const zrt_bf16 *logits,
+                                           const int32_t *targets,
+                                           const float *dloss,
+                                           zrt_bf16 *dlogits, int64_t N,
+                                           int64_t V, int64_t num_classes,
+                                           int32_t ignore_index) {
+  ZRT_PROFILED("zrt_cross_entropy_masked_backward_bf16",
+               zrt_cuda::cross_entropy_masked_backward_bf16(
+                   logits, targets, dloss, dlogits, N, V, num_classes,
+                   ignore_index));
 }
 
 // Llama/Qwen kernels (decoder.cu).

@@ -79,6 +79,19 @@
 // entry points on split copies, bit for bit. Vector tile loads need D == DP
 // and 16-byte aligned slices and rows, else scalar loads.
 //
+// Grouped-query attention (zrt_attention_*_gqa(_bf16), zrt/decoder.h): k,
+// v, dk, dv have their own layout of Hkv heads ([B, Hkv, T, D]); query head
+// h reads K/V head h / (H / Hkv) where the forward and kernel Q load their
+// K / V tiles (no repeated copy). Kernel KV runs on a grid of K/V slices:
+// a block owns key tile kt of K/V head g and walks the query tiles qt >= kt
+// of the group's query heads g (H / Hkv) + m, m = 0, 1, ... in that order,
+// with dK and dV accumulating in the same registers: the group sum
+// (repeat_kv's gradient) in f32, in a fixed order, stored (bf16: rounded)
+// once, without atomics. With Hkv = H every head is its own group and the
+// kernels compute exactly what they did before grouping (same operations,
+// same order): zrt_attention_*_gqa with Hkv = H is zrt_attention_* bit for
+// bit.
+//
 // bf16 (zrt_attention_forward_bf16 / _backward_bf16 when the tensor-core
 // kernels of flash_attention_tc.cu do not run): every kernel is templated
 // over the element type E of q, k, v, out, dout, dq, dk, dv (lse stays
@@ -94,6 +107,7 @@
 #include "device_util.cuh"
 
 #include "attention_args.h"
+#include "decoder_args.h"
 
 #include <cuda_runtime.h>
 
@@ -159,11 +173,27 @@ struct Strides {
   }
 };
 
-/// The addressing of a call: q, k, v, dq, dk, dv in layout `qkv`, out and
-/// dout in layout `out`, lse [B, H, T] contiguous.
+/// The addressing of a call: q and dq in layout `qkv`, k, v, dk, dv in
+/// layout `kv` (its slices are the Hkv K/V heads), out and dout in layout
+/// `out`, lse [B, H, T] contiguous. Query slice bh = b H + h reads K/V
+/// slice b Hkv + h / group (group = H / Hkv query heads share a K/V head;
+/// without grouping Hkv = H, group = 1 and kv = qkv, which addresses every
+/// operand as before).
 struct Layouts {
-  int H;
-  Strides qkv, out;
+  int H, Hkv, group;
+  Strides qkv, kv, out;
+  /// The offset (elements) of the K/V slice that query slice bh reads.
+  __device__ __forceinline__ int64_t kvOfQuery(int64_t bh) const {
+    const int b = static_cast<int>(bh) / H;
+    const int h = static_cast<int>(bh) - b * H;
+    return b * kv.batch + (h / group) * kv.head;
+  }
+  /// Query slice m (< group) of K/V slice s: b H + kvh group + m.
+  __device__ __forceinline__ int64_t queryOfKv(int64_t s, int m) const {
+    const int b = static_cast<int>(s) / Hkv;
+    const int kvh = static_cast<int>(s) - b * Hkv;
+    return int64_t(b) * H + int64_t(kvh) * group + m;
+  }
 };
 
 __device__ __forceinline__ float4 ld4(const float *p) {
@@ -360,7 +390,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
   const int rowsLeft = T - row0;
 
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q
+    const int64_t baseKV = lay.kvOfQuery(bh);      // of k, v
     // The previous slice's readers of sQ are done (the barriers of its last
     // tile already ensure it; kept so the loop body stands alone).
     __syncthreads();
@@ -379,8 +410,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
 
     for (int kt = 0; kt <= qt; ++kt) {
       __syncthreads(); // readers of sP / sV (previous tile) are done
-      loadTile<DP>(sK, k + base, kt * kTile, T, D, lay.qkv.row);
-      loadTile<DP>(sV, v + base, kt * kTile, T, D, lay.qkv.row);
+      loadTile<DP>(sK, k + baseKV, kt * kTile, T, D, lay.kv.row);
+      loadTile<DP>(sV, v + baseKV, kt * kTile, T, D, lay.kv.row);
       __syncthreads();
 
       float s[4][4];
@@ -449,16 +480,19 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, false))
   }
 }
 
-/// Backward, dK and dV: block (blockIdx.x, slices) owns key tile
-/// kt = blockIdx.x and visits the query tiles qt >= kt.
+/// Backward, dK and dV: block (blockIdx.x, K/V slices blockIdx.y + k
+/// gridDim.y < BHkv) owns key tile kt = blockIdx.x of a K/V slice and
+/// visits the query tiles qt >= kt of each query head of its group in head
+/// order, accumulating dK and dV over all of them in registers (the group
+/// sum of grouped-query attention, in a fixed order, without atomics).
 template <int DP, typename E>
 __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
     flashBackwardKVKernel(const E *__restrict__ dout, const E *__restrict__ q,
                           const E *__restrict__ k, const E *__restrict__ v,
                           const E *__restrict__ o,
                           const float *__restrict__ lse, E *__restrict__ dk,
-                          E *__restrict__ dv, Layouts lay, int64_t BH, int T,
-                          int D, float scale) {
+                          E *__restrict__ dv, Layouts lay, int64_t BHkv,
+                          int T, int D, float scale) {
   using G = Geo<DP>;
   extern __shared__ float4 smemRaw[];
   float *sK = reinterpret_cast<float *>(smemRaw);
@@ -475,13 +509,12 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
   const int key0 = kt * kTile;
   const int keysLeft = T - key0;
 
-  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = lay.qkv.slice(bh, lay.H);  // of q, k, v, dk, dv
-    const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
+  for (int64_t kvs = blockIdx.y; kvs < BHkv; kvs += gridDim.y) {
+    const int64_t baseKV = lay.kv.slice(kvs, lay.Hkv); // of k, v, dk, dv
     // The previous slice's readers of sK / sV are done (as in the forward).
     __syncthreads();
-    loadTile<DP>(sK, k + base, key0, T, D, lay.qkv.row);
-    loadTile<DP>(sV, v + base, key0, T, D, lay.qkv.row);
+    loadTile<DP>(sK, k + baseKV, key0, T, D, lay.kv.row);
+    loadTile<DP>(sV, v + baseKV, key0, T, D, lay.kv.row);
 
     float accK[4][G::NCOL], accV[4][G::NCOL];
 #pragma unroll
@@ -490,7 +523,16 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       for (int n = 0; n < G::NCOL; ++n)
         accK[a][n] = accV[a][n] = 0.0f;
 
-    for (int qt = kt; qt < tiles; ++qt) {
+    // Query tiles qt >= kt of the group's heads m = 0 .. group - 1, as one
+    // sequence of (head, tile) steps.
+    const int perHead = tiles - kt;
+    const int steps = lay.group * perHead;
+    for (int step = 0; step < steps; ++step) {
+      const int m = step / perHead;
+      const int qt = kt + (step - m * perHead);
+      const int64_t bh = lay.queryOfKv(kvs, m);
+      const int64_t base = lay.qkv.slice(bh, lay.H);  // of q
+      const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
       const int row0 = qt * kTile;
       const int rowsLeft = T - row0;
       __syncthreads(); // readers of sQ / sDO / sP / sDS are done
@@ -539,7 +581,7 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
       const int j = ty * 4 + a;
       if (j >= keysLeft)
         continue;
-      const int64_t off = base + (int64_t(key0) + j) * lay.qkv.row;
+      const int64_t off = baseKV + (int64_t(key0) + j) * lay.kv.row;
 #pragma unroll
       for (int n = 0; n < G::NCOL; ++n) {
         const int c = G::col(tx, n);
@@ -577,7 +619,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
   const int rowsLeft = T - row0;
 
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v, dq
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, dq
+    const int64_t baseKV = lay.kvOfQuery(bh);      // of k, v
     // The previous slice's readers are done (as in the forward).
     __syncthreads();
     loadTile<DP>(sQ, q + base, row0, T, D, lay.qkv.row);
@@ -597,8 +640,8 @@ __global__ void __launch_bounds__(kFlashThreads, flashMinBlocks(DP, true))
 
     for (int kt = 0; kt <= qt; ++kt) {
       __syncthreads(); // readers of sK / sDS (previous tile) are done
-      loadTile<DP>(sK, k + base, kt * kTile, T, D, lay.qkv.row);
-      loadTile<DP>(sV, v + base, kt * kTile, T, D, lay.qkv.row);
+      loadTile<DP>(sK, k + baseKV, kt * kTile, T, D, lay.kv.row);
+      loadTile<DP>(sV, v + baseKV, kt * kTile, T, D, lay.kv.row);
       __syncthreads();
 
       // [a][b] is row ty*4 + a, key tx + 16 b.
@@ -681,10 +724,10 @@ __global__ void __launch_bounds__(kRowThreads)
   const int i = warpRow();
   if (i >= T)
     return; // the whole warp
-  const int64_t ld = lay.qkv.row;
+  const int64_t ld = lay.kv.row; // of k, v
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = lay.qkv.slice(bh, lay.H);
-    const E *qi = q + base + int64_t(i) * ld;
+    const int64_t base = lay.kvOfQuery(bh); // of k, v
+    const E *qi = q + lay.qkv.slice(bh, lay.H) + int64_t(i) * lay.qkv.row;
     E *orow = out + lay.out.slice(bh, lay.H) + int64_t(i) * lay.out.row;
     float m = -INFINITY, l = 0.0f;
     for (int j = 0; j <= i; ++j) {
@@ -732,10 +775,11 @@ __global__ void __launch_bounds__(kRowThreads)
   const int i = warpRow();
   if (i >= T)
     return; // the whole warp
-  const int64_t ld = lay.qkv.row;
+  const int64_t ld = lay.kv.row; // of k, v
   for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = lay.qkv.slice(bh, lay.H);
-    const int64_t off = base + int64_t(i) * ld; // row i of q, dq
+    const int64_t base = lay.kvOfQuery(bh); // of k, v
+    const int64_t off =
+        lay.qkv.slice(bh, lay.H) + int64_t(i) * lay.qkv.row; // row i of q, dq
     const int64_t offO =
         lay.out.slice(bh, lay.H) + int64_t(i) * lay.out.row; // of dout, o
     const float delta = warpDot(dout + offO, o + offO, D);
@@ -764,39 +808,45 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-/// dK, dV of key row r: sums over rows i >= j.
+/// dK, dV of key row j of K/V slice kvs (gridDim.y: K/V slices): sums
+/// over rows i >= j of the group's query heads, in head order.
 template <typename E>
 __global__ void __launch_bounds__(kRowThreads)
     rowBackwardKVKernel(const E *__restrict__ dout, const E *__restrict__ q,
                         const E *__restrict__ k, const E *__restrict__ v,
                         const E *__restrict__ o, const float *__restrict__ lse,
                         E *__restrict__ dk, E *__restrict__ dv, Layouts lay,
-                        int64_t BH, int T, int D, float scale) {
+                        int64_t BHkv, int T, int D, float scale) {
   const int lane = threadIdx.x & 31;
   const int j = warpRow();
   if (j >= T)
     return; // the whole warp
   const int64_t ld = lay.qkv.row, ldO = lay.out.row;
-  for (int64_t bh = blockIdx.y; bh < BH; bh += gridDim.y) {
-    const int64_t base = lay.qkv.slice(bh, lay.H);
-    const int64_t baseO = lay.out.slice(bh, lay.H);
-    const int64_t off = base + int64_t(j) * ld; // row j of k, v, dk, dv
+  for (int64_t kvs = blockIdx.y; kvs < BHkv; kvs += gridDim.y) {
+    // Row j of k, v, dk, dv.
+    const int64_t off = lay.kv.slice(kvs, lay.Hkv) + int64_t(j) * lay.kv.row;
     for (int c0 = 0; c0 < D; c0 += kColChunk) {
       float accK[kColsPerLane] = {}, accV[kColsPerLane] = {};
-      for (int i = j; i < T; ++i) {
-        const int64_t offI = base + int64_t(i) * ld;    // row i of q
-        const int64_t offO = baseO + int64_t(i) * ldO; // of dout, o
-        const float p = expf(__fmul_rn(warpDot(q + offI, k + off, D), scale) -
-                             lse[bh * T + i]);
-        const float delta = warpDot(dout + offO, o + offO, D);
-        const float dp = warpDot(dout + offO, v + off, D);
-        const float ds = p * (dp - delta);
+      for (int m = 0; m < lay.group; ++m) {
+        const int64_t bh = lay.queryOfKv(kvs, m);
+        const int64_t base = lay.qkv.slice(bh, lay.H);
+        const int64_t baseO = lay.out.slice(bh, lay.H);
+        for (int i = j; i < T; ++i) {
+          const int64_t offI = base + int64_t(i) * ld;    // row i of q
+          const int64_t offO = baseO + int64_t(i) * ldO; // of dout, o
+          const float p =
+              expf(__fmul_rn(warpDot(q + offI, k + off, D), scale) -
+                   lse[bh * T + i]);
+          const float delta = warpDot(dout + offO, o + offO, D);
+          const float dp = warpDot(dout + offO, v + off, D);
+          const float ds = p * (dp - delta);
 #pragma unroll
-        for (int t = 0; t < kColsPerLane; ++t) {
-          const int c = c0 + lane + 32 * t;
-          if (c < D) {
-            accV[t] = fmaf(p, ldf(dout + offO + c), accV[t]);
-            accK[t] = fmaf(ds, ldf(q + offI + c), accK[t]);
+          for (int t = 0; t < kColsPerLane; ++t) {
+            const int c = c0 + lane + 32 * t;
+            if (c < D) {
+              accV[t] = fmaf(p, ldf(dout + offO + c), accV[t]);
+              accK[t] = fmaf(ds, ldf(q + offI + c), accK[t]);
+            }
           }
         }
       }
@@ -820,21 +870,24 @@ __global__ void __launch_bounds__(kRowThreads)
 /// shared-memory limit.
 struct Launch {
   const char *fn;
-  int64_t BH;
+  int64_t BH;   ///< query slices, B H
+  int64_t BHkv; ///< K/V slices, B Hkv (the grid of the dK/dV kernels)
   int T, D;
   float scale;
   int smemOptin; ///< cudaDevAttrMaxSharedMemoryPerBlockOptin
   Layouts lay;
-  dim3 grid() const {
+  /// Grid of the fast kernels over `slices` (BH, or BHkv for the dK/dV
+  /// kernel) in gridDim.y, folded beyond 65535.
+  dim3 grid(int64_t slices) const {
     const int64_t tiles = (int64_t(T) + kTile - 1) / kTile;
     return dim3(static_cast<unsigned>(tiles),
-                static_cast<unsigned>(BH < 65535 ? BH : 65535));
+                static_cast<unsigned>(slices < 65535 ? slices : 65535));
   }
   /// Grid of the generic path: a warp per row.
-  dim3 rowGrid() const {
+  dim3 rowGrid(int64_t slices) const {
     return dim3(static_cast<unsigned>((int64_t(T) + kRowsPerRowBlock - 1) /
                                       kRowsPerRowBlock),
-                static_cast<unsigned>(BH < 65535 ? BH : 65535));
+                static_cast<unsigned>(slices < 65535 ? slices : 65535));
   }
 };
 
@@ -843,15 +896,37 @@ Strides strides(const zrt::AttentionLayout &l) {
   return {l.batch, l.head, static_cast<int>(l.row)};
 }
 
+/// The operands of a call (zrt::AttentionLayout of each): q, dq in `q`;
+/// k, v, dk, dv in `kv`, whose slices are Hkv K/V heads (Hkv divides H);
+/// out, dout in `out`.
+struct Operands {
+  zrt::AttentionLayout q, kv, out;
+  int64_t Hkv;
+};
+
+/// [B, H, T, D] q and out, [B, Hkv, T, D] k and v.
+Operands headsOperands(int64_t H, int64_t Hkv, int64_t T, int64_t D) {
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return {heads, zrt::headsLayout(Hkv, T, D), heads, Hkv};
+}
+
+/// The packed projection's rows (qkv [B, T, 3 H D], out [B, T, H D]).
+Operands packedOperands(int64_t H, int64_t T, int64_t D) {
+  const zrt::AttentionLayout in = zrt::rowsLayout(T, 3 * H * D, D);
+  return {in, in, zrt::rowsLayout(T, H * D, D), H};
+}
+
 int prepare(Launch &L, const char *fn, int64_t B, int64_t H, int64_t T,
-            int64_t D, const zrt::AttentionLayout &qkv,
-            const zrt::AttentionLayout &out) {
+            int64_t D, const Operands &ops) {
   L.fn = fn;
   L.BH = B * H;
+  L.BHkv = B * ops.Hkv;
   L.T = static_cast<int>(T);
   L.D = static_cast<int>(D);
   L.scale = 1.0f / std::sqrt(static_cast<float>(D)); // as the CPU
-  L.lay = {static_cast<int>(H), strides(qkv), strides(out)};
+  L.lay = {static_cast<int>(H), static_cast<int>(ops.Hkv),
+           static_cast<int>(H / ops.Hkv), strides(ops.q), strides(ops.kv),
+           strides(ops.out)};
   return sharedMemoryOptin(&L.smemOptin, fn);
 }
 
@@ -860,14 +935,14 @@ int forwardFast(const Launch &L, const E *q, const E *k, const E *v, E *out,
                 float *lse) {
   using G = Geo<DP>;
   if (G::FORWARD_SMEM > L.smemOptin) {
-    rowForwardKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+    rowForwardKernel<E><<<L.rowGrid(L.BH), kRowThreads, 0, stream()>>>(
         q, k, v, out, lse, L.lay, L.BH, L.T, L.D, L.scale);
     return launched(L.fn);
   }
   if (int st = allowDynamicSharedMemory(flashForwardKernel<DP, E>, G::FORWARD_SMEM, L.fn))
     return st;
   flashForwardKernel<DP, E>
-      <<<L.grid(), kFlashThreads, G::FORWARD_SMEM, stream()>>>(
+      <<<L.grid(L.BH), kFlashThreads, G::FORWARD_SMEM, stream()>>>(
           q, k, v, out, lse, L.lay, L.BH, L.T, L.D, L.scale);
   return launched(L.fn);
 }
@@ -878,42 +953,41 @@ int backwardFast(const Launch &L, const E *dout, const E *q, const E *k,
                  E *dv) {
   using G = Geo<DP>;
   if (G::BACKWARD_KV_SMEM > L.smemOptin) {
-    rowBackwardKVKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-        dout, q, k, v, o, lse, dk, dv, L.lay, L.BH, L.T, L.D, L.scale);
+    rowBackwardKVKernel<E><<<L.rowGrid(L.BHkv), kRowThreads, 0, stream()>>>(
+        dout, q, k, v, o, lse, dk, dv, L.lay, L.BHkv, L.T, L.D, L.scale);
   } else {
     if (int st =
             allowDynamicSharedMemory(flashBackwardKVKernel<DP, E>, G::BACKWARD_KV_SMEM, L.fn))
       return st;
     flashBackwardKVKernel<DP, E>
-        <<<L.grid(), kFlashThreads, G::BACKWARD_KV_SMEM, stream()>>>(
-            dout, q, k, v, o, lse, dk, dv, L.lay, L.BH, L.T, L.D, L.scale);
+        <<<L.grid(L.BHkv), kFlashThreads, G::BACKWARD_KV_SMEM, stream()>>>(
+            dout, q, k, v, o, lse, dk, dv, L.lay, L.BHkv, L.T, L.D, L.scale);
   }
   if (int st = launched(L.fn))
     return st;
   if (G::BACKWARD_Q_SMEM > L.smemOptin) {
-    rowBackwardQKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+    rowBackwardQKernel<E><<<L.rowGrid(L.BH), kRowThreads, 0, stream()>>>(
         dout, q, k, v, o, lse, dq, L.lay, L.BH, L.T, L.D, L.scale);
   } else {
     if (int st =
             allowDynamicSharedMemory(flashBackwardQKernel<DP, E>, G::BACKWARD_Q_SMEM, L.fn))
       return st;
     flashBackwardQKernel<DP, E>
-        <<<L.grid(), kFlashThreads, G::BACKWARD_Q_SMEM, stream()>>>(
+        <<<L.grid(L.BH), kFlashThreads, G::BACKWARD_Q_SMEM, stream()>>>(
             dout, q, k, v, o, lse, dq, L.lay, L.BH, L.T, L.D, L.scale);
   }
   return launched(L.fn);
 }
 
-/// zrt_attention_forward(_bf16) and the packed forms: E = float or
-/// zrt_bf16; q, k, v in layout `qkv`, out in layout `lo`. Arguments checked
+/// zrt_attention_forward(_bf16), the packed and the grouped-query forms:
+/// E = float or zrt_bf16; operands laid out as `ops`. Arguments checked
 /// by the caller, B * H > 0.
 template <typename E>
 int attentionForward(const char *fn, const E *q, const E *k, const E *v,
                      E *out, float *lse, int64_t B, int64_t H, int64_t T,
-                     int64_t D, const zrt::AttentionLayout &qkv,
-                     const zrt::AttentionLayout &lo) {
+                     int64_t D, const Operands &ops) {
   Launch L;
-  if (int st = prepare(L, fn, B, H, T, D, qkv, lo))
+  if (int st = prepare(L, fn, B, H, T, D, ops))
     return st;
   if (D <= 16)
     return forwardFast<16>(L, q, k, v, out, lse);
@@ -923,22 +997,20 @@ int attentionForward(const char *fn, const E *q, const E *k, const E *v,
     return forwardFast<64>(L, q, k, v, out, lse);
   if (D <= 128)
     return forwardFast<128>(L, q, k, v, out, lse);
-  rowForwardKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+  rowForwardKernel<E><<<L.rowGrid(L.BH), kRowThreads, 0, stream()>>>(
       q, k, v, out, lse, L.lay, L.BH, L.T, L.D, L.scale);
   return launched(fn);
 }
 
-/// zrt_attention_backward(_bf16) and the packed forms: q, k, v, dq, dk, dv
-/// in layout `qkv`, dout and out in layout `lo`. Arguments checked by the
-/// caller, B * H > 0.
+/// zrt_attention_backward(_bf16), the packed and the grouped-query forms:
+/// operands laid out as `ops`. Arguments checked by the caller, B * H > 0.
 template <typename E>
 int attentionBackward(const char *fn, const E *dout, const E *q, const E *k,
                       const E *v, const E *out, const float *lse, E *dq, E *dk,
                       E *dv, int64_t B, int64_t H, int64_t T, int64_t D,
-                      const zrt::AttentionLayout &qkv,
-                      const zrt::AttentionLayout &lo) {
+                      const Operands &ops) {
   Launch L;
-  if (int st = prepare(L, fn, B, H, T, D, qkv, lo))
+  if (int st = prepare(L, fn, B, H, T, D, ops))
     return st;
   if (D <= 16)
     return backwardFast<16>(L, dout, q, k, v, out, lse, dq, dk, dv);
@@ -948,41 +1020,54 @@ int attentionBackward(const char *fn, const E *dout, const E *q, const E *k,
     return backwardFast<64>(L, dout, q, k, v, out, lse, dq, dk, dv);
   if (D <= 128)
     return backwardFast<128>(L, dout, q, k, v, out, lse, dq, dk, dv);
-  rowBackwardKVKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
-      dout, q, k, v, out, lse, dk, dv, L.lay, L.BH, L.T, L.D, L.scale);
+  rowBackwardKVKernel<E><<<L.rowGrid(L.BHkv), kRowThreads, 0, stream()>>>(
+      dout, q, k, v, out, lse, dk, dv, L.lay, L.BHkv, L.T, L.D, L.scale);
   if (int st = launched(fn))
     return st;
-  rowBackwardQKernel<E><<<L.rowGrid(), kRowThreads, 0, stream()>>>(
+  rowBackwardQKernel<E><<<L.rowGrid(L.BH), kRowThreads, 0, stream()>>>(
       dout, q, k, v, out, lse, dq, L.lay, L.BH, L.T, L.D, L.scale);
   return launched(fn);
 }
 
-/// zrt_attention_forward(_bf16): [B, H, T, D] operands, checked here.
+/// zrt_attention_forward(_bf16) (Hkv = H) and zrt_attention_forward_gqa
+/// (_bf16) (`gqa`: Hkv checked first): q, out [B, H, T, D], k, v [B, Hkv,
+/// T, D], checked here.
 template <typename E>
-int forwardHeads(const char *fn, const E *q, const E *k, const E *v, E *out,
-                 float *lse, int64_t B, int64_t H, int64_t T, int64_t D) {
+int forwardHeads(const char *fn, bool gqa, const E *q, const E *k, const E *v,
+                 E *out, float *lse, int64_t B, int64_t H, int64_t Hkv,
+                 int64_t T, int64_t D) {
+  if (gqa) {
+    if (int st = zrt::checkKvHeads(fn, H, Hkv, fail))
+      return st;
+  }
   if (int st = zrt::checkAttentionForwardArgs(fn, q, k, v, out, lse, B, H, T,
                                               D, fail))
     return st;
   if (B * H == 0)
     return ZRT_OK;
-  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
-  return attentionForward(fn, q, k, v, out, lse, B, H, T, D, heads, heads);
+  return attentionForward(fn, q, k, v, out, lse, B, H, T, D,
+                          headsOperands(H, Hkv, T, D));
 }
 
-/// zrt_attention_backward(_bf16): [B, H, T, D] operands, checked here.
+/// zrt_attention_backward(_bf16) and zrt_attention_backward_gqa(_bf16):
+/// dout, q, out, dq [B, H, T, D], k, v, dk, dv [B, Hkv, T, D], checked
+/// here.
 template <typename E>
-int backwardHeads(const char *fn, const E *dout, const E *q, const E *k,
-                  const E *v, const E *out, const float *lse, E *dq, E *dk,
-                  E *dv, int64_t B, int64_t H, int64_t T, int64_t D) {
+int backwardHeads(const char *fn, bool gqa, const E *dout, const E *q,
+                  const E *k, const E *v, const E *out, const float *lse,
+                  E *dq, E *dk, E *dv, int64_t B, int64_t H, int64_t Hkv,
+                  int64_t T, int64_t D) {
+  if (gqa) {
+    if (int st = zrt::checkKvHeads(fn, H, Hkv, fail))
+      return st;
+  }
   if (int st = zrt::checkAttentionBackwardArgs(fn, dout, q, k, v, out, lse, dq,
                                                dk, dv, B, H, T, D, fail))
     return st;
   if (B * H == 0)
     return ZRT_OK;
-  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
   return attentionBackward(fn, dout, q, k, v, out, lse, dq, dk, dv, B, H, T, D,
-                           heads, heads);
+                           headsOperands(H, Hkv, T, D));
 }
 
 /// zrt_attention_forward_packed(_bf16): qkv [B, T, 3 C], out [B, T, C]
@@ -997,8 +1082,7 @@ int forwardPacked(const char *fn, const E *qkv, E *out, float *lse, int64_t B,
     return ZRT_OK;
   const int64_t C = H * D;
   return attentionForward(fn, qkv, qkv + C, qkv + 2 * C, out, lse, B, H, T, D,
-                          zrt::rowsLayout(T, 3 * C, D),
-                          zrt::rowsLayout(T, C, D));
+                          packedOperands(H, T, D));
 }
 
 /// zrt_attention_backward_packed(_bf16): dout, out [B, T, C], qkv and dqkv
@@ -1015,8 +1099,7 @@ int backwardPacked(const char *fn, const E *dout, const E *qkv, const E *out,
   const int64_t C = H * D;
   return attentionBackward(fn, dout, qkv, qkv + C, qkv + 2 * C, out, lse, dqkv,
                            dqkv + C, dqkv + 2 * C, B, H, T, D,
-                           zrt::rowsLayout(T, 3 * C, D),
-                           zrt::rowsLayout(T, C, D));
+                           packedOperands(H, T, D));
 }
 
 } // namespace
@@ -1026,23 +1109,24 @@ namespace zrt_cuda {
 int attention_forward(const float *q, const float *k, const float *v,
                       float *out, float *lse, float * /*workspace*/, int64_t B,
                       int64_t H, int64_t T, int64_t D) {
-  return forwardHeads("zrt_attention_forward", q, k, v, out, lse, B, H, T, D);
+  return forwardHeads("zrt_attention_forward", false, q, k, v, out, lse, B, H,
+                      H, T, D);
 }
 
 int attention_backward(const float *dout, const float *q, const float *k,
                        const float *v, const float *out, const float *lse,
                        float *dq, float *dk, float *dv, float * /*workspace*/,
                        int64_t B, int64_t H, int64_t T, int64_t D) {
-  return backwardHeads("zrt_attention_backward", dout, q, k, v, out, lse, dq,
-                       dk, dv, B, H, T, D);
+  return backwardHeads("zrt_attention_backward", false, dout, q, k, v, out,
+                       lse, dq, dk, dv, B, H, H, T, D);
 }
 
 int attention_forward_bf16_simt(const zrt_bf16 *q, const zrt_bf16 *k,
                                 const zrt_bf16 *v, zrt_bf16 *out, float *lse,
                                 float * /*workspace*/, int64_t B, int64_t H,
                                 int64_t T, int64_t D) {
-  return forwardHeads("zrt_attention_forward_bf16", q, k, v, out, lse, B, H, T,
-                      D);
+  return forwardHeads("zrt_attention_forward_bf16", false, q, k, v, out, lse,
+                      B, H, H, T, D);
 }
 
 int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
@@ -1051,8 +1135,45 @@ int attention_backward_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
                                  zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
                                  float * /*workspace*/, int64_t B, int64_t H,
                                  int64_t T, int64_t D) {
-  return backwardHeads("zrt_attention_backward_bf16", dout, q, k, v, out, lse,
-                       dq, dk, dv, B, H, T, D);
+  return backwardHeads("zrt_attention_backward_bf16", false, dout, q, k, v,
+                       out, lse, dq, dk, dv, B, H, H, T, D);
+}
+
+int attention_forward_gqa(const float *q, const float *k, const float *v,
+                          float *out, float *lse, float * /*workspace*/,
+                          int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                          int64_t D) {
+  return forwardHeads("zrt_attention_forward_gqa", true, q, k, v, out, lse, B,
+                      H, Hkv, T, D);
+}
+
+int attention_backward_gqa(const float *dout, const float *q, const float *k,
+                           const float *v, const float *out, const float *lse,
+                           float *dq, float *dk, float *dv,
+                           float * /*workspace*/, int64_t B, int64_t H,
+                           int64_t Hkv, int64_t T, int64_t D) {
+  return backwardHeads("zrt_attention_backward_gqa", true, dout, q, k, v, out,
+                       lse, dq, dk, dv, B, H, Hkv, T, D);
+}
+
+int attention_forward_gqa_bf16_simt(const zrt_bf16 *q, const zrt_bf16 *k,
+                                    const zrt_bf16 *v, zrt_bf16 *out,
+                                    float *lse, float * /*workspace*/,
+                                    int64_t B, int64_t H, int64_t Hkv,
+                                    int64_t T, int64_t D) {
+  return forwardHeads("zrt_attention_forward_gqa_bf16", true, q, k, v, out,
+                      lse, B, H, Hkv, T, D);
+}
+
+int attention_backward_gqa_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                     const zrt_bf16 *k, const zrt_bf16 *v,
+                                     const zrt_bf16 *out, const float *lse,
+                                     zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                     float * /*workspace*/, int64_t B,
+                                     int64_t H, int64_t Hkv, int64_t T,
+                                     int64_t D) {
+  return backwardHeads("zrt_attention_backward_gqa_bf16", true, dout, q, k, v,
+                       out, lse, dq, dk, dv, B, H, Hkv, T, D);
 }
 
 int attention_forward_packed(const float *qkv, float *out, float *lse,

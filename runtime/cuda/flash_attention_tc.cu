@@ -20,6 +20,14 @@
 // with C = H D; dqkv likewise) and out / dout [B, T, C], so no head split
 // or merge copy is needed. Only the addresses differ: the packed results
 // are those of the [B, H, T, D] entry points on split copies, bit for bit.
+// Grouped-query attention (zrt_attention_*_gqa_bf16): k, v, dk, dv have a
+// layout of their own with Hkv heads; query head h reads K/V head
+// h / (H / Hkv) (the forward's and the dQ kernel's K / V tile loads), and
+// the dK/dV kernel's work items are (key tile, K/V slice) pairs whose query
+// tiles are those of every query head of the group, in head order, one
+// prefetched sequence accumulating into the same dK / dV fragments: the
+// group sum in f32, rounded once, without atomics. Hkv = H computes what
+// the ungrouped entry points do, bit for bit.
 //
 // Numerics (differences from the CPU's f32 algorithm, all allowed by zrt.h):
 //  * P = exp(S - m) (forward) and P = exp(S - lse), dS = P (dP - delta)
@@ -297,11 +305,26 @@ struct TcStrides {
   }
 };
 
-/// The addressing of a call: q, k, v, dq, dk, dv in layout `qkv`, out and
-/// dout in layout `out`, lse [B, H, T] contiguous.
+/// The addressing of a call: q and dq in layout `qkv`, k, v, dk, dv in
+/// layout `kv` (slices of Hkv K/V heads), out and dout in layout `out`, lse
+/// [B, H, T] contiguous. Query slice bh = b H + h reads K/V slice
+/// b Hkv + h / group (group = H / Hkv; without grouping Hkv = H, group = 1
+/// and kv = qkv: every operand addressed as before).
 struct TcLayouts {
-  int H;
-  TcStrides qkv, out;
+  int H, Hkv, group;
+  TcStrides qkv, kv, out;
+  /// The offset (elements) of the K/V slice that query slice bh reads.
+  __device__ __forceinline__ int64_t kvOfQuery(int64_t bh) const {
+    const int b = static_cast<int>(bh) / H;
+    const int h = static_cast<int>(bh) - b * H;
+    return b * kv.batch + (h / group) * kv.head;
+  }
+  /// Query slice m (< group) of K/V slice s: b H + kvh group + m.
+  __device__ __forceinline__ int64_t queryOfKv(int64_t s, int m) const {
+    const int b = static_cast<int>(s) / Hkv;
+    const int kvh = static_cast<int>(s) - b * Hkv;
+    return int64_t(b) * H + int64_t(kvh) * group + m;
+  }
 };
 
 /// Rows row0 .. row0 + 63 of a [T, D] slice `g` (rows `ld` elements apart)
@@ -489,8 +512,11 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     const int qt = tilesQ - 1 - static_cast<int>(w / BH);
     const int64_t bh = w % BH;
-    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q
     const int64_t ld = lay.qkv.row;
+    const int64_t baseKV = lay.kvOfQuery(bh); // of k, v
+    const uint16_t *const kS = k + baseKV, *const vS = v + baseKV;
+    const int64_t ldKV = lay.kv.row;
     const int row0 = qt * ROWS;
     const int rowsLeft = T - row0; // > 0; rows >= rowsLeft are padding
     // Key tiles up to the last row of the tile (<= T - 1).
@@ -502,8 +528,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
     for (int i = 0; i < MT; ++i)
       loadTile<D>(sQ + i * G::TILE, q + base, int64_t(row0) + kTcRows * i, T,
                   ld, vec);
-    loadTile<D>(sKV, k + base, 0, T, ld, vec);
-    loadTile<D>(sKV + G::TILE, v + base, 0, T, ld, vec);
+    loadTile<D>(sKV, kS, 0, T, ldKV, vec);
+    loadTile<D>(sKV + G::TILE, vS, 0, T, ldKV, vec);
     cpAsyncCommit();
 
     uint32_t qf[MT][G::KS][4];
@@ -524,8 +550,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
       const int buf = kt & 1;
       if (kt + 1 < nkt) {
         uint16_t *nk = sKV + 2 * (buf ^ 1) * G::TILE;
-        loadTile<D>(nk, k + base, int64_t(kt + 1) * kTcRows, T, ld, vec);
-        loadTile<D>(nk + G::TILE, v + base, int64_t(kt + 1) * kTcRows, T, ld,
+        loadTile<D>(nk, kS, int64_t(kt + 1) * kTcRows, T, ldKV, vec);
+        loadTile<D>(nk + G::TILE, vS, int64_t(kt + 1) * kTcRows, T, ldKV,
                     vec);
         cpAsyncCommit();
         cpAsyncWait<1>();
@@ -669,8 +695,10 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::FWD_MIN_BLOCKS)
   }
 }
 
-/// Backward, dK and dV. Work item w: key tile kt = w / BH (the longest
-/// first) of slice bh = w % BH; visits the query tiles qt >= kt.
+/// Backward, dK and dV. Work item w: key tile kt = w / BHkv (the longest
+/// first) of K/V slice w % BHkv; visits the query tiles qt >= kt of each
+/// query head of the slice's group, in head order, as one sequence of
+/// steps (prefetched as one), dK and dV accumulating over all of them.
 template <int D>
 __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
     tcBackwardKVKernel(const uint16_t *__restrict__ dout,
@@ -679,9 +707,9 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
                        const uint16_t *__restrict__ v,
                        const uint16_t *__restrict__ o,
                        const float *__restrict__ lse, uint16_t *__restrict__ dk,
-                       uint16_t *__restrict__ dv, TcLayouts lay, int64_t BH,
-                       int T, int64_t items, float scale, float scaleLog2,
-                       bool vec) {
+                       uint16_t *__restrict__ dv, TcLayouts lay,
+                       int64_t BHkv, int T, int64_t items, float scale,
+                       float scaleLog2, bool vec) {
   using G = TcGeo<D>;
   constexpr int S = TcCfg<D>::KV_STAGES;
   constexpr bool HOLD = TcCfg<D>::KV_HOLD;
@@ -698,16 +726,24 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
   const int tiles = static_cast<int>((int64_t(T) + kTcRows - 1) / kTcRows);
 
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
-    const int kt = static_cast<int>(w / BH);
-    const int64_t bh = w % BH;
-    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v, dk, dv
-    const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
+    const int kt = static_cast<int>(w / BHkv);
+    const int64_t kvs = w % BHkv;
+    const int64_t baseKV = lay.kv.slice(kvs, lay.Hkv); // of k, v, dk, dv
     const int key0 = kt * kTcRows;
     __syncthreads(); // the previous item's readers of shared memory are done
-    loadTile<D>(sK, k + base, key0, T, lay.qkv.row, vec);
-    loadTile<D>(sV, v + base, key0, T, lay.qkv.row, vec);
-    // Query tile qt into stage b (all threads).
-    auto loadQueryTile = [&](int qt, int b) {
+    loadTile<D>(sK, k + baseKV, key0, T, lay.kv.row, vec);
+    loadTile<D>(sV, v + baseKV, key0, T, lay.kv.row, vec);
+    // Step it: query tile kt + it % perHead of the group's query head
+    // it / perHead.
+    const int perHead = tiles - kt;
+    const int steps = lay.group * perHead;
+    // The query tile of step it into stage b (all threads).
+    auto loadQueryTile = [&](int it, int b) {
+      const int m = it / perHead;
+      const int qt = kt + (it - m * perHead);
+      const int64_t bh = lay.queryOfKv(kvs, m);
+      const int64_t base = lay.qkv.slice(bh, lay.H);  // of q
+      const int64_t baseO = lay.out.slice(bh, lay.H); // of dout, o
       uint16_t *sq = sQb + 3 * b * G::TILE;
       loadTile<D>(sq, q + base, qt * kTcRows, T, lay.qkv.row, vec);
       loadTile<D>(sq + G::TILE, dout + baseO, qt * kTcRows, T, lay.out.row,
@@ -716,7 +752,7 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
                   vec);
       loadLse(sStat + 2 * b * kTcRows, lse + bh * T, qt * kTcRows, T, vec);
     };
-    loadQueryTile(kt, 0);
+    loadQueryTile(0, 0);
     cpAsyncCommit();
 
     uint32_t kf[HOLD ? G::KS : 1][4], vf[HOLD ? G::KS : 1][4];
@@ -727,12 +763,12 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
       for (int e = 0; e < 4; ++e)
         dK[n][e] = dV[n][e] = 0.0f;
 
-    for (int qt = kt; qt < tiles; ++qt) {
-      const int it = qt - kt;
+    for (int it = 0; it < steps; ++it) {
+      const int qt = kt + it % perHead;
       const int buf = S == 2 ? (it & 1) : 0;
       if (S == 2) {
-        if (qt + 1 < tiles) {
-          loadQueryTile(qt + 1, buf ^ 1);
+        if (it + 1 < steps) {
+          loadQueryTile(it + 1, buf ^ 1);
           cpAsyncCommit();
           cpAsyncWait<1>();
         } else {
@@ -740,7 +776,7 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
         }
       } else {
         if (it > 0) {
-          loadQueryTile(qt, 0);
+          loadQueryTile(it, 0);
           cpAsyncCommit();
         }
         cpAsyncWait<0>();
@@ -848,7 +884,7 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::KV_MIN_BLOCKS)
       const int j = 16 * warp + g + 8 * h;
       if (j >= T - key0)
         continue;
-      const int64_t off = base + (int64_t(key0) + j) * lay.qkv.row;
+      const int64_t off = baseKV + (int64_t(key0) + j) * lay.kv.row;
 #pragma unroll
       for (int n = 0; n < G::NT; ++n) {
         storeBf16Pair(dv + off + 8 * n + 2 * tq, dV[n][2 * h], dV[n][2 * h + 1],
@@ -893,8 +929,11 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     const int qt = tilesQ - 1 - static_cast<int>(w / BH);
     const int64_t bh = w % BH;
-    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, k, v, dq
+    const int64_t base = lay.qkv.slice(bh, lay.H); // of q, dq
     const int64_t ld = lay.qkv.row;
+    const int64_t baseKV = lay.kvOfQuery(bh); // of k, v
+    const uint16_t *const kS = k + baseKV, *const vS = v + baseKV;
+    const int64_t ldKV = lay.kv.row;
     const int row0 = qt * ROWS;
     const int rowsLeft = T - row0; // > 0; rows >= rowsLeft are padding
     const int nkt = static_cast<int>(
@@ -911,8 +950,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
         loadTile<D>(sO + i * G::TILE, o + baseO, r0, T, lay.out.row, vec);
       }
     }
-    loadTile<D>(sKV, k + base, 0, T, ld, vec);
-    loadTile<D>(sKV + G::TILE, v + base, 0, T, ld, vec);
+    loadTile<D>(sKV, kS, 0, T, ldKV, vec);
+    loadTile<D>(sKV + G::TILE, vS, 0, T, ldKV, vec);
     cpAsyncCommit();
     cpAsyncWait<0>();
     __syncthreads();
@@ -957,8 +996,8 @@ __global__ void __launch_bounds__(kTcThreads, TcCfg<D>::Q_MIN_BLOCKS)
       const int buf = kt & 1;
       if (kt + 1 < nkt) {
         uint16_t *nk = sKV + 2 * (buf ^ 1) * G::TILE;
-        loadTile<D>(nk, k + base, int64_t(kt + 1) * kTcRows, T, ld, vec);
-        loadTile<D>(nk + G::TILE, v + base, int64_t(kt + 1) * kTcRows, T, ld,
+        loadTile<D>(nk, kS, int64_t(kt + 1) * kTcRows, T, ldKV, vec);
+        loadTile<D>(nk + G::TILE, vS, int64_t(kt + 1) * kTcRows, T, ldKV,
                     vec);
         cpAsyncCommit();
         cpAsyncWait<1>();
@@ -1068,12 +1107,24 @@ bool strides16(const TcStrides &s) {
   return s.batch % 8 == 0 && s.head % 8 == 0 && s.row % 8 == 0;
 }
 
-/// The device form of a call's layouts (zrt::AttentionLayout, H < 2^31).
-TcLayouts tcLayouts(int64_t H, const zrt::AttentionLayout &qkv,
+/// The device form of a call's layouts (zrt::AttentionLayout, H < 2^31):
+/// q, dq in `qkv`; k, v, dk, dv in `kv` (Hkv heads, Hkv dividing H); out,
+/// dout in `out`.
+TcLayouts tcLayouts(int64_t H, int64_t Hkv, const zrt::AttentionLayout &qkv,
+                    const zrt::AttentionLayout &kv,
                     const zrt::AttentionLayout &out) {
   return {static_cast<int>(H),
+          static_cast<int>(Hkv),
+          static_cast<int>(H / Hkv),
           {qkv.batch, qkv.head, qkv.row},
+          {kv.batch, kv.head, kv.row},
           {out.batch, out.head, out.row}};
+}
+
+/// Without grouping: k, v, dk, dv in q's layout.
+TcLayouts tcLayouts(int64_t H, const zrt::AttentionLayout &qkv,
+                    const zrt::AttentionLayout &out) {
+  return tcLayouts(H, H, qkv, qkv, out);
 }
 
 /// Sizes of a call.
@@ -1085,7 +1136,8 @@ struct TcLaunch {
   unsigned grid;
 };
 
-/// Sizes of a launch whose work items are tiles of `rows` rows.
+/// Sizes of a launch whose work items are tiles of `rows` rows of B H
+/// slices (H: the K/V heads for the dK/dV kernel).
 int prepareTc(TcLaunch &L, const char *fn, int64_t B, int64_t H, int64_t T,
               int64_t D, int smemBytes, int rows) {
   L.fn = fn;
@@ -1119,7 +1171,8 @@ int forwardTc(const char *fn, const uint16_t *q, const uint16_t *k,
   if (int st = prepareTc(L, fn, B, H, T, D, smem, 64 * TcCfg<D>::FWD_MT))
     return st;
   const bool vec = aligned16(q) && aligned16(k) && aligned16(v) &&
-                   aligned16(out) && strides16(lay.qkv) && strides16(lay.out);
+                   aligned16(out) && strides16(lay.qkv) && strides16(lay.kv) &&
+                   strides16(lay.out);
   if (int st = allowDynamicSharedMemory(tcForwardKernel<D>, smem, fn))
     return st;
   tcForwardKernel<D><<<L.grid, kTcThreads, smem, stream()>>>(
@@ -1135,14 +1188,14 @@ int backwardTc(const char *fn, const uint16_t *dout, const uint16_t *q,
   constexpr int smemKV = TcCfg<D>::KV_SMEM;
   constexpr int smemQ = TcCfg<D>::Q_SMEM;
   TcLaunch L, LQ;
-  if (int st = prepareTc(L, fn, B, H, T, D, smemKV, kTcRows))
+  if (int st = prepareTc(L, fn, B, lay.Hkv, T, D, smemKV, kTcRows))
     return st;
   if (int st = prepareTc(LQ, fn, B, H, T, D, smemQ, 64 * TcCfg<D>::Q_MT))
     return st;
   const bool vec = aligned16(dout) && aligned16(q) && aligned16(k) &&
                    aligned16(v) && aligned16(o) && aligned16(dq) &&
                    aligned16(dk) && aligned16(dv) && strides16(lay.qkv) &&
-                   strides16(lay.out);
+                   strides16(lay.kv) && strides16(lay.out);
   if (int st = allowDynamicSharedMemory(tcBackwardKVKernel<D>, smemKV, fn))
     return st;
   tcBackwardKVKernel<D><<<L.grid, kTcThreads, smemKV, stream()>>>(
@@ -1241,6 +1294,34 @@ int attention_forward_packed_bf16_tc(const zrt_bf16 *qkv, zrt_bf16 *out,
                       qkv + 2 * C, out, lse, B, H, T, D,
                       tcLayouts(H, zrt::rowsLayout(T, 3 * C, D),
                                 zrt::rowsLayout(T, C, D)));
+}
+
+int attention_forward_gqa_bf16_tc(const zrt_bf16 *q, const zrt_bf16 *k,
+                                  const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                                  int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                                  int64_t D) {
+  if (B * H == 0)
+    return ZRT_OK;
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return forwardTcAny("zrt_attention_forward_gqa_bf16", q, k, v, out, lse, B,
+                      H, T, D,
+                      tcLayouts(H, Hkv, heads, zrt::headsLayout(Hkv, T, D),
+                                heads));
+}
+
+int attention_backward_gqa_bf16_tc(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                   const zrt_bf16 *k, const zrt_bf16 *v,
+                                   const zrt_bf16 *out, const float *lse,
+                                   zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                   int64_t B, int64_t H, int64_t Hkv,
+                                   int64_t T, int64_t D) {
+  if (B * H == 0)
+    return ZRT_OK;
+  const zrt::AttentionLayout heads = zrt::headsLayout(H, T, D);
+  return backwardTcAny("zrt_attention_backward_gqa_bf16", dout, q, k, v, out,
+                       lse, dq, dk, dv, B, H, T, D,
+                       tcLayouts(H, Hkv, heads, zrt::headsLayout(Hkv, T, D),
+                                 heads));
 }
 
 int attention_backward_packed_bf16_tc(const zrt_bf16 *dout,

@@ -59,6 +59,26 @@ int attention_backward_bf16_tc(const zrt_bf16 *dout, const zrt_bf16 *q,
                                zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
                                int64_t B, int64_t H, int64_t T, int64_t D);
 
+/// zrt_attention_forward_gqa_bf16 / _backward_gqa_bf16 (zrt/decoder.h) on
+/// tensor cores: q, out, dout, dq [B, H, T, D] bf16; k, v, dk, dv [B, Hkv,
+/// T, D] bf16 with Hkv dividing H (query head h reads K/V head
+/// h / (H / Hkv), no repeated copy); lse [B, H, T] f32; dk, dv OVERWRITTEN
+/// with the group sums (f32 in the block that owns the K/V tile, in head
+/// order, rounded once). Hkv == H: attention_*_bf16_tc bit for bit.
+/// Arguments checked by the caller (abi.cpp: zrt::checkKvHeads, then the
+/// multi-head checks); errors as attention_forward_bf16_tc, with the
+/// zrt_attention_*_gqa_bf16 names.
+int attention_forward_gqa_bf16_tc(const zrt_bf16 *q, const zrt_bf16 *k,
+                                  const zrt_bf16 *v, zrt_bf16 *out, float *lse,
+                                  int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                                  int64_t D);
+int attention_backward_gqa_bf16_tc(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                   const zrt_bf16 *k, const zrt_bf16 *v,
+                                   const zrt_bf16 *out, const float *lse,
+                                   zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                   int64_t B, int64_t H, int64_t Hkv,
+                                   int64_t T, int64_t D);
+
 /// zrt_attention_forward_packed_bf16 on tensor cores: the kernels of
 /// attention_forward_bf16_tc reading the heads in place, so out and lse are
 /// attention_forward_bf16_tc's on the split heads, bit for bit. qkv

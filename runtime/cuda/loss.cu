@@ -1,7 +1,8 @@
 //===- loss.cu - CUDA backend: embedding, cross-entropy and MSE -----------===//
 //
 // zrt_embedding(_backward)(_bf16), zrt_cross_entropy(_backward),
-// zrt_cross_entropy_padded(_backward, _fused) and zrt_mse(_backward) on
+// zrt_cross_entropy_padded(_backward, _fused), zrt_cross_entropy_masked
+// (_backward)(_bf16) and zrt_mse(_backward) on
 // device memory, with the CPU runtime's semantics (runtime/src/loss.cpp,
 // lowering_support.cpp):
 //  * Bad token ids and targets are data: the kernels clamp them into range
@@ -45,6 +46,15 @@
 //    logits are, as arena tensors are; a less aligned dlogits sends that
 //    backward to the staged kernel, whose double sum runs in another
 //    order: the gradient may then differ in the last bit).
+//  * Masked cross-entropy (zrt_cross_entropy_masked(_backward)(_bf16),
+//    zrt/decoder.h): the padded kernels with an ignore_index: ignored rows
+//    add 0 to the sum (forward) and get zero gradient rows (backward); the
+//    mean runs over the M counted rows (crossEntropyMeanKernel counts them
+//    next to the sum, NaN for M = 0; the backward counts them first into
+//    the workspace, countTargetsKernel, and scales by *dloss / M in f32 as
+//    the CPU). bf16 rows are staged in shared memory when they fit; the
+//    register-row kernels below are not used (they take rows of at most
+//    57344 classes, fewer than Llama 3's 128256 or Qwen3's 151936).
 //  * Fused padded cross-entropy (zrt_cross_entropy_padded_fused(_bf16),
 //    llm.c's fused classifier): one kernel per row computes the row's
 //    statistics once, writes its loss and overwrites the logits with the
@@ -68,6 +78,7 @@
 #include "device_util.cuh"
 
 #include "../src/arg_checks.h"
+#include "../src/decoder_args.h"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_pipeline.h>
@@ -741,8 +752,10 @@ __device__ __forceinline__ void ceGradRow(const T *row, T *drow, int64_t V,
 
 /// Cross-entropy backward over logits [N, V] (one block per row,
 /// grid-strided), with g the gradient of one row's loss:
-///   count != NULL (zrt_cross_entropy_backward): g = dloss / *count
-///     (0 when no row counts); rows whose target is ignore_index get 0;
+///   count != NULL (zrt_cross_entropy_backward, dlossPtr NULL; the masked
+///     cross-entropy, dlossPtr a device pointer): g = d / *count with d =
+///     *dlossPtr or dloss (0 when no row counts); rows whose target is
+///     ignore_index get 0;
 ///   count == NULL (padded): g = paddedGradScale(*dlossPtr, N).
 /// dlogits[i, j] = exp((row[j] - max) - f32(logSum)) * g for j < cols, minus
 /// g at the target (ceGradRow); 0 for j >= cols. Bad targets as
@@ -757,7 +770,8 @@ crossEntropyBackward(const T *logits, const int32_t *targets, T *dlogits,
   float g;
   if (count) {
     const int64_t c = *count;
-    g = c > 0 ? __fdiv_rn(dloss, static_cast<float>(c)) : 0.0f;
+    const float d = dlossPtr ? *dlossPtr : dloss;
+    g = c > 0 ? __fdiv_rn(d, static_cast<float>(c)) : 0.0f; // the CPU's
   } else {
     g = paddedGradScale(*dlossPtr, N);
   }
@@ -792,14 +806,19 @@ crossEntropyBackwardKernel(const T *logits, const int32_t *targets, T *dlogits,
                                  errorWord);
 }
 
-/// Staged bf16 rows, as crossEntropyRowsStagedKernel.
+/// Staged bf16 rows, as crossEntropyRowsStagedKernel (dloss a device
+/// pointer; count as crossEntropyBackward: NULL for the padded
+/// cross-entropy, the counted rows for the masked one).
 __global__ void __launch_bounds__(kStagedThreads, 2)
     crossEntropyBackwardStagedKernel(const zrt_bf16 *logits,
                                      const int32_t *targets, zrt_bf16 *dlogits,
                                      int64_t N, int64_t V, int64_t cols,
+                                     int hasIgnore, int32_t ignoreIndex,
+                                     const int64_t *count,
                                      const float *dlossPtr, int *errorWord) {
-  crossEntropyBackward<zrt_bf16, true>(logits, targets, dlogits, N, V, cols, 0,
-                                       0, nullptr, 0.0f, dlossPtr, errorWord);
+  crossEntropyBackward<zrt_bf16, true>(logits, targets, dlogits, N, V, cols,
+                                       hasIgnore, ignoreIndex, count, 0.0f,
+                                       dlossPtr, errorWord);
 }
 
 /// Fused padded cross-entropy (llm.c's fused classifier) over logits [N, V]
@@ -1098,6 +1117,49 @@ int crossEntropyForward(const char *fn, const T *logits, const int32_t *targets,
   return launched(fn);
 }
 
+/// Launches the masked cross-entropy's backward
+/// (zrt_cross_entropy_masked_backward(_bf16); arguments checked, N > 0):
+/// the number M of counted rows into the workspace (countTargetsKernel),
+/// then crossEntropyBackward with g = *dloss / M, ignored rows zeroed
+/// (bf16 logits: rows staged in shared memory when they fit, as the padded
+/// backward's staged path).
+template <typename T>
+int crossEntropyMaskedBackward(const char *fn, const T *logits,
+                               const int32_t *targets, const float *dloss,
+                               T *dlogits, int64_t N, int64_t V, int64_t cols,
+                               int32_t ignoreIndex) {
+  void *ws = nullptr;
+  if (int st = workspace(sizeof(int64_t), &ws, fn))
+    return st;
+  int64_t *count = static_cast<int64_t *>(ws);
+  countTargetsKernel<<<1, kLossFinalThreads, 0, stream()>>>(
+      targets, N, ignoreIndex, count);
+  if (int st = launched(fn))
+    return st;
+  if constexpr (std::is_same_v<T, zrt_bf16>) {
+    bool staged = false;
+    if (int st = stagedFits(cols, &staged, fn))
+      return st;
+    if (staged) {
+      const int64_t smem = stagedBytes(cols);
+      if (int st = allowDynamicSharedMemory(crossEntropyBackwardStagedKernel,
+                                            smem, fn))
+        return st;
+      crossEntropyBackwardStagedKernel<<<lossRowBlocks(N),
+                                         stagedRowThreads(cols), smem,
+                                         stream()>>>(
+          logits, targets, dlogits, N, V, cols, 1, ignoreIndex, count, dloss,
+          device_error_word());
+      return launched(fn);
+    }
+  }
+  crossEntropyBackwardKernel<T>
+      <<<lossRowBlocks(N), lossRowThreads(cols), 0, stream()>>>(
+          logits, targets, dlogits, N, V, cols, 1, ignoreIndex, count, 0.0f,
+          dloss, device_error_word());
+  return launched(fn);
+}
+
 /// Launches the fused padded cross-entropy: per-row losses into the
 /// workspace and the gradient over the logits (crossEntropyFusedKernel,
 /// with crossEntropyForward's choice of kernel and launch configuration:
@@ -1352,7 +1414,7 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
       return st;
     crossEntropyBackwardStagedKernel<<<
         lossRowBlocks(N), stagedRowThreads(num_classes), smem, stream()>>>(
-        logits, targets, dlogits, N, V, num_classes, dloss,
+        logits, targets, dlogits, N, V, num_classes, 0, 0, nullptr, dloss,
         device_error_word());
   } else {
     crossEntropyBackwardKernel<zrt_bf16>
@@ -1375,6 +1437,73 @@ int cross_entropy_padded_fused_bf16(zrt_bf16 *logits, const int32_t *targets,
     return st;
   return crossEntropyPaddedFused(fn, logits, targets, loss, dloss, N, V,
                                  num_classes);
+}
+
+/// zrt_cross_entropy_masked (zrt/decoder.h, loss_masked.cpp): the padded
+/// cross-entropy's rows (first num_classes columns, row stride V) with
+/// ignore_index: *loss (device) = the mean over the M rows whose target is
+/// not ignore_index, NaN when M = 0.
+int cross_entropy_masked(const float *logits, const int32_t *targets,
+                         float *loss, int64_t N, int64_t V,
+                         int64_t num_classes, int32_t ignore_index) {
+  const char *fn = "zrt_cross_entropy_masked";
+  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt_cuda::fail))
+    return st;
+  return crossEntropyForward(fn, logits, targets, loss, N, V, num_classes, 1,
+                             ignore_index);
+}
+
+/// zrt_cross_entropy_masked_bf16: cross_entropy_masked on the widened
+/// logits (rows staged in shared memory when they fit).
+int cross_entropy_masked_bf16(const zrt_bf16 *logits, const int32_t *targets,
+                              float *loss, int64_t N, int64_t V,
+                              int64_t num_classes, int32_t ignore_index) {
+  const char *fn = "zrt_cross_entropy_masked_bf16";
+  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, loss, N, V,
+                                                num_classes, zrt_cuda::fail))
+    return st;
+  return crossEntropyForward(fn, logits, targets, loss, N, V, num_classes, 1,
+                             ignore_index);
+}
+
+/// zrt_cross_entropy_masked_backward: dlogits = *dloss / M (softmax -
+/// onehot) on counted rows' classes, 0 on ignored rows and padding columns;
+/// dloss a device pointer.
+int cross_entropy_masked_backward(const float *logits, const int32_t *targets,
+                                  const float *dloss, float *dlogits,
+                                  int64_t N, int64_t V, int64_t num_classes,
+                                  int32_t ignore_index) {
+  const char *fn = "zrt_cross_entropy_masked_backward";
+  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, dlogits,
+                                                N, V, num_classes,
+                                                zrt_cuda::fail))
+    return st;
+  ZRT_CUDA_REQUIRE(dloss, "%s: dloss is NULL", fn);
+  if (N == 0)
+    return ZRT_OK;
+  return crossEntropyMaskedBackward(fn, logits, targets, dloss, dlogits, N, V,
+                                    num_classes, ignore_index);
+}
+
+/// zrt_cross_entropy_masked_backward_bf16: cross_entropy_masked_backward on
+/// the widened logits, dlogits rounded once.
+int cross_entropy_masked_backward_bf16(const zrt_bf16 *logits,
+                                       const int32_t *targets,
+                                       const float *dloss, zrt_bf16 *dlogits,
+                                       int64_t N, int64_t V,
+                                       int64_t num_classes,
+                                       int32_t ignore_index) {
+  const char *fn = "zrt_cross_entropy_masked_backward_bf16";
+  if (int st = zrt::checkMaskedCrossEntropyArgs(fn, logits, targets, dlogits,
+                                                N, V, num_classes,
+                                                zrt_cuda::fail))
+    return st;
+  ZRT_CUDA_REQUIRE(dloss, "%s: dloss is NULL", fn);
+  if (N == 0)
+    return ZRT_OK;
+  return crossEntropyMaskedBackward(fn, logits, targets, dloss, dlogits, N, V,
+                                    num_classes, ignore_index);
 }
 
 /// zrt_mse (loss.cpp): *loss = f32(sum (pred - target)^2 / n) with the sum

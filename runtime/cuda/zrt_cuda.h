@@ -358,6 +358,32 @@ int cross_entropy_padded_backward_bf16(const zrt_bf16 *logits,
 int cross_entropy_padded_fused_bf16(zrt_bf16 *logits, const int32_t *targets,
                                     float *loss, float dloss, int64_t N,
                                     int64_t V, int64_t num_classes);
+/// zrt_cross_entropy_masked(_backward)(_bf16) (loss.cu; zrt/decoder.h):
+/// the padded cross-entropy's rows (the first num_classes columns of
+/// logits [N, V]) with ignore_index: *loss (a DEVICE pointer) = the mean
+/// over the M rows whose target is not ignore_index, NaN when M = 0;
+/// dlogits OVERWRITTEN with *dloss / M (softmax - onehot) on counted rows'
+/// classes (dloss a DEVICE pointer), zeros on ignored rows and padding
+/// columns. Argument checks as the CPU (zrt::checkMaskedCrossEntropyArgs,
+/// then dloss); a counted target outside [0, num_classes) is clamped and
+/// raises the device error word (ZRT_ERR_OUT_OF_RANGE at the next
+/// synchronizing call), as in the padded kernels.
+int cross_entropy_masked(const float *logits, const int32_t *targets,
+                         float *loss, int64_t N, int64_t V,
+                         int64_t num_classes, int32_t ignore_index);
+int cross_entropy_masked_backward(const float *logits, const int32_t *targets,
+                                  const float *dloss, float *dlogits,
+                                  int64_t N, int64_t V, int64_t num_classes,
+                                  int32_t ignore_index);
+int cross_entropy_masked_bf16(const zrt_bf16 *logits, const int32_t *targets,
+                              float *loss, int64_t N, int64_t V,
+                              int64_t num_classes, int32_t ignore_index);
+int cross_entropy_masked_backward_bf16(const zrt_bf16 *logits,
+                                       const int32_t *targets,
+                                       const float *dloss, zrt_bf16 *dlogits,
+                                       int64_t N, int64_t V,
+                                       int64_t num_classes,
+                                       int32_t ignore_index);
 /// zrt_embedding_bf16 (loss.cu): embedding's kernel (one block per token
 /// row) on bf16 rows, copied bit for bit; bad ids as embedding (the device
 /// error word, the nearest valid row read).
@@ -402,6 +428,39 @@ int attention_backward_packed_bf16_simt(const zrt_bf16 *dout,
                                         zrt_bf16 *dqkv, float *workspace,
                                         int64_t B, int64_t T, int64_t H,
                                         int64_t D);
+/// zrt_attention_forward_gqa / _backward_gqa (zrt/decoder.h) on the CUDA
+/// cores (flash_attention.cu): q, out, dout, dq [B, H, T, D]; k, v, dk, dv
+/// [B, Hkv, T, D] with Hkv dividing H; query head h reads K/V head
+/// h / (H / Hkv) in place (no repeated copy); dk, dv OVERWRITTEN with the
+/// sum over each group's query heads, accumulated in f32 in head order by
+/// the block that owns the K/V tile (deterministic, no atomics). Hkv == H:
+/// attention_forward / attention_backward bit for bit. `workspace` ignored;
+/// full argument checks (zrt::checkKvHeads first, then the multi-head
+/// ones, with the zrt_attention_*_gqa names).
+int attention_forward_gqa(const float *q, const float *k, const float *v,
+                          float *out, float *lse, float *workspace, int64_t B,
+                          int64_t H, int64_t Hkv, int64_t T, int64_t D);
+int attention_backward_gqa(const float *dout, const float *q, const float *k,
+                           const float *v, const float *out, const float *lse,
+                           float *dq, float *dk, float *dv, float *workspace,
+                           int64_t B, int64_t H, int64_t Hkv, int64_t T,
+                           int64_t D);
+/// zrt_attention_*_gqa_bf16 on the CUDA cores: the f32 GQA kernels on the
+/// widened tiles, outputs (dk, dv: the f32 group sums) rounded once, so a
+/// result is attention_*_gqa's on the widened inputs, rounded. abi.cpp runs
+/// these when the tensor-core kernels do not take D (or
+/// ZRT_CUDA_ATTENTION=simt), like attention_*_bf16_simt.
+int attention_forward_gqa_bf16_simt(const zrt_bf16 *q, const zrt_bf16 *k,
+                                    const zrt_bf16 *v, zrt_bf16 *out,
+                                    float *lse, float *workspace, int64_t B,
+                                    int64_t H, int64_t Hkv, int64_t T,
+                                    int64_t D);
+int attention_backward_gqa_bf16_simt(const zrt_bf16 *dout, const zrt_bf16 *q,
+                                     const zrt_bf16 *k, const zrt_bf16 *v,
+                                     const zrt_bf16 *out, const float *lse,
+                                     zrt_bf16 *dq, zrt_bf16 *dk, zrt_bf16 *dv,
+                                     float *workspace, int64_t B, int64_t H,
+                                     int64_t Hkv, int64_t T, int64_t D);
 
 //===----------------------------------------------------------------------===//
 // Optimizer, norms, initialization (optimizer.cu, init.cpp). Scalar inputs
@@ -515,8 +574,9 @@ int launch_add_bias(const float *bias, float *C, int64_t batch, int64_t M,
 
 //===----------------------------------------------------------------------===//
 // Llama/Qwen kernels (decoder.cu): RMSNorm, SiLU/SwiGLU, RoPE. The
-// grouped-query attention and the masked cross-entropy of zrt/decoder.h
-// are CPU-only so far.
+// grouped-query attention (flash_attention.cu, flash_attention_tc.cu) and
+// the masked cross-entropy (loss.cu) are declared with their files' other
+// kernels above.
 //===----------------------------------------------------------------------===//
 
 int rms_norm(const float *x, const float *weight, float *out, int64_t N,

@@ -1771,7 +1771,7 @@ void Driver::writeConfig() {
   j.key("padding_bytes").integer(m_->plan.padding_bytes);
   j.key("comm_bytes_micro").collBytes(m_->plan.comm_bytes_micro);
   j.key("comm_bytes_step").collBytes(m_->plan.comm_bytes_step);
-  j.key("arena_bytes").intArray(m_->plan.arena_bytes, 7);
+  j.key("arena_bytes").intArray(m_->plan.arena_bytes, ZRT_MEM_NUM_KINDS);
   j.close('}');
   metric(j);
 }
@@ -1779,7 +1779,7 @@ void Driver::writeConfig() {
 std::string Driver::checkMemoryPlan() {
   static const char *const kNames[ZRT_MEM_NUM_KINDS] = {
       "parameters",  "gradients",   "master weights", "moments",
-      "activations", "temporaries", "comm buffers"};
+      "activations", "temporaries", "comm buffers", "constants"};
   int64_t planned = 0;
   std::string parts;
   for (int k = 0; k < ZRT_MEM_NUM_KINDS; ++k) {

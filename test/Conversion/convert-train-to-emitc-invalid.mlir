@@ -237,25 +237,3 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %s = train.sum_squares %o : tensor<1x1x4294967296x1xf32>
   return %s : tensor<f32>
 }
-
-// -----
-
-// The Llama / Qwen forms not lowered yet are refused, never run on the
-// multi-head or unmasked kernels.
-func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
-  %q = train.fill 0.0 : tensor<1x4x8x2xf32>
-  %k = train.fill 0.0 : tensor<1x2x8x2xf32>
-  // expected-error@+1 {{'train.causal_attention' op grouped-query attention (K/V heads fewer than query heads) is not lowered yet}}
-  %o, %lse = train.causal_attention %q, %k, %k : tensor<1x4x8x2xf32>, tensor<1x2x8x2xf32>
-  %s = train.sum_squares %o : tensor<1x4x8x2xf32>
-  return %s : tensor<f32>
-}
-
-// -----
-
-func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<2xi32>) -> tensor<f32> {
-  %z = train.fill 0.0 : tensor<2x8xf32>
-  // expected-error@+1 {{'train.cross_entropy' op ignore_index is not lowered yet}}
-  %l = train.cross_entropy %z, %t {ignore_index = -100 : i64} : tensor<2x8xf32>, tensor<2xi32> -> tensor<f32>
-  return %l : tensor<f32>
-}

@@ -25,3 +25,15 @@ module attributes {zero.state_arena_bytes = {parameters = 64 : i64, gradients = 
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A program constant without its slot in the constants arena.
+module attributes {zero.state_arena_bytes = {parameters = 0 : i64, gradients = 0 : i64, master_weights = 0 : i64, moments = 0 : i64}} {
+  func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+    // expected-error@+1 {{'train.rope_table' op has no zero.slot (its place in the constants arena); run zero-layout-states first}}
+    %tab = train.rope_table theta(1.0e+04) : tensor<2x1x2xf32>
+    %s = train.sum_squares %tab : tensor<2x1x2xf32>
+    return %s : tensor<f32>
+  }
+}

@@ -56,6 +56,10 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--grad-accum", type=int, default=1)
     ap.add_argument("--global-batch", type=int, default=8)
+    ap.add_argument("--model", default="gpt", choices=["gpt", "llama", "qwen3"],
+                    help="gpt: 2 layers, width 32; llama: 2 layers, dim 64, 4 heads, "
+                         "2 KV heads, llama3 RoPE scaling, untied head; qwen3: QK-norm, "
+                         "head_dim 32, tied head")
     ap.add_argument("--stages", default="0,1,2,3")
     ap.add_argument("--world-sizes", default="1,2,4")
     ap.add_argument("--compile-flags", default="",
@@ -69,9 +73,19 @@ def main():
     runs = {}
     for n in [int(x) for x in args.world_sizes.split(",")]:
         model = os.path.join(args.work, "gpt_n%d.mlir" % n)
-        run([os.path.join(args.bin, "zero-model"), "gpt", "--n-layer", "2",
-             "--n-head", "2", "--n-embd", "32", "--vocab", "256", "--seq", "32",
-             "--batch", str(args.global_batch // n), "-o", model])
+        flags = {
+            "gpt": ["gpt", "--n-layer", "2", "--n-head", "2", "--n-embd", "32"],
+            "llama": ["llama", "--n-layers", "2", "--dim", "64", "--n-heads", "4",
+                      "--n-kv-heads", "2", "--head-dim", "16", "--ffn-dim", "128",
+                      "--rope-theta", "10000", "--rope-scaling", "llama3:8,1,4,32",
+                      "--tie-embeddings=false"],
+            "qwen3": ["qwen3", "--n-layers", "2", "--dim", "64", "--n-heads", "4",
+                      "--n-kv-heads", "2", "--head-dim", "32", "--ffn-dim", "128",
+                      "--qk-norm", "--tie-embeddings", "--rope-scaling", "none"],
+        }[args.model]
+        run([os.path.join(args.bin, "zero-model")] + flags +
+            ["--vocab", "256", "--seq", "32", "--batch", str(args.global_batch // n),
+             "-o", model])
         for stage in [int(x) for x in args.stages.split(",")]:
             exe = os.path.join(args.work, "train_s%d_n%d" % (stage, n))
             compile_cmd = [os.path.join(args.bin, "zero-compile"), model,

@@ -68,19 +68,22 @@ struct StepReport {
   /// The model-state arenas as allocated (each state rounded up to 64
   /// bytes); -1 when not planned.
   int64_t plannedStateArenaBytes = -1;
+  /// The constants arena (RoPE tables computed at init); 0 without any.
+  int64_t plannedConstantArenaBytes = 0;
   /// The same without reuse (bump allocation), for comparison.
   int64_t bumpActivationBytes = -1, bumpTemporaryBytes = -1;
 
   /// Total model-state bytes on this rank.
   int64_t totalStateBytes() const;
   /// Every arena the program allocates: model states (64-byte aligned per
-  /// state) + planned activations + planned temporaries (comm buffers:
-  /// none); what zrt_memory_peak_total_bytes measures. -1 when not planned.
+  /// state) + planned activations + planned temporaries + constants (comm
+  /// buffers: none); what zrt_memory_peak_total_bytes measures. -1 when not
+  /// planned.
   int64_t plannedPeakBytes() const {
-    return plannedActivationBytes < 0 ? -1
-                                      : plannedStateArenaBytes +
-                                            plannedActivationBytes +
-                                            plannedTemporaryBytes;
+    return plannedActivationBytes < 0
+               ? -1
+               : plannedStateArenaBytes + plannedActivationBytes +
+                     plannedTemporaryBytes + plannedConstantArenaBytes;
   }
 };
 

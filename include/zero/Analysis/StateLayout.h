@@ -20,11 +20,13 @@ struct StateLayoutStats {
   int64_t statesPlaced = 0; ///< States given a zero.slot.
   int64_t groupSpans = 0;   ///< zero.param_span / zero.grad_span recorded.
   int64_t stateBytes = 0;   ///< Bytes of the four state arenas together.
+  int64_t constantsPlaced = 0; ///< Distinct program constants given a slot.
 };
 
-/// Writes `zero.slot` on every state with storage, the spans of the groups
-/// whose members lie back to back, and `zero.state_arena_bytes` on the
-/// module, replacing any earlier layout. Never fails: states of types no
+/// Writes `zero.slot` on every state with storage and on every program
+/// constant (`train.rope_table`, in the constants arena), the spans of the
+/// groups whose members lie back to back, and `zero.state_arena_bytes` on
+/// the module, replacing any earlier layout. Never fails: states of types no
 /// arena stores get 0 bytes and are rejected by the lowering.
 StateLayoutStats layoutStates(ModuleOp module);
 

@@ -46,6 +46,9 @@ struct BufferPlan {
   /// The model-state arenas (parameters, gradients, master weights,
   /// moments): each state's bytes rounded up to 64.
   int64_t stateArenaBytes = 0;
+  /// The constants arena (train.rope_table tables, computed at init); 0
+  /// when the program has none.
+  int64_t constantArenaBytes = 0;
   /// What bump allocation without reuse needs (max over the functions of
   /// every value's bytes plus one scratch pool): the saving of the plan.
   ArenaBytes bumpBytes;

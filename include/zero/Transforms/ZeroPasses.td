@@ -189,8 +189,13 @@ def ZeroLayoutStates : Pass<"zero-layout-states", "::mlir::ModuleOp"> {
       group's flat buffer (`padded` elements) is then that range of the
       arena, which pack/unpack and an in-place all-reduce use without a
       copy (FSDP's flat parameter, DeepSpeed's contiguous gradients);
+    * `zero.slot = #zero.slot<constants, offset, bytes>` on every program
+      constant (`train.rope_table`: a table computed once at
+      initialization, not per step); equal tables (same attributes and
+      type, e.g. in the forward and the logits functions) share one slot;
     * `zero.state_arena_bytes = {parameters, gradients, master_weights,
-      moments}` on the module: each arena's size.
+      moments}` on the module: each arena's size, and `constants` when the
+      program has any.
 
     The layout, in each arena: first the parameters and the gradient states
     of each group's members in the group's order, each group followed by
@@ -220,7 +225,8 @@ def ZeroLayoutStates : Pass<"zero-layout-states", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numPlaced", "states-placed", "States given a slot">,
     Statistic<"numSpans", "group-spans", "Group spans recorded (parameters and gradients)">,
-    Statistic<"stateBytes", "state-bytes", "Bytes of the four state arenas together">
+    Statistic<"stateBytes", "state-bytes", "Bytes of the four state arenas together">,
+    Statistic<"numConstants", "constants-placed", "Distinct program constants given a slot">
   ];
 }
 

@@ -27,6 +27,7 @@ struct ZeroLayoutStatesPass
     numPlaced = stats.statesPlaced;
     numSpans = stats.groupSpans;
     stateBytes = stats.stateBytes;
+    numConstants = stats.constantsPlaced;
     markAllAnalysesPreserved();
   }
 };

@@ -103,6 +103,7 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
             report->plannedTemporaryFunction = name;
         }
         report->plannedStateArenaBytes = plan->stateArenaBytes;
+        report->plannedConstantArenaBytes = plan->constantArenaBytes;
         report->bumpActivationBytes = plan->bumpBytes.activations;
         report->bumpTemporaryBytes = plan->bumpBytes.temporaries;
       }

@@ -33,8 +33,8 @@ import sys
 HOOKS = [
     ('flash_attention_tc.cu', 'constexpr int64_t kTcMaxGrid = 2147483647;',
      'static const int64_t &kTcMaxGrid = emu::tcMaxGrid;', 1),
-    ('flash_attention.cu', 'BH < 65535 ? BH : 65535',
-     'BH < emu::ySlicesCap ? BH : emu::ySlicesCap', 2),
+    ('flash_attention.cu', 'slices < 65535 ? slices : 65535',
+     'slices < emu::ySlicesCap ? slices : emu::ySlicesCap', 2),
     ('loss.cu', 'constexpr int64_t kLossMaxRowBlocks = int64_t(1) << 16;',
      'static const int64_t &kLossMaxRowBlocks = emu::lossMaxRowBlocks;', 1),
 ]

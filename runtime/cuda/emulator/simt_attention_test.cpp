@@ -8,6 +8,10 @@
 // entry points (qkv [B, T, 3 H D], out / dout [B, T, H D]; f32 and bf16)
 // bit for bit against the [B, H, T, D] ones on split copies, with the
 // packed tensors aligned and one element off (vector and scalar loads).
+// The grouped-query kernels (Hkv K/V heads) bit for bit the multi-head ones
+// on repeated K/V (out, lse, dq; dk / dv within rounding of the group sums),
+// in every order, through the fast, fallback and generic paths and the
+// slice loop; their bf16 forms bit for bit the f32 ones on widened values.
 #include "test_util.h"
 #include "zrt_cuda.h"
 
@@ -290,6 +294,132 @@ static bool checkPacked(int64_t B, int64_t H, int64_t T, int64_t D, int off,
   return ok;
 }
 
+/// The grouped-query kernels (attention_*_gqa: Hkv K/V heads shared by
+/// H / Hkv query heads) in every scheduling order: f32 out, lse, dq bit for
+/// bit the multi-head kernels on repeated K/V (each query head runs the
+/// same arithmetic), dk / dv within f32 rounding of the group sums of
+/// theirs; bf16 (attention_*_gqa_bf16_simt, tensors `off` elements past a
+/// 16-byte boundary) bit for bit the f32 GQA kernels on the widened
+/// inputs, rounded; every order bit for bit the first.
+static bool checkGqa(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t D,
+                     int off, const std::vector<int> &orders, uint32_t seed,
+                     const std::string &cs) {
+  const int64_t nq = B * H * T * D, nk = B * Hkv * T * D, nl = B * H * T,
+                slice = T * D, group = H / Hkv;
+  const Vec q = rndSym(nq, seed), k = rndSym(nk, seed + 1),
+            v = rndSym(nk, seed + 2), dout = rndSym(nq, seed + 3);
+  auto repeat = [&](const Vec &x) {
+    Vec r(nq);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        std::copy_n(x.begin() + (b * Hkv + h / group) * slice, slice,
+                    r.begin() + (b * H + h) * slice);
+    return r;
+  };
+  emu::order = orders[0];
+  const Vec rk = repeat(k), rv = repeat(v);
+  Vec mOut(nq, NAN), mLse(nl, NAN), mDq(nq, NAN), mDk(nq, NAN), mDv(nq, NAN);
+  if (zrt_cuda::attention_forward(q.data(), rk.data(), rv.data(), mOut.data(),
+                                  mLse.data(), nullptr, B, H, T, D) ||
+      zrt_cuda::attention_backward(dout.data(), q.data(), rk.data(), rv.data(),
+                                   mOut.data(), mLse.data(), mDq.data(),
+                                   mDk.data(), mDv.data(), nullptr, B, H, T,
+                                   D)) {
+    printf("multi-head kernels failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  std::vector<double> sumDk(nk, 0.0), sumDv(nk, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < slice; ++i) {
+        sumDk[(b * Hkv + h / group) * slice + i] += mDk[(b * H + h) * slice + i];
+        sumDv[(b * Hkv + h / group) * slice + i] += mDv[(b * H + h) * slice + i];
+      }
+  const double atol = 1e-6 * std::sqrt((double)T) * group, rtol = 1e-5;
+  bool ok = true;
+  Vec first[5];
+  for (size_t oi = 0; oi < orders.size(); ++oi) {
+    emu::order = orders[oi];
+    Vec out(nq, NAN), lse(nl, NAN), dq(nq, NAN), dk(nk, NAN), dv(nk, NAN);
+    if (zrt_cuda::attention_forward_gqa(q.data(), k.data(), v.data(),
+                                        out.data(), lse.data(), nullptr, B, H,
+                                        Hkv, T, D) ||
+        zrt_cuda::attention_backward_gqa(dout.data(), q.data(), k.data(),
+                                         v.data(), out.data(), lse.data(),
+                                         dq.data(), dk.data(), dv.data(),
+                                         nullptr, B, H, Hkv, T, D)) {
+      printf("GQA kernels failed %s\n", zrt_cuda::last_error());
+      return false;
+    }
+    if (oi == 0) {
+      ok = sameF(mOut, out, "GQA out vs repeated K/V", cs) && ok;
+      ok = sameF(mLse, lse, "GQA lse vs repeated K/V", cs) && ok;
+      ok = sameF(mDq, dq, "GQA dq vs repeated K/V", cs) && ok;
+      ok = close(sumDk, dk, atol, rtol, "dk", cs) && ok;
+      ok = close(sumDv, dv, atol, rtol, "dv", cs) && ok;
+      first[0] = out, first[1] = lse, first[2] = dq, first[3] = dk,
+      first[4] = dv;
+      continue;
+    }
+    const Vec *g[5] = {&out, &lse, &dq, &dk, &dv};
+    for (int t = 0; t < 5; ++t)
+      if (memcmp(first[t].data(), g[t]->data(), first[t].size() * 4)) {
+        printf("  FAIL: GQA output %d differs under scheduling order %d\n", t,
+               emu::order);
+        ok = false;
+      }
+  }
+  // bf16 against the f32 GQA kernels on the widened values.
+  emu::order = orders.back();
+  const VecB qb = toB(q), kb = toB(k), vb = toB(v), db = toB(dout);
+  const Vec qw = wid(qb), kw = wid(kb), vw = wid(vb), dw = wid(db);
+  BufB Q(nq, off, kNaNB), K(nk, off, kNaNB), V(nk, off, kNaNB),
+      DO(nq, off, kNaNB), O(nq, off, kNaNB), DQ(nq, off, kNaNB),
+      DK(nk, off, kNaNB), DV(nk, off, kNaNB);
+  Q.set(qb);
+  K.set(kb);
+  V.set(vb);
+  DO.set(db);
+  Vec lseB(nl, NAN), outW(nq, NAN), lseW(nl, NAN);
+  if (zrt_cuda::attention_forward_gqa_bf16_simt(Q.p, K.p, V.p, O.p,
+                                                lseB.data(), nullptr, B, H,
+                                                Hkv, T, D) ||
+      zrt_cuda::attention_forward_gqa(qw.data(), kw.data(), vw.data(),
+                                      outW.data(), lseW.data(), nullptr, B, H,
+                                      Hkv, T, D)) {
+    printf("GQA forward failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  ok = sameB(toB(outW), O.p, "GQA out", cs) && ok;
+  ok = sameF(lseW, lseB, "GQA lse", cs) && ok;
+  const Vec ow = wid(O.get());
+  Vec dqW(nq, NAN), dkW(nk, NAN), dvW(nk, NAN);
+  if (zrt_cuda::attention_backward_gqa_bf16_simt(DO.p, Q.p, K.p, V.p, O.p,
+                                                 lseB.data(), DQ.p, DK.p, DV.p,
+                                                 nullptr, B, H, Hkv, T, D) ||
+      zrt_cuda::attention_backward_gqa(dw.data(), qw.data(), kw.data(),
+                                       vw.data(), ow.data(), lseB.data(),
+                                       dqW.data(), dkW.data(), dvW.data(),
+                                       nullptr, B, H, Hkv, T, D)) {
+    printf("GQA backward failed %s\n", zrt_cuda::last_error());
+    return false;
+  }
+  ok = sameB(toB(dqW), DQ.p, "GQA dq", cs) && ok;
+  ok = sameB(toB(dkW), DK.p, "GQA dk", cs) && ok;
+  ok = sameB(toB(dvW), DV.p, "GQA dv", cs) && ok;
+  for (BufB *b : {&O, &DQ, &DK, &DV})
+    if (!b->guardsOk()) {
+      fprintf(stderr, "FAIL GQA bf16 %s: write outside a tensor\n",
+              cs.c_str());
+      ok = false;
+    }
+  printf("  GQA Hkv=%lld: %s\n", (long long)Hkv,
+         ok ? "out, lse, dq bit-identical to repeated K/V, dk / dv its group "
+              "sums; bf16 bit-identical to f32 on widened values"
+            : "MISMATCH");
+  return ok;
+}
+
 int main(int argc, char **argv) {
   const Args args(argc, argv);
   struct Case {
@@ -341,6 +471,25 @@ int main(int argc, char **argv) {
                                         {3, 2, 33, 3, 232448}};
   const std::vector<Case> &cases = args.set == "ci" ? ci : full;
   const std::vector<Case> &packed = args.set == "ci" ? packedCi : packedFull;
+  // Grouped-query cases (checkGqa), numbered after the packed ones: the
+  // fast kernels, the dK/dV fallback of a small opt-in with the slice loop,
+  // the generic path (D > 128) with the slice loop.
+  struct GqaCase {
+    int64_t B, H, Hkv, T, D;
+    int optin;
+    int64_t ycap;
+    int off;
+  };
+  const std::vector<GqaCase> gqaCi = {{2, 4, 2, 70, 16, 232448, 65535, 0},
+                                      {1, 4, 1, 40, 24, 65536, 2, 1},
+                                      {2, 4, 2, 9, 160, 232448, 3, 3}};
+  const std::vector<GqaCase> gqaFull = {{2, 4, 2, 70, 16, 232448, 65535, 0},
+                                        {1, 4, 1, 40, 24, 65536, 2, 1},
+                                        {2, 4, 2, 9, 160, 232448, 3, 3},
+                                        {1, 8, 2, 130, 64, 232448, 65535, 0},
+                                        {2, 6, 3, 70, 128, 100 * 1024, 4, 2},
+                                        {1, 4, 4, 65, 32, 232448, 65535, 0}};
+  const std::vector<GqaCase> &gqa = args.set == "ci" ? gqaCi : gqaFull;
   bool allok = true;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     if (!args.selected((int)ci))
@@ -435,6 +584,22 @@ int main(int argc, char **argv) {
         allok &= checkPacked<zrt_bf16>(c.B, c.H, c.T, c.D, off, 500 + ci, cs);
       }
     }
+  }
+  for (size_t gi = 0; gi < gqa.size(); ++gi) {
+    const size_t ci = cases.size() + packed.size() + gi;
+    if (!args.selected((int)ci))
+      continue;
+    const GqaCase c = gqa[gi];
+    emu::optin = c.optin;
+    emu::ySlicesCap = c.ycap;
+    std::string cs = "B=" + std::to_string(c.B) + " H=" + std::to_string(c.H) +
+                     " Hkv=" + std::to_string(c.Hkv) +
+                     " T=" + std::to_string(c.T) + " D=" + std::to_string(c.D) +
+                     " optin=" + std::to_string(c.optin) +
+                     " ycap=" + std::to_string(c.ycap);
+    printf("case %zu: GQA %s\n", ci, cs.c_str());
+    allok &= checkGqa(c.B, c.H, c.Hkv, c.T, c.D, c.off, args.orders,
+                      600 + (uint32_t)ci, cs);
   }
   printf(allok ? "ALL OK\n" : "FAILURES\n");
   return allok ? 0 : 1;

@@ -7,7 +7,10 @@
 // (attention_*_packed_bf16_tc on qkv [B, T, 3 H D], out / dout [B, T, H D])
 // against the [B, H, T, D] kernels on split copies, bit for bit, with the
 // packed tensors aligned (cp.async) or not (plain loads), under every
-// scheduling order.
+// scheduling order. Grouped-query cases (attention_*_gqa_bf16_tc, Hkv K/V
+// heads shared by H / Hkv query heads): out, lse, dq bit for bit the
+// kernels on repeated K/V, dk / dv within the tolerances of the CPU's f32
+// GQA, bit for bit under every order, aligned and not, with a work loop.
 #include "flash_attention_tc.h"
 #include "test_util.h"
 
@@ -144,6 +147,111 @@ bool checkPacked(const PackedCase &c, const std::vector<int> &orders,
            "copies\n");
   return ok;
 }
+/// A grouped-query case: H query heads sharing Hkv K/V heads.
+struct GqaCase {
+  int64_t B, H, Hkv, T, D;
+  int shift;
+  int64_t maxGrid;
+};
+
+/// attention_*_gqa_bf16_tc: out, lse and dq bit for bit the [B, H, T, D]
+/// kernels on repeated K/V (each query head runs the same arithmetic), dk
+/// and dv within the tolerances above of the CPU's f32 GQA on the widened
+/// inputs (the backward from the kernel's own out and lse); bit for bit
+/// under every scheduling order; nothing written outside the outputs.
+bool checkGqa(const GqaCase &c, const std::vector<int> &orders,
+              uint32_t seed) {
+  emu::tcMaxGrid = c.maxGrid;
+  const int64_t nq = c.B * c.H * c.T * c.D, nk = c.B * c.Hkv * c.T * c.D,
+                nl = c.B * c.H * c.T, slice = c.T * c.D, group = c.H / c.Hkv;
+  const VecB q = toB(rnd(nq, seed, -1, 1)), k = toB(rnd(nk, seed + 1, -1, 1)),
+             v = toB(rnd(nk, seed + 2, -1, 1)),
+             dout = toB(rnd(nq, seed + 3, -1, 1));
+  auto repeat = [&](const VecB &x) {
+    VecB r(nq);
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t h = 0; h < c.H; ++h)
+        std::copy_n(x.begin() + (b * c.Hkv + h / group) * slice, slice,
+                    r.begin() + (b * c.H + h) * slice);
+    return r;
+  };
+  emu::order = orders[0];
+  Heads ref;
+  if (!runHeads(q, repeat(k), repeat(v), dout, c.B, c.H, c.T, c.D, ref))
+    return false;
+  bool ok = true;
+  VecB first[3];
+  for (size_t oi = 0; oi < orders.size(); ++oi) {
+    emu::order = orders[oi];
+    BufB bq(nq, c.shift, kNaNB), bk(nk, c.shift, kNaNB), bv(nk, c.shift, kNaNB),
+        bdo(nq, c.shift, kNaNB), bout(nq, c.shift, kNaNB),
+        bdq(nq, c.shift, kNaNB), bdk(nk, c.shift, kNaNB),
+        bdv(nk, c.shift, kNaNB);
+    bq.set(q);
+    bk.set(k);
+    bv.set(v);
+    bdo.set(dout);
+    Vec lse(nl, NAN);
+    emu::regions.clear();
+    for (BufB *b : {&bq, &bk, &bv, &bdo, &bout, &bdq, &bdk, &bdv})
+      emu::regions.push_back({(const unsigned char *)b->p, 2 * b->n});
+    emu::regions.push_back({(const unsigned char *)lse.data(), 4 * (size_t)nl});
+    if (zrt_cuda::attention_forward_gqa_bf16_tc(bq.p, bk.p, bv.p, bout.p,
+                                                lse.data(), c.B, c.H, c.Hkv,
+                                                c.T, c.D) ||
+        zrt_cuda::attention_backward_gqa_bf16_tc(
+            bdo.p, bq.p, bk.p, bv.p, bout.p, lse.data(), bdq.p, bdk.p, bdv.p,
+            c.B, c.H, c.Hkv, c.T, c.D)) {
+      printf("  FAIL: GQA kernels: %s\n", zrt_cuda::last_error());
+      return false;
+    }
+    const VecB out = bout.get(), dq = bdq.get(), dk = bdk.get(),
+               dv = bdv.get();
+    if (!(bout.guardsOk() && bdq.guardsOk() && bdk.guardsOk() &&
+          bdv.guardsOk())) {
+      printf("  FAIL: GQA: write outside an output tensor\n");
+      ok = false;
+    }
+    // The forward (and so the backward's inputs) equal the repeated run's.
+    if (out != ref.out || dq != ref.dq ||
+        memcmp(lse.data(), ref.lse.data(), 4 * nl)) {
+      printf("  FAIL: GQA out / lse / dq differ from the kernels on repeated "
+             "K/V (order %d)\n",
+             emu::order);
+      ok = false;
+    }
+    if (oi == 0) {
+      const Vec q32 = wid(q), k32 = wid(k), v32 = wid(v), do32 = wid(dout),
+                out32 = wid(out);
+      Vec rdq(nq), rdk(nk), rdv(nk);
+      if (zrt_attention_backward_gqa(do32.data(), q32.data(), k32.data(),
+                                     v32.data(), out32.data(), lse.data(),
+                                     rdq.data(), rdk.data(), rdv.data(),
+                                     nullptr, c.B, c.H, c.Hkv, c.T,
+                                     c.D) != ZRT_OK) {
+        printf("cpu GQA backward failed\n");
+        return false;
+      }
+      const Stat sk = compare(rdk, wid(dk)), sv = compare(rdv, wid(dv));
+      const double rk = sk.maxErr / std::max(sk.maxRef, 1e-3),
+                   rv = sv.maxErr / std::max(sv.maxRef, 1e-3);
+      printf("  GQA Hkv=%lld: dk rel %.2e dv rel %.2e (worst elementwise "
+             "%.3f %.3f)\n",
+             (long long)c.Hkv, rk, rv, sk.worstRel, sv.worstRel);
+      if (sk.nan || sv.nan || !(rk < 2e-2 && rv < 2e-2 && sk.worstRel < 0.3 &&
+                                sv.worstRel < 0.3)) {
+        printf("  FAIL: GQA dk / dv outside the tolerances\n");
+        ok = false;
+      }
+      first[0] = dk, first[1] = dv, first[2] = out;
+    } else if (dk != first[0] || dv != first[1] || out != first[2]) {
+      printf("  FAIL: GQA results differ under scheduling order %d\n",
+             emu::order);
+      ok = false;
+    }
+  }
+  return ok;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -163,6 +271,17 @@ int main(int argc, char **argv) {
   };
   const std::vector<PackedCase> &packed =
       args.set == "ci" ? packedCi : packedFull;
+  // Grouped-query cases, numbered after the packed ones.
+  const std::vector<GqaCase> gqaCi = {
+      {2, 4, 2, 70, 32, 0, kNoCap}, // cp.async, two query heads per K/V
+      {1, 4, 1, 65, 64, 1, 3},      // plain loads, work loop, one K/V head
+  };
+  const std::vector<GqaCase> gqaFull = {
+      {2, 4, 2, 70, 32, 0, kNoCap}, {1, 4, 1, 65, 64, 1, 3},
+      {1, 8, 2, 130, 64, 0, kNoCap}, {2, 4, 2, 100, 128, 0, 5},
+      {1, 4, 4, 70, 32, 0, kNoCap},
+  };
+  const std::vector<GqaCase> &gqa = args.set == "ci" ? gqaCi : gqaFull;
   if (args.set == "ci") {
     cases = {
         {2, 3, 17, 64, 1.0f, 0, kNoCap},
@@ -322,6 +441,17 @@ int main(int argc, char **argv) {
            ci, (long long)c.B, (long long)c.H, (long long)c.T, (long long)c.D,
            c.shiftQkv, c.shiftOut, (long long)c.maxGrid);
     allok &= checkPacked(c, args.orders, 1000 + (uint32_t)ci);
+  }
+  for (size_t gi = 0; gi < gqa.size(); ++gi) {
+    const size_t ci = cases.size() + packed.size() + gi;
+    if (!args.selected((int)ci))
+      continue;
+    const GqaCase &c = gqa[gi];
+    printf("case %zu: GQA B=%lld H=%lld Hkv=%lld T=%lld D=%lld shift %d "
+           "grid<=%lld\n",
+           ci, (long long)c.B, (long long)c.H, (long long)c.Hkv,
+           (long long)c.T, (long long)c.D, c.shift, (long long)c.maxGrid);
+    allok &= checkGqa(c, args.orders, 2000 + (uint32_t)ci);
   }
   printf("worst rel: out %.2e lse %.2e dq %.2e dk %.2e dv %.2e\n", worst[0],
          worst[1], worst[2], worst[3], worst[4]);

@@ -26,7 +26,8 @@ enum zrt_mem_kind {
   ZRT_MEM_ACTIVATIONS = 4,    ///< Saved activations.
   ZRT_MEM_TEMPORARIES = 5,    ///< Scratch space.
   ZRT_MEM_COMM_BUFFERS = 6,   ///< Gather/scatter staging buffers.
-  ZRT_MEM_NUM_KINDS = 7,      ///< Number of kinds (not a kind).
+  ZRT_MEM_CONSTANTS = 7,      ///< Tables computed once at init (RoPE cos/sin).
+  ZRT_MEM_NUM_KINDS = 8,      ///< Number of kinds (not a kind).
 };
 
 /// What a state tensor holds (ZeRO's model-state categories).

@@ -5,8 +5,13 @@
 // ignore_index over padded logits): the runtime side of the train ops in
 // dialects/Train/TrainDecoderOps.td. Included by zrt.h; its conventions
 // (row-major, element counts, status codes, OVERWRITE backward, f32
-// arithmetic on bf16 storage with every output rounded once) apply. CPU
-// backend only so far (the CUDA backend does not define these yet).
+// arithmetic on bf16 storage with every output rounded once) apply. Both
+// backends define them: the CPU's (runtime/src) and the CUDA backend's
+// (runtime/cuda: decoder.cu, the grouped-query attention in
+// flash_attention.cu / flash_attention_tc.cu, the masked cross-entropy in
+// loss.cu), whose pointers are device pointers (dloss and loss too) and
+// whose bad targets raise the device error word instead of returning
+// ZRT_ERR_OUT_OF_RANGE at once (see docs/cuda.md).
 //
 // Sources: Hugging Face transformers models/llama/modeling_llama.py
 // (LlamaRMSNorm, apply_rotary_pos_emb, repeat_kv, LlamaMLP), torchtitan

@@ -79,12 +79,13 @@ typedef struct zrt_plan_desc {
   int64_t comm_bytes_micro[4];  ///< Bytes sent per forward_backward, per zrt_coll_kind.
   int64_t comm_bytes_step[4];   ///< Bytes sent per optimizer_step, per zrt_coll_kind.
   /// Bytes of the arena of each zrt_mem_kind (parameters, gradients, master
-  /// weights, moments, activations, temporaries, comm buffers) that init()
+  /// weights, moments, activations, temporaries, comm buffers, constants)
+  /// that init()
   /// allocates, the activation and temporary arenas as zero-buffer-assign
   /// planned them: their sum is the planned peak, which
   /// zrt_memory_peak_total_bytes measures. All 0 when the program does not
   /// say (appended last: older initializers leave it zero).
-  int64_t arena_bytes[7];
+  int64_t arena_bytes[ZRT_MEM_NUM_KINDS];
 } zrt_plan_desc;
 
 /// Everything the driver needs to know about a compiled training step.

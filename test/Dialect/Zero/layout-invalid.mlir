@@ -52,7 +52,7 @@ zero.group @g world_size(1) members [@a] offsets [0] decay [false] padded(4) {ze
 
 // -----
 
-// expected-error@+1 {{'zero.state_arena_bytes' entry 'activations' must be a state arena (parameters, gradients, master_weights, moments) with a non-negative size}}
+// expected-error@+1 {{'zero.state_arena_bytes' entry 'activations' must be a state arena (parameters, gradients, master_weights, moments) or constants, with a non-negative size}}
 module attributes {zero.state_arena_bytes = {activations = 64 : i64}} {
 }
 
@@ -93,4 +93,52 @@ module attributes {zero.state_arena_bytes = {parameters = 256 : i64}} {
   zero.group @g world_size(1) members [@a, @b] offsets [0, 16] decay [false, false] padded(20) {zero.param_span = #zero.slot<parameters, 0, 64>}
   train.param @a : tensor<16xf32> init(<zeros>) {zero.slot = #zero.slot<parameters, 0, 64>}
   train.param @b : tensor<4xf32> init(<zeros>) {zero.slot = #zero.slot<parameters, 64, 16>}
+}
+
+// -----
+
+// Program constants: in the constants arena, large enough, inside it, and
+// sharing a slot whole or not at all.
+func.func @f() -> tensor<4x2x2xf32> {
+  // expected-error@+1 {{'zero.slot' is in the parameters arena; a program constant belongs in the constants arena}}
+  %t = train.rope_table theta(1.0e+04) {zero.slot = #zero.slot<parameters, 0, 64>} : tensor<4x2x2xf32>
+  return %t : tensor<4x2x2xf32>
+}
+
+// -----
+
+func.func @f() -> tensor<4x2x2xf32> {
+  // expected-error@+1 {{'zero.slot' has 32 bytes; the table needs 64}}
+  %t = train.rope_table theta(1.0e+04) {zero.slot = #zero.slot<constants, 0, 32>} : tensor<4x2x2xf32>
+  return %t : tensor<4x2x2xf32>
+}
+
+// -----
+
+module attributes {zero.state_arena_bytes = {constants = 64 : i64}} {
+  func.func @f() -> tensor<4x2x2xf32> {
+    // expected-error@+1 {{'zero.slot' [64, 128) lies outside the constants arena of 64 bytes (zero.state_arena_bytes)}}
+    %t = train.rope_table theta(1.0e+04) {zero.slot = #zero.slot<constants, 64, 64>} : tensor<4x2x2xf32>
+    return %t : tensor<4x2x2xf32>
+  }
+}
+
+// -----
+
+module attributes {zero.state_arena_bytes = {constants = 256 : i64}} {
+  func.func @f() -> tensor<8x2x2xf32> {
+    %t = train.rope_table theta(1.0e+04) {zero.slot = #zero.slot<constants, 0, 128>} : tensor<8x2x2xf32>
+    // expected-error@+1 {{'zero.slot' overlaps another constant's slot in the constants arena}}
+    %u = train.rope_table theta(5.0e+05) {zero.slot = #zero.slot<constants, 64, 128>} : tensor<8x2x2xf32>
+    %s = train.add %t, %u : tensor<8x2x2xf32>
+    return %s : tensor<8x2x2xf32>
+  }
+}
+
+// -----
+
+func.func @f() -> tensor<f32> {
+  // expected-error@+1 {{'zero.slot' is only for state declarations (train.param, train.state, zero.shard) and program constants (train.rope_table)}}
+  %z = train.fill 0.0 {zero.slot = #zero.slot<constants, 0, 64>} : tensor<f32>
+  return %z : tensor<f32>
 }

@@ -9,7 +9,8 @@ import importlib.metadata
 import sys
 
 IMPORT_NAMES = {"torch": "torch", "transformers": "transformers",
-                "safetensors": "safetensors", "numpy": "numpy"}
+                "safetensors": "safetensors", "numpy": "numpy",
+                "py-cpuinfo": "cpuinfo"}
 
 
 def main() -> int:

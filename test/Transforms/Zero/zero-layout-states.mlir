@@ -55,3 +55,24 @@ zero.shard @g.exp_avg_sq : tensor<4xf32> kind(<exp_avg_sq>) of(@g)
 // CHECK: zero.group @g {{.*}} padded(4) {zero.param_span = #zero.slot<parameters, 0, 16>}{{$}}
 zero.group @g world_size(1) members [@p] offsets [0] decay [false] padded(4)
 train.param @p : tensor<4xf32> init(<zeros>)
+
+// -----
+
+// Program constants (RoPE tables) get slots in the constants arena, equal
+// tables of two functions one slot; the module records the arena only
+// when there are constants.
+// CHECK: module attributes {zero.state_arena_bytes = {constants = 192 : i64, gradients = 0 : i64, master_weights = 0 : i64, moments = 0 : i64, parameters = 0 : i64}}
+// CHECK-LABEL: func.func @forward
+// CHECK: train.rope_table theta(1.000000e+04) {zero.slot = #zero.slot<constants, 0, 128>} : tensor<8x2x2xf32>
+// CHECK: train.rope_table theta(5.000000e+05) {zero.slot = #zero.slot<constants, 128, 32>} : tensor<2x2x2xf32>
+// CHECK-LABEL: func.func @logits
+// CHECK: train.rope_table theta(1.000000e+04) {zero.slot = #zero.slot<constants, 0, 128>} : tensor<8x2x2xf32>
+func.func @forward() -> (tensor<8x2x2xf32>, tensor<2x2x2xf32>) {
+  %t = train.rope_table theta(1.0e+04) : tensor<8x2x2xf32>
+  %u = train.rope_table theta(5.0e+05) : tensor<2x2x2xf32>
+  return %t, %u : tensor<8x2x2xf32>, tensor<2x2x2xf32>
+}
+func.func @logits() -> tensor<8x2x2xf32> {
+  %t = train.rope_table theta(1.0e+04) : tensor<8x2x2xf32>
+  return %t : tensor<8x2x2xf32>
+}

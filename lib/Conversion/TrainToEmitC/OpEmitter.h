@@ -1,0 +1,209 @@
+//===- OpEmitter.h - per-op emission patterns of convert-train-to-emitc -===//
+///
+/// \file
+/// The rule of every file in this folder: an emitter prints one op as calls
+/// of the runtime (zrt.h) on the storage the passes recorded; it makes no
+/// choice. An `OpEmitter` is the lowering's pattern for one op: the calls
+/// (`emit`), the scratch those calls need (`scratchWords`, so the buffer
+/// plan reserves it), and whether the op runs as one native bf16 kernel
+/// (`isNativeBf16`; otherwise the lowering widens its bf16 tensors to f32
+/// around it). Families register their emitters with a
+/// `populate<Family>Emitters` function (torch-mlir's `populate…Patterns`,
+/// IREE VMToEmitC's per-family files); the lowering looks an op up in the
+/// `OpEmitterSet` before its own (older) cases.
+///
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
+#define ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <utility>
+#include <string>
+
+namespace mlir::zero::emit {
+
+/// The ranked tensor type of `v` (every value the lowering prints has one).
+inline RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+/// Elements of the tensor `v`.
+inline int64_t numel(Value v) { return tensorType(v).getNumElements(); }
+/// Element type of the tensor `v`.
+inline Type elementType(Value v) { return tensorType(v).getElementType(); }
+/// Rows and last dimension of a tensor [..., C] (rows = elements / C; a
+/// 0-D tensor is one row of one).
+inline std::pair<int64_t, int64_t> rowsCols(Value v) {
+  RankedTensorType t = tensorType(v);
+  int64_t c = t.getRank() ? t.getShape().back() : 1;
+  return {c ? t.getNumElements() / c : 0, c};
+}
+
+/// Whether every tensor of `vs` is bf16.
+inline bool allBf16(ValueRange vs) {
+  for (Value v : vs) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.getElementType().isBF16())
+      return false;
+  }
+  return true;
+}
+
+/// Whether every operand and result of `op` is bf16 (the rule of most
+/// native bf16 kernels).
+inline bool allOperandsBf16(Operation *op) {
+  return allBf16(op->getOperands()) && allBf16(op->getResults());
+}
+
+/// The runtime function of an f32 kernel name: its zrt_X_bf16 variant when
+/// the op runs natively in bf16.
+inline std::string kernelName(StringRef f32Name, bool native) {
+  return (f32Name + (native ? "_bf16" : "")).str();
+}
+
+/// A call argument: an SSA value (a pointer the context made) or an
+/// attribute printed inline (a literal).
+struct CArg {
+  CArg(Value v) : value(v) {}
+  CArg(Attribute a) : attr(a) {}
+  Value value;
+  Attribute attr;
+};
+
+/// What an emitter may ask of the lowering. Every pointer comes from the
+/// storage the plan recorded for the value; nothing here decides.
+class EmitContext {
+public:
+  virtual ~EmitContext() = default;
+  /// The pointer to `tensor`'s storage (its element type; f32 scratch
+  /// while the lowering widens a bf16 tensor around a non-native op).
+  virtual Value ptr(Value tensor) = 0;
+  /// The next block of the op's planned scratch, `words` 4-byte words (the
+  /// op's emitter declared it in `scratchWords`), as a float pointer.
+  virtual Value scratch(int64_t words) = 0;
+  /// The host value of a 0-D tensor (a float or int64 local; arena
+  /// tensors are copied to the host once per function).
+  virtual Value scalar(Value tensor) = 0;
+  /// `ZRT_CHECK(callee(args...))`.
+  virtual void call(StringRef callee, ArrayRef<CArg> args) = 0;
+  virtual Attribute i64(int64_t v) = 0;
+  virtual Attribute f32(double v) = 0;
+  virtual Attribute f64(double v) = 0;
+  /// Verbatim C++ text as an argument (`NULL`, an enum constant).
+  virtual Attribute opq(StringRef text) = 0;
+};
+
+/// The emission pattern of one op (see the file comment).
+class OpEmitter {
+public:
+  virtual ~OpEmitter() = default;
+  /// Whether `op` runs as its one zrt_X_bf16 kernel on bf16 storage (the
+  /// same numbers as widening to f32 and rounding back, without the f32
+  /// copies).
+  virtual bool isNativeBf16(Operation *op) const { return false; }
+  /// The scratch blocks the calls of `emit` take for `op`, in the order
+  /// `emit` asks for them (EmitContext::scratch), each in 4-byte words
+  /// (beyond the widened copies the lowering adds itself); a negative size
+  /// when it overflows int64.
+  virtual SmallVector<int64_t, 2> scratchWords(Operation *op,
+                                               bool native) const {
+    return {};
+  }
+  /// Whether the op is printed at its place in the function (false: it has
+  /// no call there, e.g. a table computed once at initialization).
+  virtual bool isCompute(Operation *op) const { return true; }
+  /// Prints `op`; `native` as isNativeBf16 answered.
+  virtual LogicalResult emit(Operation *op, EmitContext &ctx,
+                             bool native) const = 0;
+};
+
+/// An OpEmitter of one op class (OpConversionPattern<OpTy>'s shape).
+template <typename OpTy> class OpEmitterFor : public OpEmitter {
+public:
+  bool isNativeBf16(Operation *op) const final {
+    return isNativeBf16(cast<OpTy>(op));
+  }
+  SmallVector<int64_t, 2> scratchWords(Operation *op,
+                                       bool native) const final {
+    return scratchWords(cast<OpTy>(op), native);
+  }
+  bool isCompute(Operation *op) const final { return isCompute(cast<OpTy>(op)); }
+  LogicalResult emit(Operation *op, EmitContext &ctx,
+                     bool native) const final {
+    return emit(cast<OpTy>(op), ctx, native);
+  }
+  virtual bool isNativeBf16(OpTy op) const { return false; }
+  virtual SmallVector<int64_t, 2> scratchWords(OpTy op, bool native) const {
+    return {};
+  }
+  virtual bool isCompute(OpTy op) const { return true; }
+  virtual LogicalResult emit(OpTy op, EmitContext &ctx, bool native) const = 0;
+};
+
+/// The emitters by op name.
+class OpEmitterSet {
+public:
+  /// Registers `Emitter(args...)` for the op class `OpTy`.
+  template <typename OpTy, typename Emitter, typename... Args>
+  void add(Args &&...args) {
+    emitters[OpTy::getOperationName()] =
+        std::make_unique<Emitter>(std::forward<Args>(args)...);
+  }
+  /// The emitter of `op`, or null (the lowering's own cases apply).
+  const OpEmitter *lookup(Operation *op) const {
+    auto it = emitters.find(op->getName().getStringRef());
+    return it == emitters.end() ? nullptr : it->second.get();
+  }
+
+private:
+  llvm::StringMap<std::unique_ptr<OpEmitter>> emitters;
+};
+
+/// The Llama 3 / Qwen3 op family (TrainDecoderOps.td): RMSNorm and its
+/// residual form and gradient, SiLU and SwiGLU and their gradients, RoPE,
+/// grouped-query attention and the masked cross-entropy (Decoder.cpp).
+void populateDecoderEmitters(OpEmitterSet &set);
+
+/// Attention: causal_attention and attention_grad, multi-head and
+/// grouped-query, and the packed forms over a [B, T, 3 H D] projection
+/// (Attention.cpp).
+void populateAttentionEmitters(OpEmitterSet &set);
+
+/// Losses: cross_entropy (padded, fused, masked by ignore_index) and its
+/// gradient, mse and its gradient (Loss.cpp).
+void populateLossEmitters(OpEmitterSet &set);
+
+/// Elementwise ops and softmax: add, mul, scale, gelu, relu and their
+/// gradients, softmax and its gradient (Elementwise.cpp).
+void populateElementwiseEmitters(OpEmitterSet &set);
+
+/// Matmuls and their GELU epilogues, f32 and bf16 (Matmul.cpp).
+void populateMatmulEmitters(OpEmitterSet &set);
+
+/// Layer norms: layer_norm, add_layer_norm, layer_norm_grad (Norm.cpp).
+void populateNormEmitters(OpEmitterSet &set);
+
+/// Embedding, its gradient and reduce_sum (the bias gradient) (Linear.cpp).
+void populateLinearEmitters(OpEmitterSet &set);
+
+/// All families.
+inline void populateAllEmitters(OpEmitterSet &set) {
+  populateElementwiseEmitters(set);
+  populateNormEmitters(set);
+  populateMatmulEmitters(set);
+  populateLinearEmitters(set);
+  populateDecoderEmitters(set);
+  populateAttentionEmitters(set);
+  populateLossEmitters(set);
+}
+
+} // namespace mlir::zero::emit
+
+#endif // ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
