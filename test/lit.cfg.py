@@ -23,7 +23,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["zero-opt", "zero-model", "zero-translate", "zero-compile", "zero-import"]
+tools = ["zero-opt", "zero-model", "zero-translate", "zero-compile", "zero-import", "zero-train"]
 llvm_config.add_tool_substitutions(tools, [config.zero_tools_dir])
 
 if config.zero_have_cuda:
@@ -74,6 +74,10 @@ emulated_cxx = os.path.join(config.zero_tools_dir, "zrt-emulated-cxx")
 if os.path.exists(emulated_cxx):
     config.available_features.add("cuda-emulator")
 config.substitutions.append(("%zrt_emulated_cxx", emulated_cxx))
+
+# zero-train's compile cache: inside the build tree, never ~/.cache (the
+# tests of the cache itself give their own zero_compile.cache_dir).
+config.environment["ZERO_TRAIN_CACHE"] = os.path.join(config.test_exec_root, "zero-train-cache")
 
 # Tests run OpenBLAS exactly as the machine sets it up (no driver re-exec
 # choosing kernels; see runtime/src/blas_core.cpp).

@@ -22,6 +22,7 @@
 
 #include "zero/Conversion/Passes.h"
 #include "zero/Conversion/BufferPlan.h"
+#include "zero/Conversion/CompileInfo.h"
 #include "zero/Analysis/Report.h"
 
 #include "TrainToEmitC/OpEmitter.h"
@@ -465,6 +466,8 @@ private:
 
   // Description.
   std::string modelName = "model";
+  /// describeCompiledStep of the IR before the rewrite (compile_info).
+  std::string compileInfo;
   int64_t worldSize = 1, stage = 0, batch = 0, seq = 0, vocab = 0,
           paddedVocab = 0, numParams = 0, numParamInfos = 0;
   func::FuncOp functions[4];
@@ -3291,13 +3294,13 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
           "  /*batch=*/{3}, /*seq=*/{4}, /*vocab=*/{5}, /*padded_vocab=*/{6},\n"
           "  /*num_params=*/{7},\n  {8}, zrt_states, {9}, {10},\n"
           "  /*plan=*/{11},\n  zrt_gen_init, {12}, {13}, {14}, {15}, "
-          "zrt_gen_destroy,\n  {16}, {17}\n}",
+          "zrt_gen_destroy,\n  {16}, {17},\n  /*compile_info=*/{18}\n}",
           cString(modelName), worldSize, stage, batch, seq, vocab, paddedVocab,
           numParams, numStates, groups.size(),
           groups.empty() ? "NULL" : "zrt_groups",
           planInitializer(report, arenaBytes),
           fnName(0), fnName(1), fnName(2), fnName(3), numParamInfos,
-          numParamInfos ? "zrt_params" : "NULL")
+          numParamInfos ? "zrt_params" : "NULL", cString(compileInfo))
           .str();
   auto descT = emitc::OpaqueType::get(ctx, "zrt_model_desc");
   emitc::GlobalOp::create(mb, loc, "zrt_model", descT,
@@ -3341,6 +3344,7 @@ LogicalResult ModuleLowering::run() {
   if (failed(analyzed))
     return failure();
   report = *analyzed;
+  compileInfo = zero::describeCompiledStep(module);
   SmallVector<Operation *> old;
   for (Operation &op : module.getBody()->getOperations())
     old.push_back(&op);

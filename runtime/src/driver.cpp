@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint.h"
+#include "describe.h"
 #include "fileio.h"
 #include "host_comm.h"
 #include "import_files.h"
@@ -93,6 +94,9 @@ double nowSeconds() {
 // Command line
 //===----------------------------------------------------------------------===//
 
+/// --lr-schedule: the learning rate over the optimizer steps (learningRate).
+enum class Schedule { Cosine, Constant, Warmup, WarmupDecay, WarmupCosine };
+
 struct Options {
   std::string data;
   int64_t steps = 200;
@@ -100,6 +104,10 @@ struct Options {
   double lr = 1e-3;
   double minLr = -1.0; // < 0: lr / 10
   int64_t warmup = 0;
+  Schedule schedule = Schedule::Cosine;
+  bool logWarmup = true;    // --warmup-type log (DeepSpeed's default) | linear
+  double warmupMinLr = 0.0; // --warmup-min-lr: where the warmup starts
+  int64_t decaySteps = -1;  // --decay-steps (total_num_steps); < 0: --steps
   uint64_t seed = 1337;
   int64_t valEvery = 50;
   int64_t valBatches = 8;
@@ -118,6 +126,8 @@ struct Options {
   bool overwrite = false;       // --overwrite: may replace DIR's checkpoints
   bool quiet = false;
   bool help = false;
+  bool version = false;     // --version
+  bool printConfig = false; // --print-config
 };
 
 const char *const kUsage =
@@ -133,6 +143,18 @@ const char *const kUsage =
     "  --min-lr F           final learning rate (default lr/10)\n"
     "  --warmup N           linear warmup steps, then cosine decay to\n"
     "                       --min-lr at --steps (default 0)\n"
+    "  --lr-schedule S      cosine (default: nanoGPT's warmup + cosine),\n"
+    "                       constant (--lr throughout), or DeepSpeed's\n"
+    "                       warmup (WarmupLR), warmup-decay (WarmupDecayLR),\n"
+    "                       warmup-cosine (WarmupCosineLR): --warmup steps\n"
+    "                       (at least 2) from --warmup-min-lr to --lr, then\n"
+    "                       --lr / linear to --warmup-min-lr / cosine to\n"
+    "                       --min-lr at --decay-steps\n"
+    "  --warmup-type T      log (default) or linear (DeepSpeed schedules)\n"
+    "  --warmup-min-lr F    learning rate at step 1 (DeepSpeed schedules;\n"
+    "                       default 0)\n"
+    "  --decay-steps N      end of the decay (total_num_steps; default\n"
+    "                       --steps)\n"
     "  --seed S             seed of the initialization and of batch\n"
     "                       sampling (default 1337)\n"
     "  --val-every N        validate every N steps and at the end\n"
@@ -164,6 +186,10 @@ const char *const kUsage =
     "                       a --checkpoint-dir that already holds checkpoints\n"
     "                       (refused otherwise)\n"
     "  --quiet              no per-step lines, no progress bar\n"
+    "  --print-config       print what the program was compiled with (model,\n"
+    "                       partition, precision, optimizer, collectives,\n"
+    "                       memory plan) and exit\n"
+    "  --version            print the runtime's and the compiler's versions\n"
     "  --help               print this help\n";
 
 // Parses a whole string as a base-10 integer in [lo, hi].
@@ -222,12 +248,15 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       inlineValue = true;
     }
     // Boolean flags.
-    if (name == "--quiet" || name == "--help" || name == "--overwrite") {
+    if (name == "--quiet" || name == "--help" || name == "--overwrite" ||
+        name == "--version" || name == "--print-config") {
       if (inlineValue)
         return format("%s takes no value", name.c_str());
-      (name == "--quiet" ? o->quiet
-       : name == "--help" ? o->help
-                          : o->overwrite) = true;
+      (name == "--quiet"     ? o->quiet
+       : name == "--help"    ? o->help
+       : name == "--version" ? o->version
+       : name == "--print-config" ? o->printConfig
+                                  : o->overwrite) = true;
       continue;
     }
     static const char *const kValueFlags[] = {
@@ -236,7 +265,8 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         "--val-batches", "--val-fraction", "--metrics",    "--sample-tokens",
         "--temperature", "--threads",      "--export",     "--import",
         "--dump-batches", "--checkpoint-dir", "--checkpoint-every",
-        "--resume",       "--checkpoint-crash-after-files"};
+        "--resume",       "--checkpoint-crash-after-files", "--lr-schedule",
+        "--warmup-type",  "--warmup-min-lr", "--decay-steps"};
     bool known = false;
     for (const char *f : kValueFlags)
       known = known || name == f;
@@ -267,6 +297,34 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         return format("--min-lr: %s must be >= 0", value.c_str());
     } else if (name == "--warmup") {
       ok = parseInt(name, value, 0, INT64_MAX / 4, &o->warmup, &err);
+    } else if (name == "--lr-schedule") {
+      static const std::pair<const char *, Schedule> kSchedules[] = {
+          {"cosine", Schedule::Cosine},
+          {"constant", Schedule::Constant},
+          {"warmup", Schedule::Warmup},
+          {"warmup-decay", Schedule::WarmupDecay},
+          {"warmup-cosine", Schedule::WarmupCosine}};
+      bool found = false;
+      for (const auto &[n, k] : kSchedules)
+        if (value == n) {
+          o->schedule = k;
+          found = true;
+        }
+      if (!found)
+        return format("--lr-schedule: '%s' is not cosine, constant, warmup, "
+                      "warmup-decay or warmup-cosine",
+                      value.c_str());
+    } else if (name == "--warmup-type") {
+      if (value != "log" && value != "linear")
+        return format("--warmup-type: '%s' is not log or linear",
+                      value.c_str());
+      o->logWarmup = value == "log";
+    } else if (name == "--warmup-min-lr") {
+      ok = parseDouble(name, value, &o->warmupMinLr, &err);
+      if (ok && o->warmupMinLr < 0)
+        return format("--warmup-min-lr: %s must be >= 0", value.c_str());
+    } else if (name == "--decay-steps") {
+      ok = parseInt(name, value, 1, INT64_MAX / 4, &o->decaySteps, &err);
     } else if (name == "--seed") {
       errno = 0;
       char *end = nullptr;
@@ -315,7 +373,7 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     if (!ok)
       return err;
   }
-  if (o->help)
+  if (o->help || o->version || o->printConfig)
     return "";
   if (!sawData)
     return "--data PATH is required (see --help)";
@@ -333,7 +391,16 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     return format("--min-lr %g is above --lr %g (the schedule decays from "
                   "--lr to --min-lr)",
                   o->minLr, o->lr);
-  if (o->warmup > o->steps && o->steps > 0)
+  if (o->decaySteps < 0)
+    o->decaySteps = std::max<int64_t>(o->steps, 1);
+  const bool deepSpeed = o->schedule == Schedule::Warmup ||
+                         o->schedule == Schedule::WarmupDecay ||
+                         o->schedule == Schedule::WarmupCosine;
+  if (o->warmupMinLr > o->lr && deepSpeed)
+    return format("--warmup-min-lr %g is above --lr %g (the warmup rises "
+                  "from --warmup-min-lr to --lr)",
+                  o->warmupMinLr, o->lr);
+  if (o->schedule == Schedule::Cosine && o->warmup > o->steps && o->steps > 0)
     return format("--warmup %lld is longer than --steps %lld (the learning "
                   "rate would never reach --lr)",
                   (long long)o->warmup, (long long)o->steps);
@@ -343,7 +410,39 @@ std::string parseOptions(int argc, char **argv, Options *o) {
 /// nanoGPT's get_lr with lr_decay_iters = steps: linear warmup over `warmup`
 /// iterations, then cosine decay from lr to min_lr, min_lr afterwards. `it`
 /// is the 0-based iteration.
+///
+/// The DeepSpeed schedules follow deepspeed/runtime/lr_schedules.py with
+/// last_batch_iteration = it: warmup over W = max(2, warmup) iterations,
+/// gamma = log(it+1)/log(W) (log) or it/W (linear), lr = warmup_min_lr +
+/// (lr - warmup_min_lr) * gamma; afterwards `warmup` holds lr,
+/// `warmup-decay` multiplies the span by max(0, (T-it)/max(1, T-W)) and
+/// `warmup-cosine` gives max(0, min_lr + (lr - min_lr) * (1 + cos(pi *
+/// (it-W+1)/(T-W)))/2), T = --decay-steps. The schedule is a pure function
+/// of the step, so a resumed run continues it exactly.
 double learningRate(const Options &o, int64_t it) {
+  if (o.schedule == Schedule::Constant)
+    return o.lr;
+  if (o.schedule != Schedule::Cosine) {
+    const int64_t W = std::max<int64_t>(2, o.warmup), T = o.decaySteps;
+    const double span = o.lr - o.warmupMinLr;
+    if (it < W) {
+      const double gamma =
+          o.logWarmup ? std::log(static_cast<double>(it + 1)) /
+                            std::log(static_cast<double>(W))
+                      : static_cast<double>(it) / static_cast<double>(W);
+      return o.warmupMinLr + span * gamma;
+    }
+    if (o.schedule == Schedule::Warmup)
+      return o.lr;
+    if (o.schedule == Schedule::WarmupDecay)
+      return o.warmupMinLr +
+             span * std::max(0.0, static_cast<double>(T - it) /
+                                      std::max(1.0, static_cast<double>(T - W)));
+    const double progress = static_cast<double>(it - W + 1) /
+                            std::max(1.0, static_cast<double>(T - W));
+    return std::max(0.0, o.minLr + (o.lr - o.minLr) * 0.5 *
+                                       (1.0 + std::cos(kPi * progress)));
+  }
   if (it < o.warmup)
     return o.lr * static_cast<double>(it + 1) /
            static_cast<double>(o.warmup + 1);
@@ -1652,6 +1751,14 @@ void Driver::writeConfig() {
   j.key("lr").num(o_.lr);
   j.key("min_lr").num(o_.minLr);
   j.key("warmup").integer(o_.warmup);
+  static const char *const kScheduleNames[] = {
+      "cosine", "constant", "warmup", "warmup-decay", "warmup-cosine"};
+  j.key("lr_schedule").str(kScheduleNames[static_cast<int>(o_.schedule)]);
+  if (o_.schedule != Schedule::Cosine && o_.schedule != Schedule::Constant) {
+    j.key("warmup_type").str(o_.logWarmup ? "log" : "linear");
+    j.key("warmup_min_lr").num(o_.warmupMinLr);
+    j.key("decay_steps").integer(o_.decaySteps);
+  }
   j.key("seed").integer(static_cast<int64_t>(o_.seed));
   j.key("threads").integer(threads_);
   j.key("data").str(o_.data);
@@ -1723,6 +1830,14 @@ int Driver::run() {
   if (o_.help) {
     if (first)
       std::printf(kUsage, argc > 0 ? argv[0] : "program");
+    return kExitOk;
+  }
+  if (o_.version || o_.printConfig) {
+    if (first)
+      std::fputs((o_.version ? zrt::versionText(m_)
+                             : zrt::describeProgram(m_))
+                     .c_str(),
+                 stdout);
     return kExitOk;
   }
   // A runtime that cannot start (no MPI, no GPU) is the machine's problem,

@@ -229,6 +229,9 @@ inline Philox4x32 philox4x32(uint32_t c0, uint32_t c1, uint32_t c2,
   return {{c0, c1, c2, c3}};
 }
 
+/// The runtime's version: "0.1.0 (git <revision>)" (version.cpp).
+const char *runtimeVersion();
+
 } // namespace zrt
 
 #endif // ZRT_SRC_INTERNAL_H

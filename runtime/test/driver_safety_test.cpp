@@ -535,10 +535,24 @@ TEST_F(DriverSafetyTest, ScheduleOptionsAreRangeChecked) {
   expectUserError(base + " --steps -1", "error: --steps: -1 is out of range");
   expectUserError(base + " --steps 99999999999999999999",
                   "error: --steps: '99999999999999999999' is not an integer");
+  expectUserError(base + " --lr-schedule onecycle",
+                  "error: --lr-schedule: 'onecycle' is not cosine, constant, "
+                  "warmup, warmup-decay or warmup-cosine");
+  expectUserError(base + " --lr-schedule warmup --warmup-type exp",
+                  "error: --warmup-type: 'exp' is not log or linear");
+  expectUserError(base + " --lr-schedule warmup --lr 1e-3 --warmup-min-lr 1e-2",
+                  "error: --warmup-min-lr 0.01 is above --lr 0.001 (the "
+                  "warmup rises from --warmup-min-lr to --lr)");
+  expectUserError(base + " --warmup-min-lr=-1",
+                  "error: --warmup-min-lr: -1 must be >= 0");
+  expectUserError(base + " --decay-steps 0",
+                  "error: --decay-steps: 0 is out of range");
   // Boundary values are accepted: warmup = steps, min-lr = lr, --steps 0
-  // with any warmup.
+  // with any warmup; the DeepSpeed schedules take a warmup longer than the
+  // run (DeepSpeed warns, and so the rate never reaches --lr).
   for (const char *ok : {" --steps 2 --warmup 2", " --lr 0.01 --min-lr 0.01",
-                         " --steps 0 --warmup 5"}) {
+                         " --steps 0 --warmup 5",
+                         " --steps 2 --warmup 5 --lr-schedule warmup-decay"}) {
     Proc r = launch(base + ok + kQuietRun);
     EXPECT_EQ(r.status, 0) << ok << "\n" << r.out;
   }

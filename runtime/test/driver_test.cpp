@@ -183,7 +183,8 @@ TEST_F(DriverTest, Help) {
        {"--data", "--steps", "--grad-accum", "--lr", "--min-lr", "--warmup",
         "--seed", "--val-every", "--val-batches", "--val-fraction", "--metrics",
         "--sample-tokens", "--temperature", "--threads", "--quiet", "--import",
-        "--export", "--dump-batches"})
+        "--export", "--dump-batches", "--lr-schedule", "--warmup-type",
+        "--warmup-min-lr", "--decay-steps"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f;
 }
 

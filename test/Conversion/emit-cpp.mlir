@@ -71,7 +71,10 @@
 // zero-translate does not run zero-buffer-assign).
 // CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}, {64, 0, 0, 0, 0, 256, 0}},
 // CHECK-NEXT: zrt_gen_init, zrt_gen_forward, NULL, NULL, NULL, zrt_gen_destroy,
-// CHECK-NEXT: 1, zrt_params
+// CHECK-NEXT: 1, zrt_params,
+// What the program says about itself (--print-config): read from the IR;
+// no optimizer step here, so no optimizer settings.
+// CHECK-NEXT: /*compile_info=*/"{\"collectives\":{},\"precision\":\"fp32\",\"shard_groups\":0}"
 // CHECK-NEXT: };
 // CHECK-LABEL: const zrt_model_desc* zrt_model_get() {
 // CHECK-NEXT: zrt_model_desc* [[D:v[0-9]+]] = &zrt_model;
@@ -547,7 +550,10 @@ func.func @forward(%ids: tensor<1x4xi32>, %t: tensor<1x4xi32>) -> tensor<f32> {
 // CHECK-NEXT: ZRT_MODEL_ABI_VERSION, "toy", 2, 3,
 // CHECK: 4, zrt_states, 1, zrt_groups,
 // CHECK: zrt_gen_init, zrt_gen_forward, zrt_gen_forward_backward, zrt_gen_optimizer_step, NULL, zrt_gen_destroy,
-// CHECK-NEXT: 2, zrt_params
+// CHECK-NEXT: 2, zrt_params,
+// The stage-3 step's collectives (one gather, one reduce-scatter in the
+// backward, the norm's all-reduce) and its AdamW settings, from the IR.
+// CHECK-NEXT: /*compile_info=*/"{\"collectives\":{\"forward_backward\":{\"all_gather\":1,\"all_reduce\":0,\"async\":0,\"bucketed\":0,\"reduce_scatter\":1},\"optimizer_step\":{\"all_gather\":0,\"all_reduce\":1,\"async\":0,\"bucketed\":0,\"reduce_scatter\":0}},\"max_grad_norm\":1,\"optimizer\":{\"beta1\":0.90000000000000002,\"beta2\":0.94999999999999996,\"decayed\":1,\"eps\":1e-08,\"type\":\"AdamW\",\"updates\":1,\"weight_decay\":0.10000000000000001},\"precision\":\"fp32\",\"shard_groups\":1}"
 module attributes {zero.model_name = "toy", zero.stage = 3 : i64, zero.world_size = 2 : i64} {
   train.param @a : tensor<3xf32> init(<normal, 2.000000e-02>) trainable {zero.sharded}
   train.param @b : tensor<2xf32> init(<ones>) trainable {zero.sharded}

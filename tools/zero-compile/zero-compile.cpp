@@ -37,9 +37,13 @@
 /// targets: it reaches memory only through the runtime's C ABI.
 ///
 /// with CXX from --cxx, else $ZERO_CXX, else $CXX, else the compiler CMake
-/// configured (ZERO_HOST_CXX). The runtime paths and link flags are fixed
-/// at configure time (ZeroCompileConfig.h); zero-compile itself does not
-/// link the runtime. When the host compiler fails, its output is printed
+/// configured (ZERO_HOST_CXX). The runtime (headers and static libraries) is
+/// the one in --runtime-dir DIR, else $ZERO_RUNTIME_DIR, else the prefix
+/// zero-compile is installed in (<bin>/../lib/libzero_runtime.a with
+/// <bin>/../include/zrt/model.h: `cmake --install`, moved anywhere), else
+/// the build tree it was built in (ZeroCompileConfig.h); the link flags of
+/// its dependencies (MPI, OpenBLAS; CUDA) are fixed at configure time.
+/// zero-compile itself does not link the runtime. When the host compiler fails, its output is printed
 /// with a command line that reproduces the failure (the C++ file is kept),
 /// and the exit status is 1.
 ///
@@ -48,6 +52,7 @@
 #include "ZeroCompileConfig.h"
 
 #include "zero/Conversion/Passes.h"
+#include "zero/Support/Version.h"
 #include "zero/Transforms/Passes.h"
 #include "zero/Transforms/Pipelines.h"
 
@@ -114,6 +119,11 @@ static cl::list<std::string>
                  cl::desc("--emit=exe: also compile and link this C++ file "
                           "(e.g. a test harness that defines zrt_train_main "
                           "in place of the runtime's driver)"));
+static cl::opt<std::string> runtimeDir(
+    "runtime-dir", cl::value_desc("dir"), cl::cat(category),
+    cl::desc("Prefix of the runtime to link: DIR/include/zrt, "
+             "DIR/lib/libzero_runtime.a (default: $ZERO_RUNTIME_DIR, else "
+             "the prefix zero-compile is installed in, else its build tree)"));
 static cl::opt<std::string>
     modelName("model-name", cl::value_desc("name"), cl::cat(category),
               cl::desc("Model name in the program's "
@@ -263,6 +273,65 @@ static LogicalResult checkAgainstInput(ModuleOp module, bool hasStep,
   return success();
 }
 
+/// Where the runtime's headers and static libraries are, and why there.
+struct RuntimePaths {
+  std::string include, library, cudaLibrary;
+  std::string from; ///< "--runtime-dir", "ZERO_RUNTIME_DIR", "installed", "build tree"
+  std::string error; ///< a --runtime-dir / $ZERO_RUNTIME_DIR without a runtime
+};
+
+static const char *mainArgv0 = "zero-compile";
+
+/// A prefix holding an installed runtime: DIR/include/zrt/model.h and
+/// DIR/lib/libzero_runtime.a (the CUDA library when it is there).
+static bool runtimeAt(StringRef dir, RuntimePaths &out) {
+  SmallString<256> inc(dir), lib(dir), cuda(dir), header;
+  llvm::sys::path::append(inc, "include");
+  header = inc;
+  llvm::sys::path::append(header, "zrt", "model.h");
+  llvm::sys::path::append(lib, "lib", "libzero_runtime.a");
+  llvm::sys::path::append(cuda, "lib", "libzero_runtime_cuda.a");
+  if (!llvm::sys::fs::exists(header) || !llvm::sys::fs::exists(lib))
+    return false;
+  out.include = inc.str().str();
+  out.library = lib.str().str();
+  out.cudaLibrary = llvm::sys::fs::exists(cuda) ? cuda.str().str() : "";
+  return true;
+}
+
+static const RuntimePaths &runtimePaths() {
+  static RuntimePaths paths = [] {
+    RuntimePaths p;
+    std::optional<std::string> env = llvm::sys::Process::GetEnv("ZERO_RUNTIME_DIR");
+    for (auto [given, from] :
+         {std::pair<std::string, const char *>{runtimeDir, "--runtime-dir"},
+          {env ? *env : std::string(), "ZERO_RUNTIME_DIR"}}) {
+      if (given.empty())
+        continue;
+      p.from = from;
+      if (!runtimeAt(given, p))
+        p.error = std::string(from) + " '" + given +
+                  "' holds no runtime (include/zrt/model.h and "
+                  "lib/libzero_runtime.a)";
+      return p;
+    }
+    std::string self = llvm::sys::fs::getMainExecutable(
+        mainArgv0, reinterpret_cast<void *>(&runtimeAt));
+    SmallString<256> prefix(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(self)));
+    if (!prefix.empty() && runtimeAt(prefix, p)) {
+      p.from = "installed";
+      return p;
+    }
+    p.include = ZERO_COMPILE_RUNTIME_INCLUDE;
+    p.library = ZERO_COMPILE_RUNTIME_LIBRARY;
+    p.cudaLibrary = ZERO_COMPILE_CUDA_RUNTIME_LIBRARY;
+    p.from = "build tree";
+    return p;
+  }();
+  return paths;
+}
+
 /// The host C++ compiler to run.
 static std::string hostCompiler() {
   if (!cxx.empty())
@@ -289,8 +358,10 @@ static std::string shellQuote(StringRef arg) {
 /// Runs the host compiler on `cppPath`, writing `exePath`.
 static int compileExecutable(StringRef cppPath, StringRef exePath) {
   const bool cuda = target == "cuda";
-  const StringRef library =
-      cuda ? ZERO_COMPILE_CUDA_RUNTIME_LIBRARY : ZERO_COMPILE_RUNTIME_LIBRARY;
+  const RuntimePaths &rt = runtimePaths();
+  if (!rt.error.empty())
+    return error(rt.error);
+  const std::string library = cuda ? rt.cudaLibrary : rt.library;
   if (library.empty())
     return error(cuda ? "this zero-compile was configured without the CUDA "
                         "toolkit (or without the runtime): --target=cuda "
@@ -312,11 +383,11 @@ static int compileExecutable(StringRef cppPath, StringRef exePath) {
                                    "-O2",
                                    "-fopenmp",
                                    "-std=c++17",
-                                   "-I" ZERO_COMPILE_RUNTIME_INCLUDE,
+                                   "-I" + rt.include,
                                    cppPath.str()};
   for (const std::string &extra : extraSources)
     args.push_back(extra);
-  args.push_back(library.str());
+  args.push_back(library);
   SmallVector<StringRef> linkArgs;
   StringRef(cuda ? ZERO_COMPILE_CUDA_LINK_ARGS : ZERO_COMPILE_LINK_ARGS)
       .split(linkArgs, ';', -1, false);
@@ -392,8 +463,26 @@ static FailureOr<std::string> importModel(const char *argv0) {
   return module;
 }
 
+/// --version's lines after the version: what a compiled program is made of
+/// (zero-train hashes them into its cache key).
+static void printCompileVersion(llvm::raw_ostream &os) {
+  const RuntimePaths &rt = runtimePaths();
+  if (!rt.error.empty()) {
+    os << "runtime: none (" << rt.error << ")\n";
+  } else {
+    os << "runtime library: " << rt.library << "\n";
+    os << "runtime headers: " << rt.include << "\n";
+    if (!rt.cudaLibrary.empty())
+      os << "cuda runtime library: " << rt.cudaLibrary << "\n";
+    os << "runtime from: " << rt.from << "\n";
+  }
+  os << "host compiler: " << hostCompiler() << "\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mainArgv0 = argv[0];
+  zero::setVersionPrinter("zero-compile", printCompileVersion);
   zero::registerAllPasses();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
@@ -544,6 +633,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // What the program says about itself (--print-config, --version): the
+  // compiler and the pass pipeline, not the target (the C++ is the same for
+  // both targets).
+  (*module)->setAttr("zero.compile_version",
+                     StringAttr::get(&context, std::string("zero-compile (Zero) ") +
+                                                   zero::versionString()));
+  (*module)->setAttr("zero.compile_flags", StringAttr::get(&context, pipeline));
   PassManager lower(&context);
   lower.addPass(zero::createConvertTrainToEmitC());
   if (failed(lower.run(*module)))

@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Models/Llama.h"
+#include "zero/Support/Version.h"
 #include "zero/Models/Models.h"
 
 #include "mlir/IR/AsmState.h"
@@ -238,6 +239,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions(); // --mlir-print-debuginfo, ...
   cl::HideUnrelatedOptions({&modelCategory, &gptCategory, &mlpCategory, &llamaCategory});
+  mlir::zero::setVersionPrinter("zero-model");
   cl::ParseCommandLineOptions(argc, argv, "Zero model generator: writes a training-step "
                                           "input module (train dialect) as MLIR text\n");
 

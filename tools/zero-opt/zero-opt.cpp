@@ -10,6 +10,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/Support/Version.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
+  mlir::zero::setVersionPrinter("zero-opt");
   mlir::registerTransformsPasses(); // canonicalize, cse, inline, ...
   mlir::zero::registerAllPasses();
 

@@ -11,6 +11,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/Support/Version.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Transforms/Passes.h"
 
@@ -33,6 +34,7 @@ static llvm::cl::opt<bool> noMain("no-main",
                                   llvm::cl::init(false));
 
 int main(int argc, char **argv) {
+  zero::setVersionPrinter("zero-translate");
   TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
       "lower a training step to EmitC (zero-layout-states when the module "

@@ -138,6 +138,14 @@ typedef struct zrt_model_desc {
   /// exports them as 1-D tensors; --import then checks element counts only.
   int num_param_infos;
   const zrt_param_info *param_infos;
+
+  /// Optional (NULL when the program does not provide it): what the passes
+  /// decided, as one JSON object read from the partitioned IR
+  /// (lib/Conversion/CompileInfo.cpp: precision, optimizer settings,
+  /// clipping, shard groups, collectives per function with their buckets
+  /// and async start/wait pairs, the compiler's version and flags). The
+  /// program's --print-config prints it.
+  const char *compile_info;
 } zrt_model_desc;
 
 /// Defined by the generated code: the description of the compiled step.

@@ -1,0 +1,523 @@
+"""From a config to the zero-compile flags and the program's flags.
+
+resolve(cfg, world, facts) reads every key of the config once: DeepSpeed's
+keys are applied (mapped onto a zero-compile or program flag) or listed as
+ignored with the reason (keys.py); Zero's own sections (model, data, run,
+zero_compile) sit beside them. "auto" takes the value of the `run` key of the
+same meaning, else Zero's default, as the Hugging Face Trainer fills it from
+its own arguments. Any problem raises ConfigError naming the key; nothing is
+run or written here.
+
+`facts` (model.ModelFacts) is what the model's MLIR says (batch, width,
+parameters); None while the model is still to be imported, in which case the
+width-derived "auto" values are left open (Plan.pending).
+"""
+
+import os
+
+from . import keys
+from .config import ConfigError, dotted
+from .model import ZERO_MODEL_FLAGS, ZERO_MODEL_NAMES
+from .reader import (AUTO, MISSING, _check_betas, _fmt, _is_num, _note_value, _num,
+                     _Reader)
+from .schedule import _resolve_scheduler
+from .zero_section import _resolve_zero
+
+__all__ = ["Plan", "resolve"]
+
+
+class Plan:
+    def __init__(self):
+        self.model = {}           # kind: zero_model|mlir|import, and its arguments
+        self.model_args = []      # zero-model flags / zero-import arguments
+        self.model_name = None
+        self.compile_args = []    # zero-compile flags (no input, no -o)
+        self.exe_args = []        # the program's flags
+        self.notes = []           # one line per DeepSpeed key: applied / auto / ignored
+        self.target = "cpu"
+        self.cache_dir = None
+        self.stage = 0
+        self.world = 1
+        self.micro_batch = None
+        self.pending = False      # width-derived autos wait for the import
+        self.uses_run_import = False
+        self.cxx = None
+
+
+_TOP_APPLIED = ("train_batch_size", "train_micro_batch_size_per_gpu",
+                "gradient_accumulation_steps", "gradient_clipping", "bf16", "bfloat16",
+                "fp16", "optimizer", "scheduler", "zero_optimization",
+                "activation_checkpointing")
+_ZERO_SECTIONS = ("model", "data", "run", "zero_compile")
+
+_RUN_KEYS = ("steps", "seed", "lr", "min_lr", "warmup_steps", "lr_schedule",
+             "weight_decay", "betas", "eps", "max_grad_norm", "precision",
+             "micro_batch", "grad_accum", "val_every", "val_batches", "metrics",
+             "sample_tokens", "temperature", "threads", "checkpoint_dir",
+             "checkpoint_every", "resume", "overwrite", "export", "import", "quiet",
+             "world_size")
+_COMPILE_KEYS = ("target", "cache_dir", "grouping", "device_memory", "prefetch_distance",
+                 "fuse_epilogues", "fuse_layer_norm", "fuse_cross_entropy",
+                 "buffer_assign", "decay_min_rank", "cxx", "activation_checkpointing")
+def _world_note(world, source):
+    return "%d (%s)" % (world, source)
+
+
+def resolve(cfg, world, world_source, facts, model_facts_fixed):
+    """Returns a Plan, or raises ConfigError.
+
+    world: the data-parallel world size N, from `world_source` (a launcher's
+    environment variable, --world-size, or run.world_size).
+    facts: ModelFacts of the model's MLIR, or None before an import.
+    model_facts_fixed: the MLIR's batch and dtype are fixed (an mlir source);
+    else zero-train sets them through zero-model / zero-import flags.
+    """
+    plan = Plan()
+    plan.world = world
+    r = _Reader(cfg, plan)
+    data = cfg.data
+
+    # Unknown top-level keys first: one message for a typo, before anything
+    # that depends on it.
+    known_top = set(_TOP_APPLIED) | set(_ZERO_SECTIONS)
+    r.check_keys((), known_top, keys.IGNORED_TOP)
+    for name in ("model", "run", "zero_compile", "optimizer", "scheduler",
+                 "zero_optimization", "activation_checkpointing"):
+        r.section((name,))
+    r.check_keys(("run",), _RUN_KEYS)
+    r.check_keys(("zero_compile",), _COMPILE_KEYS)
+
+    # --- run: the trainer's own settings (what "auto" takes) ---
+    run = ("run",)
+    steps = r.integer(run + ("steps",), lo=0, default=MISSING)
+    run_lr = r.number(run + ("lr",), lo=0, default=MISSING)
+    run_min_lr = r.number(run + ("min_lr",), lo=0, default=MISSING)
+    run_warmup = r.integer(run + ("warmup_steps",), lo=0, default=MISSING)
+    run_schedule = r.string(run + ("lr_schedule",), choices=("cosine", "constant"),
+                            default=MISSING)
+    run_wd = r.number(run + ("weight_decay",), lo=0, default=MISSING)
+    run_betas = r.get(run + ("betas",))
+    if run_betas is not MISSING:
+        _check_betas(run + ("betas",), run_betas)
+    run_eps = r.number(run + ("eps",), lo=0, default=MISSING)
+    run_clip = r.number(run + ("max_grad_norm",), lo=0, default=MISSING)
+    run_precision = r.string(run + ("precision",), choices=("fp32", "bf16", "fp16"),
+                             default=MISSING)
+    run_micro = r.integer(run + ("micro_batch",), lo=1, default=MISSING)
+    run_accum = r.integer(run + ("grad_accum",), lo=1, default=MISSING)
+    r.integer(run + ("world_size",), lo=1, default=MISSING)  # checked by the caller
+
+    # --- model ---
+    _resolve_model(r, plan, facts, model_facts_fixed)
+
+    # --- batch sizes: DeepSpeed's rule (train_batch_size = micro x accum x N) ---
+    tbs_p, mb_p, gas_p = ("train_batch_size",), ("train_micro_batch_size_per_gpu",), \
+        ("gradient_accumulation_steps",)
+    tbs = r.integer(tbs_p, lo=1, auto_ok=True, default=MISSING)
+    mb = r.integer(mb_p, lo=1, auto_ok=True, default=MISSING)
+    gas = r.integer(gas_p, lo=1, auto_ok=True, default=MISSING)
+    fixed_batch = facts.batch if (model_facts_fixed and facts) else None
+    mb_src = gas_src = None
+    if mb is AUTO or mb is MISSING:
+        if run_micro is not MISSING:
+            mb_v, mb_src = run_micro, "run.micro_batch"
+        else:
+            mb_v = None
+    else:
+        mb_v, mb_src = mb, "set"
+    if gas is AUTO or gas is MISSING:
+        gas_v, gas_src = (run_accum, "run.grad_accum") if run_accum is not MISSING else (None, None)
+    else:
+        gas_v, gas_src = gas, "set"
+    tbs_v = tbs if _is_num(tbs) else None
+    if tbs_v is not None:
+        if mb_v is None and gas_v is None:
+            gas_v, gas_src = 1, "DeepSpeed's rule with train_batch_size alone"
+        if mb_v is None:
+            if tbs_v % (gas_v * world):
+                raise ConfigError(tbs_p, "%d is not divisible by gradient_accumulation_steps "
+                                  "%d x world size %s" % (tbs_v, gas_v, _world_note(world, world_source)))
+            mb_v, mb_src = tbs_v // (gas_v * world), "train_batch_size / (accumulation x world size)"
+        elif gas_v is None:
+            if tbs_v % (mb_v * world):
+                raise ConfigError(tbs_p, "%d is not divisible by train_micro_batch_size_per_gpu "
+                                  "%d x world size %s" % (tbs_v, mb_v, _world_note(world, world_source)))
+            gas_v, gas_src = tbs_v // (mb_v * world), "train_batch_size / (micro-batch x world size)"
+    if mb_v is None:
+        mb_v, mb_src = (fixed_batch, "the model file's batch") if fixed_batch else \
+            (4, "Zero's default")
+    if gas_v is None:
+        gas_v, gas_src = 1, "Zero's default"
+    global_v = mb_v * gas_v * world
+    if tbs_v is not None and tbs_v != global_v:
+        raise ConfigError(tbs_p, "%d is not train_micro_batch_size_per_gpu %d x "
+                          "gradient_accumulation_steps %d x world size %s = %d" % (
+                              tbs_v, mb_v, gas_v, _world_note(world, world_source), global_v))
+    if fixed_batch and mb_v != fixed_batch:
+        at = mb_p if mb_src == "set" else (tbs_p if tbs_v is not None else run + ("micro_batch",))
+        if plan.model["kind"] == "mlir":
+            what, fix = "the model file %s" % plan.model["mlir"], \
+                "regenerate it, or use a zero_model source"
+        else:
+            what, fix = "the imported model %s" % plan.model["import"], \
+                "its example inputs fix it; zero-import's --batch applies to Hugging Face models"
+        raise ConfigError(at, "%s is compiled for a micro-batch of %d per rank, not %d (%s)" % (
+            what, fixed_batch, mb_v, fix))
+    plan.micro_batch = mb_v
+    _note_value(r, mb_p, mb, mb_v, mb_src, _batch_effect(plan, mb_v))
+    _note_value(r, gas_p, gas, gas_v, gas_src, "--grad-accum %d" % gas_v)
+    if tbs is not MISSING:
+        _note_value(r, tbs_p, tbs, global_v, "micro-batch x accumulation x world size",
+                    "%d = %d x %d x %d" % (global_v, mb_v, gas_v, world))
+    if plan.model["kind"] == "zero_model":
+        plan.model_args += ["--batch", str(mb_v)]
+    elif plan.model["kind"] == "import":
+        plan.model_args.append("--batch=%d" % mb_v)
+    plan.exe_args += ["--grad-accum", str(gas_v)]
+
+    # --- precision ---
+    precision = _resolve_precision(r, plan, facts, model_facts_fixed, run_precision)
+
+    # --- gradient clipping ---
+    gc_p = ("gradient_clipping",)
+    gc = r.number(gc_p, lo=0, auto_ok=True, default=MISSING)
+    if gc is AUTO or gc is MISSING:
+        gc_v, gc_src = (run_clip, "run.max_grad_norm") if run_clip is not MISSING else \
+            (1.0, "Zero's default")
+    else:
+        gc_v, gc_src = gc, "set"
+    plan.compile_args.append("--max-grad-norm=%s" % _num(gc_v))
+    _note_value(r, gc_p, gc, gc_v, gc_src, "zero-compile --max-grad-norm=%s%s" % (
+        _num(gc_v), " (0: no clipping)" if gc_v == 0 else ""))
+
+    # --- optimizer ---
+    lr = _resolve_optimizer(r, plan, run_lr, run_betas, run_eps, run_wd)
+
+    # --- scheduler ---
+    _resolve_scheduler(r, plan, lr, steps, run_min_lr, run_warmup, run_schedule)
+
+    # --- ZeRO ---
+    _resolve_zero(r, plan, facts, precision)
+
+    # --- activation checkpointing ---
+    ac_p = ("activation_checkpointing",)
+    policy = r.string(("zero_compile", "activation_checkpointing"), choices=("none", "block"),
+                      default=MISSING)
+    if r.get(ac_p) is not MISSING:
+        r.check_keys(ac_p, (), keys.IGNORED_ACTIVATION_CHECKPOINTING)
+        if policy is MISSING:
+            policy = "block"
+            plan.notes.append((ac_p, "applied activation_checkpointing -> zero-compile "
+                               "--checkpoint=block (recompute each block in the backward)"))
+    if policy is not MISSING and policy != "none":
+        if facts is not None and facts.has_step:
+            raise ConfigError(ac_p if r.get(ac_p) is not MISSING else
+                              ("zero_compile", "activation_checkpointing"),
+                              "the model file already has its backward (@forward_backward), "
+                              "so activation checkpointing cannot be added; use the forward graph")
+        plan.compile_args.append("--checkpoint=%s" % policy)
+
+    # --- Zero's compile settings ---
+    _resolve_compile(r, plan)
+
+    # --- data and the rest of the run ---
+    _resolve_data_and_run(r, plan, steps)
+    if facts is not None and facts.has_optimizer:
+        _drop_optimizer_flags(r, plan)
+    files = {}
+
+    def order(note):
+        pos = cfg._pos(note[0]) or ("~",)
+        files.setdefault(pos[0], len(files))
+        return (files[pos[0]],) + tuple(pos[1:])
+    plan.notes = [text for _, text in sorted(plan.notes, key=order)]
+    return plan
+
+
+def _drop_optimizer_flags(r, plan):
+    """A model file past train-optimizer: its precision, clipping and AdamW
+    settings are in it (zero-compile refuses to set them again)."""
+    fixed = ("--precision=", "--max-grad-norm=", "--beta1=", "--beta2=", "--eps=",
+             "--weight-decay=", "--decay-min-rank=")
+    plan.compile_args = [a for a in plan.compile_args if not a.startswith(fixed)]
+    why = "the model file already has its optimizer step (@optimizer_step), which fixes it"
+    kept = []
+    for path, text in plan.notes:
+        if path and path[0] in ("gradient_clipping", "bf16", "bfloat16") or \
+                path[:2] == ("optimizer", "params") and path[-1] in ("betas", "eps", "weight_decay"):
+            kept.append((path, "ignored %s (%s): %s" % (dotted(path), r.cfg.position(path), why)))
+        else:
+            kept.append((path, text))
+    plan.notes = kept
+
+
+def _batch_effect(plan, mb):
+    kind = plan.model["kind"]
+    if kind == "zero_model":
+        return "zero-model --batch %d" % mb
+    if kind == "import":
+        return "zero-import --batch=%d" % mb
+    return "the model file's micro-batch (%d)" % mb
+
+
+def _resolve_model(r, plan, facts, fixed):
+    m = ("model",)
+    sec = r.section(m)
+    sources = [k for k in ("zero_model", "mlir", "import") if k in sec]
+    if len(sources) != 1:
+        raise ConfigError(m if sec else (), "the model section names exactly one of "
+                          "zero_model (a zero-model name), mlir (a file) or import (a "
+                          "zero-import source); found %s" % (
+                              ", ".join(sources) if sources else "none"))
+    kind = sources[0]
+    plan.model["kind"] = kind
+    name = r.string(m + ("name",), default=MISSING)
+    if kind == "zero_model":
+        r.check_keys(m, ("zero_model", "name") + tuple(ZERO_MODEL_FLAGS))
+        family = r.string(m + ("zero_model",), choices=ZERO_MODEL_NAMES)
+        plan.model["zero_model"] = family
+        plan.model_args.append(family)
+        for k, typ in ZERO_MODEL_FLAGS.items():
+            v = r.get(m + (k,))
+            if v is MISSING:
+                continue
+            p = m + (k,)
+            flag = "--" + k.replace("_", "-")
+            if typ is int:
+                plan.model_args += [flag, str(r.integer(p, lo=0))]
+            elif typ is float:
+                plan.model_args += [flag, repr(r.number(p))]
+            elif typ is bool:
+                plan.model_args.append("%s=%s" % (flag, "true" if r.boolean(p) else "false"))
+            elif typ is list:
+                if not (isinstance(v, list) and v and all(isinstance(x, int) and not
+                                                          isinstance(x, bool) and x > 0 for x in v)):
+                    raise ConfigError(p, "expected a list of positive integers, got %s" % _fmt(v))
+                plan.model_args += [flag, ",".join(str(x) for x in v)]
+            else:
+                if k == "dtype":
+                    r.string(p, choices=("f32", "bf16"))
+                plan.model_args += [flag, r.string(p)]
+        plan.model_name = name if name is not MISSING else family
+    elif kind == "mlir":
+        r.check_keys(m, ("mlir", "name"))
+        path = r.path_value(m + ("mlir",))
+        if not os.path.isfile(path):
+            raise ConfigError(m + ("mlir",), "no such file: %s" % path)
+        plan.model["mlir"] = path
+        plan.model_name = name if name is not MISSING else \
+            os.path.splitext(os.path.basename(path))[0]
+    else:
+        r.check_keys(m, ("import", "import_args", "name"))
+        src = r.string(m + ("import",))
+        if src not in ("gpt2", "llama", "qwen3", "mistral"):
+            src = r.path_value(m + ("import",))
+            if not os.path.exists(src):
+                raise ConfigError(m + ("import",), "no such file or directory: %s" % src)
+        plan.model["import"] = src
+        args = r.get(m + ("import_args",))
+        if args is not MISSING:
+            if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+                raise ConfigError(m + ("import_args",), "expected a list of strings "
+                                  "(zero-import arguments), got %s" % _fmt(args))
+            for i, a in enumerate(args):
+                if a.split("=")[0] in ("--batch", "--dtype", "-o", "--weights"):
+                    raise ConfigError(m + ("import_args", i), "%s is set by zero-train (the "
+                                      "micro-batch is train_micro_batch_size_per_gpu, the dtype "
+                                      "bf16.enabled)" % a.split("=")[0])
+            plan.model_args += list(args)
+        plan.model_name = name if name is not MISSING else \
+            os.path.splitext(os.path.basename(src.rstrip("/")))[0]
+
+
+def _resolve_precision(r, plan, facts, fixed, run_precision):
+    bf_key = "bf16" if "bf16" in r.cfg.data or "bfloat16" not in r.cfg.data else "bfloat16"
+    if "bf16" in r.cfg.data and "bfloat16" in r.cfg.data:
+        raise ConfigError(("bfloat16",), "bf16 and bfloat16 are the same section; give one")
+    bf_p, fp_p = (bf_key,), ("fp16",)
+    r.section(bf_p)
+    r.section(fp_p)
+    r.check_keys(bf_p, ("enabled",), keys.IGNORED_BF16)
+    bf = r.boolean(bf_p + ("enabled",), auto_ok=True, default=MISSING)
+    fp = r.boolean(fp_p + ("enabled",), auto_ok=True, default=MISSING)
+    bf_v = run_precision == "bf16" if bf in (AUTO, MISSING) else bf
+    fp_v = run_precision == "fp16" if fp in (AUTO, MISSING) else fp
+    if fp_v:
+        at = fp_p + ("enabled",) if fp is not MISSING else ("run", "precision")
+        raise ConfigError(at, "fp16 mixed precision has no runtime kernels yet "
+                          "(zero-compile --precision=fp16-mixed stops at --emit=mlir); "
+                          "use bf16.enabled = true")
+    # fp16's other keys only mean something with fp16 on.
+    r.check_keys(fp_p, ("enabled",), keys.IGNORED_FP16)
+    if bf_v and facts is not None and fixed and facts.dtype != "bf16":
+        raise ConfigError(bf_p + ("enabled",) if bf is not MISSING else ("run", "precision"),
+                          "the model file's parameters are %s; bf16 mixed precision needs a "
+                          "bf16 model (zero-model --dtype bf16)" % facts.dtype)
+    if not bf_v and facts is not None and fixed and facts.dtype == "bf16":
+        raise ConfigError(bf_p + ("enabled",) if bf is not MISSING else (),
+                          "the model file's parameters are bf16: set bf16.enabled = true")
+    kind = plan.model["kind"]
+    if bf_v:
+        if kind == "zero_model":
+            if "--dtype" in plan.model_args:
+                i = plan.model_args.index("--dtype")
+                if plan.model_args[i + 1] != "bf16":
+                    raise ConfigError(("model", "dtype"), "bf16.enabled needs model.dtype "
+                                      "\"bf16\" (or no model.dtype)")
+            else:
+                plan.model_args += ["--dtype", "bf16"]
+        elif kind == "import":
+            plan.model_args.append("--dtype=bf16")
+    elif kind == "zero_model" and "--dtype" in plan.model_args and \
+            plan.model_args[plan.model_args.index("--dtype") + 1] == "bf16":
+        raise ConfigError(("model", "dtype"), "a bf16 model needs bf16.enabled = true "
+                          "(mixed precision: f32 master weights)")
+    precision = "bf16-mixed" if bf_v else "fp32"
+    plan.compile_args.append("--precision=%s" % precision)
+    src = "run.precision" if run_precision is not MISSING else "Zero's default"
+    _note_value(r, bf_p + ("enabled",), bf, bf_v, src, "zero-compile --precision=%s" % precision)
+    if fp is not MISSING:
+        _note_value(r, fp_p + ("enabled",), fp, fp_v, src, "off")
+    return precision
+
+
+def _resolve_optimizer(r, plan, run_lr, run_betas, run_eps, run_wd):
+    o = ("optimizer",)
+    sec = r.section(o)
+    lr_v, lr_src = (run_lr, "run.lr") if run_lr is not MISSING else (1e-3, "Zero's default")
+    betas_v, betas_src = (list(run_betas), "run.betas") if run_betas is not MISSING else \
+        ([0.9, 0.999], "Zero's default")
+    eps_v, eps_src = (run_eps, "run.eps") if run_eps is not MISSING else (1e-8, "Zero's default")
+    wd_v, wd_src = (run_wd, "run.weight_decay") if run_wd is not MISSING else \
+        (0.01, "Zero's default")
+    if sec:
+        r.check_keys(o, ("type", "params"))
+        typ = r.string(o + ("type",))
+        if typ.lower() not in ("adamw", "adam"):
+            raise ConfigError(o + ("type",), "%s is not supported: Zero's optimizer is AdamW "
+                              "(type \"AdamW\", or \"Adam\" with adam_w_mode true)" % _fmt(typ))
+        p = o + ("params",)
+        r.section(p)
+        r.check_keys(p, ("lr", "betas", "eps", "weight_decay", "adam_w_mode", "amsgrad",
+                         "bias_correction"), keys.IGNORED_OPTIMIZER_PARAMS)
+        mode = r.boolean(p + ("adam_w_mode",), default=True)
+        if not mode or (typ == "AdamW" and r.get(p + ("adam_w_mode",)) is False):
+            raise ConfigError(p + ("adam_w_mode",), "false selects Adam with L2 "
+                              "regularization, which Zero does not implement (decoupled "
+                              "weight decay only)")
+        if r.get(p + ("adam_w_mode",)) is not MISSING:
+            r.applied(p + ("adam_w_mode",), "true", "AdamW (decoupled weight decay)")
+        if r.boolean(p + ("amsgrad",), default=False):
+            raise ConfigError(p + ("amsgrad",), "AMSGrad is not implemented")
+        if not r.boolean(p + ("bias_correction",), default=True):
+            raise ConfigError(p + ("bias_correction",), "Zero's AdamW always corrects the "
+                              "moments' bias")
+        lr = r.number(p + ("lr",), lo=0, auto_ok=True, default=MISSING)
+        if _is_num(lr):
+            lr_v, lr_src = lr, "set"
+        betas = r.get(p + ("betas",))
+        if betas is not MISSING and betas != AUTO:
+            _check_betas(p + ("betas",), betas)
+            betas_v, betas_src = list(betas), "set"
+        eps = r.number(p + ("eps",), lo=0, auto_ok=True, default=MISSING)
+        if _is_num(eps):
+            eps_v, eps_src = eps, "set"
+        wd = r.number(p + ("weight_decay",), lo=0, auto_ok=True, default=MISSING)
+        if _is_num(wd):
+            wd_v, wd_src = wd, "set"
+        r.applied(o + ("type",), _fmt(typ), "AdamW (train-optimizer)")
+        plan.lr_note = (p + ("lr",), lr, lr_src)
+        _note_value(r, p + ("betas",), AUTO if betas == AUTO else betas, betas_v, betas_src,
+                    "zero-compile --beta1=%s --beta2=%s" % (_num(betas_v[0]), _num(betas_v[1])))
+        _note_value(r, p + ("eps",), eps, eps_v, eps_src, "zero-compile --eps=%s" % _num(eps_v))
+        _note_value(r, p + ("weight_decay",), wd, wd_v, wd_src,
+                    "zero-compile --weight-decay=%s" % _num(wd_v))
+    else:
+        plan.lr_note = None
+    plan.lr_src = lr_src
+    plan.compile_args += ["--beta1=%s" % _num(betas_v[0]), "--beta2=%s" % _num(betas_v[1]),
+                          "--eps=%s" % _num(eps_v), "--weight-decay=%s" % _num(wd_v)]
+    return lr_v
+
+
+def _resolve_compile(r, plan):
+    c = ("zero_compile",)
+    plan.target = r.string(c + ("target",), choices=("cpu", "cuda"), default="cpu")
+    plan.compile_args.append("--target=%s" % plan.target)
+    cache = r.path_value(c + ("cache_dir",), default=MISSING)
+    plan.cache_dir = None if cache is MISSING else cache
+    g = r.string(c + ("grouping",), choices=("block", "param"), default=MISSING)
+    if g is not MISSING:
+        plan.compile_args.append("--grouping=%s" % g)
+    dm = r.integer(c + ("device_memory",), lo=1, default=MISSING)
+    if dm is not MISSING:
+        if plan.stage != "auto":
+            raise ConfigError(c + ("device_memory",), "only zero_optimization.stage \"auto\" "
+                              "uses it (the stage here is %s)" % plan.stage)
+        plan.compile_args.append("--device-memory=%d" % dm)
+    for k in ("fuse_epilogues", "fuse_layer_norm", "fuse_cross_entropy", "buffer_assign"):
+        v = r.boolean(c + (k,), default=MISSING)
+        if v is not MISSING:
+            plan.compile_args.append("--%s=%s" % (k.replace("_", "-"), "true" if v else "false"))
+    d = r.integer(c + ("decay_min_rank",), lo=0, default=MISSING)
+    if d is not MISSING:
+        plan.compile_args.append("--decay-min-rank=%d" % d)
+    cxx = r.string(c + ("cxx",), default=MISSING)
+    plan.cxx = None if cxx is MISSING else cxx
+    plan.compile_args.append("--model-name=%s" % plan.model_name)
+
+
+def _resolve_data_and_run(r, plan, steps):
+    d = ("data",)
+    v = r.get(d)
+    if v is MISSING:
+        raise ConfigError((), "the config has no data (\"data\": {\"path\": ...})")
+    if isinstance(v, str):
+        path = r.path_value(d)
+        plan.exe_args += ["--data", path]
+        data_path = path
+    else:
+        r.section(d)
+        r.check_keys(d, ("path", "val_fraction"))
+        if "path" not in v:
+            raise ConfigError(d, "data needs a path (text, or llm.c .bin tokens)")
+        data_path = r.path_value(d + ("path",))
+        plan.exe_args += ["--data", data_path]
+        vf = r.number(d + ("val_fraction",), lo=0, hi=1, open_hi=True, default=MISSING)
+        if vf is not MISSING:
+            plan.exe_args += ["--val-fraction", _num(vf)]
+    if not os.path.isfile(data_path):
+        raise ConfigError(d if isinstance(v, str) else d + ("path",),
+                          "no such file: %s" % data_path)
+    run = ("run",)
+    if steps is MISSING and plan.total_steps:
+        steps = plan.total_steps
+    if steps is not MISSING:
+        plan.exe_args += ["--steps", str(steps)]
+    for key, flag, kind in (("seed", "--seed", "int0"), ("val_every", "--val-every", "int0"),
+                            ("val_batches", "--val-batches", "int1"),
+                            ("sample_tokens", "--sample-tokens", "int0"),
+                            ("temperature", "--temperature", "num0"),
+                            ("threads", "--threads", "int1"),
+                            ("checkpoint_every", "--checkpoint-every", "int0")):
+        p = run + (key,)
+        if kind.startswith("int"):
+            val = r.integer(p, lo=int(kind[3:]), default=MISSING)
+            if val is not MISSING:
+                plan.exe_args += [flag, str(val)]
+        else:
+            val = r.number(p, lo=0, default=MISSING)
+            if val is not MISSING:
+                plan.exe_args += [flag, _num(val)]
+    for key, flag in (("metrics", "--metrics"), ("checkpoint_dir", "--checkpoint-dir"),
+                      ("resume", "--resume"), ("export", "--export"), ("import", "--import")):
+        val = r.path_value(run + (key,), default=MISSING)
+        if val is not MISSING:
+            plan.exe_args += [flag, val]
+            if key == "import":
+                plan.uses_run_import = True
+            if key == "resume":
+                plan.uses_run_import = True
+    for key, flag in (("quiet", "--quiet"), ("overwrite", "--overwrite")):
+        if r.boolean(run + (key,), default=False):
+            plan.exe_args.append(flag)
