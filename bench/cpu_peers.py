@@ -187,12 +187,22 @@ def distributed(kind, hf_dir, batches, lr, world, warmup, work):
     out = os.path.join(work, "peer_%s_n%d.json" % (kind, world))
     if os.path.exists(out):
         os.remove(out)
-    port = 29500 + (os.getpid() + world * 7 + len(kind)) % 2000
-    try:
-        mp.spawn(worker, args=(world, kind, hf_dir, batches, lr, 0 if warmup >= len(batches) else warmup,
-                               port, out), nprocs=world, join=True)
-    except Exception as e:
-        return {"error": "%s: %s" % (type(e).__name__, str(e).splitlines()[0])}
+    # A gloo rank now and then aborts at teardown ("terminate called without
+    # an active exception", seen with FSDP2 after other runs): one retry on a
+    # fresh port; a second failure is reported.
+    error = None
+    for attempt in range(2):
+        port = 29500 + (os.getpid() + world * 7 + len(kind) + 101 * attempt) % 2000
+        try:
+            mp.spawn(worker, args=(world, kind, hf_dir, batches, lr,
+                                   0 if warmup >= len(batches) else warmup, port, out),
+                     nprocs=world, join=True)
+            error = None
+            break
+        except Exception as e:
+            error = {"error": "%s: %s" % (type(e).__name__, str(e).splitlines()[0])}
+    if error:
+        return error
     if not os.path.exists(out):
         return {"error": "no result (a rank failed)"}
     return json.load(open(out))
