@@ -461,7 +461,7 @@ TEST_F(DriverSafetyTest, DamagedManifestsAreRefused) {
   expectRefused("\"bytes\": 786496", "\"bytes\": 786432", true,
                 "malformed manifest.json: shard files of 786432 bytes, "
                 "expected 786496");
-  expectRefused("\"dtype\": \"f32\"", "\"dtype\": \"f16\"", true,
+  expectRefused("\"dtype\": \"f32\"", "\"dtype\": \"f8\"", true,
                 "malformed manifest.json: field 'layout.states.dtype' is "
                 "missing or malformed");
   expectRefused("\"next_sample_index\": 16", "\"next_sample_index\": -16",
