@@ -2537,9 +2537,9 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
           call(zero::narrow::castToF32(from),
                {ptr(o.getInput()), ptr(o.getResult()), i64(n)});
         else
-          return o.emitOpError("casts between '")
-                 << from << "' and '" << to
-                 << "' directly; the lowering casts to and from f32 only";
+          return o.emitOpError("casts between ")
+                 << from << " and " << to
+                 << " directly; the lowering casts to and from f32 only";
         return success();
       })
       .Case([&](train::BroadcastOp o) {

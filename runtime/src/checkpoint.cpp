@@ -528,22 +528,14 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
                            : R->run.globalBatch;
   // Optional (written since fp16-mixed): AdamW's update count and the
   // loss scaler.
-  if (f.get(&root, "optimizer")) {
+  // (Checked with the schedule below.)
+  if (f.get(&root, "optimizer"))
     R->run.updates = f.integer(f.obj(&root, "optimizer"), "updates");
-    if (f.err.empty() && (R->run.updates < 0 || R->run.updates > R->step))
-      return format("optimizer.updates %lld is not in [0, step %lld]",
-                    (long long)R->run.updates, (long long)R->step);
-  }
   if (f.get(&root, "loss_scaler")) {
     const JVal *ls = f.obj(&root, "loss_scaler");
     R->run.lossScaled = true;
     R->run.lossScale = f.number(ls, "scale");
     R->run.lossScaleGoodSteps = f.integer(ls, "good_steps");
-    if (f.err.empty() &&
-        (!(R->run.lossScale > 0) || !std::isfinite(R->run.lossScale) ||
-         R->run.lossScaleGoodSteps < 0))
-      return "loss_scaler has a scale that is not finite and > 0, or "
-             "negative good_steps";
   }
   const JVal *layout = f.obj(&root, "layout");
   const JVal *groups = f.obj(layout, "groups");
@@ -643,6 +635,15 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
       R->run.streamBatch < 1 || R->run.nextSample < 0)
     return "the data position (grad_accum, global_batch, seq, "
            "next_sample_index, sample_stream_batch) is out of range";
+  if (R->run.updates > R->step || (R->run.updates < 0 &&
+                                    f.get(&root, "optimizer")))
+    return format("optimizer.updates %lld is not in [0, step %lld]",
+                  (long long)R->run.updates, (long long)R->step);
+  if (R->run.lossScaled &&
+      (!(R->run.lossScale > 0) || !std::isfinite(R->run.lossScale) ||
+       R->run.lossScaleGoodSteps < 0))
+    return "loss_scaler has a scale that is not finite and > 0, or negative "
+           "good_steps";
   if (static_cast<int>(files->size()) != L->world)
     return format("the manifest lists %zu shard files for world size %d",
                   files->size(), L->world);

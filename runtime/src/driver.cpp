@@ -888,11 +888,11 @@ private:
     zrt_ckpt::RunInfo r{o_.seed,  o_.gradAccum, globalBatch_, m_->seq,
                         o_.lr,    o_.minLr,     o_.warmup,    o_.steps,
                         samplePos_, streamBatch_};
+    r.updates = updates_;
     if (scaler_) {
       r.lossScaled = true;
       r.lossScale = scaler_->scale();
       r.lossScaleGoodSteps = scaler_->goodSteps();
-      r.updates = updates_;
     }
     return r;
   }

@@ -118,16 +118,6 @@ func.func @optimizer_step(%lr: tensor<f32>, %step: tensor<i64>, %gs: tensor<f32>
 
 // -----
 
-// expected-error@+1 {{'train.param' op element type 'f64' is not supported by the CPU lowering}}
-train.param @p : tensor<4xf64> init(<zeros>) trainable
-func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
-  %p = train.load @p : tensor<4xf64>
-  %s = train.sum_squares %p : tensor<4xf64>
-  return %s : tensor<f32>
-}
-
-// -----
-
 // f16 is a storage type (fp16-mixed), cast to and from f32 only.
 train.param @p : tensor<4xbf16> init(<zeros>) trainable
 func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
