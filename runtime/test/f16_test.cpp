@@ -12,6 +12,8 @@
 
 #include "test_util.h"
 
+#include "loss_scaler.h"
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -149,6 +151,34 @@ TEST(F16Test, AdamwWithF16GradientEqualsWidenedF32) {
                             0.9, 0.999, 1e-8, 0.1, 0.5f, 3),
             ZRT_OK);
   EXPECT_EQ(p3, p);
+}
+
+TEST(LossScalerTest, GradScalerRule) {
+  // torch.amp.GradScaler(init_scale=8, growth_factor=2, backoff_factor=0.5,
+  // growth_interval=2): overflow halves and restarts the run of good
+  // steps; two good steps in a row double.
+  zrt::LossScaler s(8.0, 2);
+  using O = zrt::LossScaler::Outcome;
+  EXPECT_EQ(s.update(true), O::Applied);
+  EXPECT_EQ(s.update(false), O::Skipped);
+  EXPECT_EQ(s.scale(), 4.0);
+  EXPECT_EQ(s.update(true), O::Applied);
+  EXPECT_EQ(s.goodSteps(), 1);
+  EXPECT_EQ(s.update(true), O::Grew);
+  EXPECT_EQ(s.scale(), 8.0);
+  EXPECT_EQ(s.goodSteps(), 0);
+  // Below 2^-24: Underflow, the scale kept.
+  zrt::LossScaler low(zrt::LossScaler::kMinScale, 2);
+  EXPECT_EQ(low.update(false), O::Underflow);
+  EXPECT_EQ(low.scale(), zrt::LossScaler::kMinScale);
+  // Growth stops at 2^100 (S stays a finite float).
+  zrt::LossScaler high(zrt::LossScaler::kMaxScale, 1);
+  EXPECT_EQ(high.update(true), O::Applied);
+  EXPECT_EQ(high.scale(), zrt::LossScaler::kMaxScale);
+  EXPECT_TRUE(std::isfinite(static_cast<float>(high.scale())));
+  high.restore(16.0, 0);
+  EXPECT_EQ(high.update(true), O::Grew);
+  EXPECT_EQ(high.scale(), 32.0);
 }
 
 } // namespace
