@@ -975,6 +975,9 @@ std::string Driver::setUpLossScaling() {
                     flag);
     return "";
   }
+  if (o_.overflowRank >= world_)
+    return format("--test-overflow-at: rank %lld is not one of the %d ranks",
+                  (long long)o_.overflowRank, world_);
   scaler_ = std::make_unique<zrt::LossScaler>(
       o_.initLossScale >= 0 ? o_.initLossScale
                             : zrt::LossScaler::kDefaultInitScale,
