@@ -25,6 +25,7 @@
 #include "zero/Conversion/CompileInfo.h"
 #include "zero/Analysis/Report.h"
 
+#include "NarrowFloat.h"
 #include "TrainToEmitC/OpEmitter.h"
 
 #include "Train/TrainOps.h"
@@ -108,12 +109,10 @@ int64_t tensorBytes(RankedTensorType t) {
   return t.getNumElements() * elementBytes(t.getElementType());
 }
 
-/// ZRT_F32 / ZRT_BF16 for collective and copy dtypes.
+/// ZRT_F32 / ZRT_BF16 / ZRT_F16 for collective and copy dtypes.
 std::optional<StringRef> dtypeName(Type t) {
-  if (t.isF32())
-    return StringRef("ZRT_F32");
-  if (t.isBF16())
-    return StringRef("ZRT_BF16");
+  if (std::optional<const char *> d = zero::narrow::dtype(t))
+    return StringRef(*d);
   return std::nullopt;
 }
 
@@ -390,6 +389,10 @@ private:
   DenseMap<Operation *, int64_t> scratchLen;   ///< op -> its scratch bytes.
   int64_t scratchBase = 0, scratchSize = 0;
   SmallVector<std::pair<unsigned, Value>> scalarArgs; ///< (emitc arg, IR arg).
+  /// The `which` of the loss scale in scalarArgs: read from the global
+  /// kLossScaleGlobal, not from an argument of the emitted function.
+  static constexpr unsigned kLossScaleArg = ~0u;
+  static constexpr const char *kLossScaleGlobal = "zrt_gen_loss_scale";
   /// Token ids / targets copied into their arena buffers at entry.
   SmallVector<BlockArgument> inputArgs;
 
@@ -472,6 +475,11 @@ private:
           paddedVocab = 0, numParams = 0, numParamInfos = 0;
   func::FuncOp functions[4];
   std::string functionSymbols[4];
+
+public:
+  /// Whether @forward_backward takes the loss scale (fp16-mixed): the
+  /// program then defines zrt_gen_loss_scale and zrt_gen_set_loss_scale.
+  bool lossScaled = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -481,6 +489,8 @@ private:
 Type ModuleLowering::cType(Type elt) {
   if (elt.isBF16())
     return emitc::OpaqueType::get(ctx, "zrt_bf16");
+  if (elt.isF16())
+    return emitc::OpaqueType::get(ctx, "zrt_f16");
   if (elt.isInteger(32))
     return emitc::OpaqueType::get(ctx, "const int32_t");
   return elt; // f32, i64
@@ -536,9 +546,8 @@ static int stateKindOf(zero::ShardKind k) {
 /// Checks the element type of a state or value the lowering must store.
 static LogicalResult checkStorable(Operation *op, RankedTensorType t) {
   Type e = t.getElementType();
-  if (e.isF16())
-    return op->emitOpError("f16 tensors are not supported by the CPU lowering");
-  if (!e.isF32() && !e.isBF16() && !e.isInteger(32) && !e.isInteger(64))
+  if (!e.isF32() && !zero::narrow::isNarrowFloat(e) && !e.isInteger(32) &&
+      !e.isInteger(64))
     return op->emitOpError("element type ")
            << e << " is not supported by the CPU lowering";
   return success();
@@ -600,10 +609,11 @@ LogicalResult ModuleLowering::collectDeclarations() {
     }
     if (failed(checkStorable(&op, s.type)))
       return failure();
-    if (!s.type.getElementType().isF32() && !s.type.getElementType().isBF16())
+    if (!s.type.getElementType().isF32() &&
+        !zero::narrow::isNarrowFloat(s.type.getElementType()))
       return op.emitOpError("state of element type ")
              << s.type.getElementType()
-             << " is not supported by the CPU lowering (f32 or bf16)";
+             << " is not supported by the CPU lowering (f32, bf16 or f16)";
     stateIndex[s.name] = states.size();
     states.push_back(std::move(s));
   }
@@ -1815,12 +1825,13 @@ static bool isComputeOp(Operation *op) {
          op->getDialect()->getNamespace() != "zero";
 }
 
-/// The bf16 tensors a compute op reads or writes, each once.
+/// The bf16 and f16 tensors a compute op reads or writes, each once.
 static SmallVector<Value> bf16Tensors(Operation *op) {
   SmallVector<Value> out;
   auto add = [&](Value v) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (t && t.getElementType().isBF16() && !llvm::is_contained(out, v))
+    if (t && zero::narrow::isNarrowFloat(t.getElementType()) &&
+        !llvm::is_contained(out, v))
       out.push_back(v);
   };
   for (Value v : op->getOperands())
@@ -1850,7 +1861,7 @@ int64_t FunctionLowering::scratchBytes(Operation *op) {
       // As emitReturn: the last positions [B, Vp] in f32 (and in bf16 first
       // for bf16 logits) before the copy to the host.
       ArrayRef<int64_t> s = tensorType(r.getOperand(0)).getShape();
-      if (elementType(r.getOperand(0)).isBF16())
+      if (zero::narrow::isNarrowFloat(elementType(r.getOperand(0))))
         bytes += alignUp((s[0] * s.back() + 1) / 2 * 4);
       bytes += alignUp(s[0] * s.back() * 4);
     }
@@ -1886,12 +1897,30 @@ LogicalResult FunctionLowering::planArguments() {
     return success();
   }
   unsigned maxArgs = role == Role::Logits ? 1 : 2;
+  if (role == Role::ForwardBackward && entry.getNumArguments() == 3) {
+    // fp16-mixed: the loss scale S (train-autodiff{loss-scale=true}), set
+    // through the model description's set_loss_scale.
+    BlockArgument s = entry.getArgument(2);
+    auto name = fn.getArgAttrOfType<StringAttr>(2, "train.name");
+    auto t = dyn_cast<RankedTensorType>(s.getType());
+    if (!name || name.getValue() != "loss_scale" || !t || t.getRank() != 0 ||
+        !t.getElementType().isF32())
+      return fn.emitOpError("argument #2 must be the loss scale "
+                            "(tensor<f32> {train.name = \"loss_scale\"}) "
+                            "for the model.h contract");
+    request(s, kMemTemps, /*first=*/-1);
+    scalarArgs.push_back({kLossScaleArg, s});
+    ml.lossScaled = true;
+    maxArgs = 3;
+  }
   if (entry.getNumArguments() > maxArgs)
     return fn.emitOpError("takes ")
            << entry.getNumArguments() << " arguments; the model.h contract "
            << (role == Role::Logits ? "passes token ids only"
                                     : "passes token ids and targets");
   for (BlockArgument a : entry.getArguments()) {
+    if (maxArgs == 3 && a.getArgNumber() == 2)
+      continue; // the loss scale, above
     auto t = dyn_cast<RankedTensorType>(a.getType());
     if (!t || !t.getElementType().isInteger(32))
       return fn.emitOpError("argument #")
@@ -2177,7 +2206,7 @@ Value FunctionLowering::scratch(int64_t elems) {
 Value FunctionLowering::scalar(Value tensor) {
   // The optimizer step's scalar arguments are host values already.
   for (auto [which, irArg] : scalarArgs)
-    if (irArg == tensor)
+    if (irArg == tensor && which != kLossScaleArg)
       return body->getArgument(which);
   if (Value v = hostScalars.lookup(tensor))
     return v;
@@ -2259,7 +2288,7 @@ LogicalResult FunctionLowering::emitStateStore(Operation *op, Value value,
     if (elt.isF32())
       call("zrt_axpy", {f32(1.0), ptr(value), statePtr(*s), i64(numel(value))});
     else
-      call("zrt_accumulate_bf16",
+      call(zero::narrow::fn("zrt_accumulate", elt),
            {ptr(value), statePtr(*s), i64(numel(value))});
     return success();
   }
@@ -2292,7 +2321,8 @@ LogicalResult FunctionLowering::emitAdamW(Operation *op, Value p, Value g,
       call("zrt_copy_any", {ptr(inputs[k]), ptr(results[k]),
                             i64(numel(results[k])), opq("ZRT_F32")});
   Value lrV = scalar(lr), stepV = scalar(step), coefV = scalar(coef);
-  bool bf16Grad = elementType(g).isBF16();
+  Type gradElt = elementType(g);
+  bool narrowGrad = zero::narrow::isNarrowFloat(gradElt);
   if (group >= 0 && numel(p) != ml.groups[group].shard)
     return op->emitOpError("operates on ")
            << numel(p) << " elements, but a shard of @" << ml.groups[group].name
@@ -2318,7 +2348,8 @@ LogicalResult FunctionLowering::emitAdamW(Operation *op, Value p, Value g,
     CArg outBf16 = fused != fusedCasts.end()
                        ? CArg(ptr(fused->second->getResult(0)))
                        : CArg(opq("NULL"));
-    call(bf16Grad ? "zrt_adamw_step_bf16_grad" : "zrt_adamw_step",
+    call(narrowGrad ? zero::narrow::fn("zrt_adamw_step", gradElt) + "_grad"
+                    : std::string("zrt_adamw_step"),
          {pp, pm, pv, pg, opq("NULL"), outBf16, i64(numel(p)), lrV, f64(b1),
           f64(b2), f64(eps), f64(wd), coefV, stepV});
     return success();
@@ -2326,7 +2357,7 @@ LogicalResult FunctionLowering::emitAdamW(Operation *op, Value p, Value g,
   const GroupInfo &gi = ml.groups[group];
   std::string prefix = llvm::formatv("zrt_group{0}_", group).str();
   call("zrt_shard_adamw",
-       {pp, pm, pv, pg, opq(bf16Grad ? "ZRT_BF16" : "ZRT_F32"), i64(gi.shard),
+       {pp, pm, pv, pg, opq(*dtypeName(gradElt)), i64(gi.shard),
         rankV, i64(gi.members.size()), opq(prefix + "offsets"),
         opq(prefix + "numels"), opq(prefix + "decay"), lrV, f64(b1), f64(b2),
         f64(eps), f64(wd), coefV, stepV});
@@ -2345,7 +2376,7 @@ LogicalResult FunctionLowering::emitAdamWRun(Operation *op) {
         pv = ptr(a.getNewExpAvgSq()), pg = ptr(a.getGrad());
   call("zrt_shard_adamw",
        {pp, pm, pv, pg,
-        opq(elementType(a.getGrad()).isBF16() ? "ZRT_BF16" : "ZRT_F32"),
+        opq(*dtypeName(elementType(a.getGrad()))),
         i64(run.total), opq("0"), i64(run.ops.size()), opq(offsets),
         opq(numels), opq(decayName), scalar(a.getLr()),
         f64(a.getBeta1().convertToDouble()), f64(a.getBeta2().convertToDouble()),
@@ -2416,8 +2447,9 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   if (auto run = sumSquaresRuns.find(op); run != sumSquaresRuns.end()) {
     const SumSquaresRun &r = run->second;
     Value out = ptr(op->getResult(0));
-    call(elementType(r.first).isBF16() ? "zrt_sum_squares_bf16"
-                                       : "zrt_sum_squares",
+    Type elt = elementType(r.first);
+    call(zero::narrow::isNarrowFloat(elt) ? zero::narrow::fn("zrt_sum_squares", elt)
+                                          : std::string("zrt_sum_squares"),
          {ptr(r.first), i64(r.total), out});
     if (r.base)
       call("zrt_add", {ptr(r.base), out, out, i64(1)});
@@ -2438,7 +2470,7 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
     for (Value v : narrow) {
       Value s = scratch(numel(v));
       if (v.getDefiningOp() != op)
-        call("zrt_cast_bf16_to_f32", {ptr(v), s, i64(numel(v))});
+        call(zero::narrow::castToF32(elementType(v)), {ptr(v), s, i64(numel(v))});
       overrides[v] = s;
     }
     if (failed(emitCompute(op)))
@@ -2447,7 +2479,7 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
       Value s = overrides[v];
       overrides.erase(v);
       if (v.getDefiningOp() == op)
-        call("zrt_cast_f32_to_bf16", {s, ptr(v), i64(numel(v))});
+        call(zero::narrow::castFromF32(elementType(v)), {s, ptr(v), i64(numel(v))});
     }
     return success();
   }
@@ -2478,7 +2510,8 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
           const FillRun &r = run->second;
           Value base = pointerAt(r.place, r.elt);
           int64_t n = r.bytes / elementBytes(r.elt);
-          call(r.elt.isF32() ? "zrt_fill" : "zrt_fill_bf16",
+          call(r.elt.isF32() ? std::string("zrt_fill")
+                             : zero::narrow::fn("zrt_fill", r.elt),
                {base, f32(0.0), i64(n)});
           return success();
         }
@@ -2487,11 +2520,11 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
           call("zrt_fill",
                {ptr(o.getResult()), f32(v), i64(numel(o.getResult()))});
         else
-          call("zrt_fill_bf16",
+          call(zero::narrow::fn("zrt_fill", o.getType().getElementType()),
                {ptr(o.getResult()), f32(v), i64(numel(o.getResult()))});
         return success();
       })
-      .Case([&](train::CastOp o) {
+      .Case([&](train::CastOp o) -> LogicalResult {
         if (castsInAdamW.contains(o))
           return success();
         Type from = elementType(o.getInput()),
@@ -2501,11 +2534,15 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
           call("zrt_copy_any", {ptr(o.getInput()), ptr(o.getResult()), i64(n),
                                 opq(*dtypeName(to))});
         else if (from.isF32())
-          call("zrt_cast_f32_to_bf16",
+          call(zero::narrow::castFromF32(to),
+               {ptr(o.getInput()), ptr(o.getResult()), i64(n)});
+        else if (to.isF32())
+          call(zero::narrow::castToF32(from),
                {ptr(o.getInput()), ptr(o.getResult()), i64(n)});
         else
-          call("zrt_cast_bf16_to_f32",
-               {ptr(o.getInput()), ptr(o.getResult()), i64(n)});
+          return o.emitOpError("casts between ")
+                 << from << " and " << to
+                 << " directly; the lowering casts to and from f32 only";
         return success();
       })
       .Case([&](train::BroadcastOp o) {
@@ -2585,8 +2622,10 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         return success();
       })
       .Case([&](train::SumSquaresOp o) {
-        bool bf = elementType(o.getInput()).isBF16();
-        call(bf ? "zrt_sum_squares_bf16" : "zrt_sum_squares",
+        Type elt = elementType(o.getInput());
+        call(zero::narrow::isNarrowFloat(elt)
+                 ? zero::narrow::fn("zrt_sum_squares", elt)
+                 : std::string("zrt_sum_squares"),
              {ptr(o.getInput()), i64(numel(o.getInput())), ptr(o.getResult())});
         return success();
       })
@@ -2649,7 +2688,8 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
         auto fillZero = [&](int64_t from, int64_t to) {
           if (to <= from)
             return;
-          call(elt.isF32() ? "zrt_fill" : "zrt_fill_bf16",
+          call(elt.isF32() ? std::string("zrt_fill")
+                           : zero::narrow::fn("zrt_fill", elt),
                {offsetPtr(flat, from), f32(0.0), i64(to - from)});
         };
         int64_t at = 0;
@@ -2778,13 +2818,14 @@ LogicalResult FunctionLowering::emitReturn(func::ReturnOp op) {
       call("zrt_copy_2d",
            {src, i64(T * V), last, i64(V), i64(B), i64(V), opq("ZRT_F32")});
     } else {
-      Value rows = scratch((B * V + 1) / 2); // B·V bf16 elements
+      Type elt = elementType(result);
+      Value rows = scratch((B * V + 1) / 2); // B·V 16-bit elements
       call("zrt_copy_2d",
-           {src, i64(T * V), rows, i64(V), i64(B), i64(V), opq("ZRT_BF16")});
-      Value asBf16 =
-          emitc::CastOp::create(b, loc(), ml.ptrType(b.getBF16Type()), rows);
+           {src, i64(T * V), rows, i64(V), i64(B), i64(V),
+            opq(*dtypeName(elt))});
+      Value asNarrow = emitc::CastOp::create(b, loc(), ml.ptrType(elt), rows);
       last = scratch(B * V);
-      call("zrt_cast_bf16_to_f32", {asBf16, last, i64(B * V)});
+      call(zero::narrow::castToF32(elt), {asNarrow, last, i64(B * V)});
     }
     call("zrt_copy_to_host", {out, last, i64(B * V * 4)});
     return success();
@@ -2845,7 +2886,16 @@ LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
     Type elt = cast<emitc::PointerType>(p.getType()).getPointee();
     Value lv = emitc::VariableOp::create(b, fn.getLoc(),
                                          emitc::LValueType::get(elt), opq("0"));
-    emitc::AssignOp::create(b, fn.getLoc(), lv, body->getArgument(which));
+    // The loss scale is the generated global set_loss_scale writes.
+    Value source =
+        which == kLossScaleArg
+            ? Value(emitc::LoadOp::create(
+                  b, fn.getLoc(), elt,
+                  emitc::GetGlobalOp::create(b, fn.getLoc(),
+                                             emitc::LValueType::get(elt),
+                                             kLossScaleGlobal)))
+            : Value(body->getArgument(which));
+    emitc::AssignOp::create(b, fn.getLoc(), lv, source);
     Value addr = emitc::AddressOfOp::create(b, fn.getLoc(),
                                             emitc::PointerType::get(elt), lv);
     call("zrt_copy_to_device",
@@ -2976,7 +3026,7 @@ void ModuleLowering::emitTables(OpBuilder &mb) {
     }
     infos +=
         llvm::formatv("\n  {{{0}, {1}, {2}, {3}},", cString(p.getSymName()),
-                      t.getElementType().isBF16() ? "ZRT_BF16" : "ZRT_F32",
+                      *dtypeName(t.getElementType()),
                       t.getRank(), shape)
             .str();
     ++numInfos;
@@ -2999,7 +3049,7 @@ void ModuleLowering::emitTables(OpBuilder &mb) {
     text +=
         llvm::formatv("\n  {{{0}, {1}, {2}, {3}, {4}, {5}, NULL},",
                       cString(s.name), s.kind,
-                      s.type.getElementType().isBF16() ? "ZRT_BF16" : "ZRT_F32",
+                      *dtypeName(s.type.getElementType()),
                       s.type.getNumElements(), s.group >= 0 ? 1 : 0, s.group)
             .str();
   }
@@ -3294,13 +3344,14 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
           "  /*batch=*/{3}, /*seq=*/{4}, /*vocab=*/{5}, /*padded_vocab=*/{6},\n"
           "  /*num_params=*/{7},\n  {8}, zrt_states, {9}, {10},\n"
           "  /*plan=*/{11},\n  zrt_gen_init, {12}, {13}, {14}, {15}, "
-          "zrt_gen_destroy,\n  {16}, {17},\n  /*compile_info=*/{18}\n}",
+          "zrt_gen_destroy,\n  {16}, {17},\n  /*compile_info=*/{18}, {19}\n}",
           cString(modelName), worldSize, stage, batch, seq, vocab, paddedVocab,
           numParams, numStates, groups.size(),
           groups.empty() ? "NULL" : "zrt_groups",
           planInitializer(report, arenaBytes),
           fnName(0), fnName(1), fnName(2), fnName(3), numParamInfos,
-          numParamInfos ? "zrt_params" : "NULL", cString(compileInfo))
+          numParamInfos ? "zrt_params" : "NULL", cString(compileInfo),
+          lossScaled ? "zrt_gen_set_loss_scale" : "NULL")
           .str();
   auto descT = emitc::OpaqueType::get(ctx, "zrt_model_desc");
   emitc::GlobalOp::create(mb, loc, "zrt_model", descT,
@@ -3378,6 +3429,19 @@ LogicalResult ModuleLowering::run() {
   auto anchor = emitc::VerbatimOp::create(mb, module.getLoc(), "");
   globals.setInsertionPoint(anchor);
   emitInit(mb);
+  if (lossScaled) {
+    // fp16-mixed: S for @forward_backward's %loss_scale (model.h
+    // set_loss_scale; 1 until the driver sets it).
+    emitc::GlobalOp::create(mb, module.getLoc(), "zrt_gen_loss_scale",
+                            Float32Type::get(ctx), mb.getF32FloatAttr(1.0f),
+                            false, true, false);
+    emitc::VerbatimOp::create(
+        mb, module.getLoc(),
+        "static int zrt_gen_set_loss_scale(float scale) {\n"
+        "  if (!(scale > 0.0f) || !std::isfinite(scale))\n"
+        "    return ZRT_ERR_INVALID_ARGUMENT;\n"
+        "  zrt_gen_loss_scale = scale;\n  return ZRT_OK;\n}");
+  }
   int li = 0;
   for (int i = 0; i < 4; ++i) {
     if (!functions[i])

@@ -29,6 +29,8 @@ Type mlir::zero::models::getElementType(MLIRContext &ctx, ElementType type) {
     return Float32Type::get(&ctx);
   case ElementType::bf16:
     return BFloat16Type::get(&ctx);
+  case ElementType::f16:
+    return Float16Type::get(&ctx);
   }
   llvm_unreachable("unknown ElementType");
 }
@@ -38,11 +40,21 @@ std::optional<ElementType> mlir::zero::models::parseElementType(StringRef name) 
     return ElementType::f32;
   if (name == "bf16")
     return ElementType::bf16;
+  if (name == "f16")
+    return ElementType::f16;
   return std::nullopt;
 }
 
 StringRef mlir::zero::models::stringifyElementType(ElementType type) {
-  return type == ElementType::f32 ? "f32" : "bf16";
+  switch (type) {
+  case ElementType::f32:
+    return "f32";
+  case ElementType::bf16:
+    return "bf16";
+  case ElementType::f16:
+    return "f16";
+  }
+  llvm_unreachable("unknown ElementType");
 }
 
 std::optional<Activation> mlir::zero::models::parseActivation(StringRef name) {

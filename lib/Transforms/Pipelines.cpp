@@ -13,8 +13,12 @@ using namespace mlir;
 
 void zero::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
-  if (options.autodiff)
-    pm.addPass(createTrainAutodiff());
+  if (options.autodiff) {
+    // fp16-mixed: dynamic loss scaling (the step takes %loss_scale).
+    TrainAutodiffOptions autodiff;
+    autodiff.lossScale = options.precision == "fp16-mixed";
+    pm.addPass(createTrainAutodiff(autodiff));
+  }
   if (options.checkpoint != "none") {
     TrainCheckpointOptions checkpoint;
     checkpoint.policy = options.checkpoint;

@@ -569,6 +569,32 @@ int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n) {
 int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
   ZRT_PROFILED("zrt_accumulate_bf16", zrt_cuda::accumulate_bf16(x, y, n));
 }
+int zrt_cast_f32_to_f16(const float *src, zrt_f16 *dst, int64_t n) {
+  ZRT_PROFILED("zrt_cast_f32_to_f16", zrt_cuda::cast_f32_to_f16(src, dst, n));
+}
+int zrt_cast_f16_to_f32(const zrt_f16 *src, float *dst, int64_t n) {
+  ZRT_PROFILED("zrt_cast_f16_to_f32", zrt_cuda::cast_f16_to_f32(src, dst, n));
+}
+int zrt_fill_f16(zrt_f16 *out, float value, int64_t n) {
+  ZRT_PROFILED("zrt_fill_f16", zrt_cuda::fill_f16(out, value, n));
+}
+int zrt_accumulate_f16(const zrt_f16 *x, zrt_f16 *y, int64_t n) {
+  ZRT_PROFILED("zrt_accumulate_f16", zrt_cuda::accumulate_f16(x, y, n));
+}
+int zrt_sum_squares_f16(const zrt_f16 *x, int64_t n, float *out) {
+  ZRT_PROFILED("zrt_sum_squares_f16", zrt_cuda::sum_squares_f16(x, n, out));
+}
+int zrt_adamw_step_f16_grad(float *param, float *m, float *v,
+                            const zrt_f16 *grad, float *out_f32,
+                            zrt_bf16 *out_bf16, int64_t n, double lr,
+                            double beta1, double beta2, double eps,
+                            double weight_decay, float grad_scale,
+                            int64_t step) {
+  ZRT_PROFILED("zrt_adamw_step_f16_grad",
+               zrt_cuda::adamw_step_f16_grad(
+                   param, m, v, grad, out_f32, out_bf16, n, lr, beta1, beta2,
+                   eps, weight_decay, grad_scale, step));
+}
 int zrt_clip_coef_scaled(const float *sum_squares, const float *grad_scale,
                          float max_norm, float *coef, float *norm) {
   ZRT_PROFILED("zrt_clip_coef_scaled",

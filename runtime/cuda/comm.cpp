@@ -99,7 +99,9 @@ int ncclFail(const char *fn, const char *what, ncclResult_t r) {
                         ncclGetErrorString(r));
 }
 ncclDataType_t ncclType(int dtype) {
-  return dtype == ZRT_BF16 ? ncclBfloat16 : ncclFloat32;
+  return dtype == ZRT_BF16   ? ncclBfloat16
+         : dtype == ZRT_F16 ? ncclFloat16
+                            : ncclFloat32;
 }
 ncclRedOp_t ncclOp(int op) {
   return op == ZRT_MAX ? ncclMax : (op == ZRT_AVG ? ncclAvg : ncclSum);

@@ -10,6 +10,8 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/f16_bits.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>

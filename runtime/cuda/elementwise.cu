@@ -186,6 +186,25 @@ __global__ void fillBf16Kernel(zrt_bf16 *out, zrt_bf16 value, int64_t n) {
   ZRT_GRID_STRIDE(i, n) out[i] = value;
 }
 
+// f16 (fp16-mixed storage): the shared conversions of f16_bits.h, so the
+// bits are the CPU runtime's.
+__global__ void castF32ToF16Kernel(const float *src, zrt_f16 *dst,
+                                   int64_t n) {
+  ZRT_GRID_STRIDE(i, n) dst[i] = zrt::f32ToF16(src[i]);
+}
+
+__global__ void castF16ToF32Kernel(const zrt_f16 *src, float *dst,
+                                   int64_t n) {
+  ZRT_GRID_STRIDE(i, n) dst[i] = zrt::f16ToF32(src[i]);
+}
+
+/// y[i] = f16(f32(y[i]) + f32(x[i])), as the CPU's zrt_accumulate_f16.
+__global__ void accumulateF16Kernel(const zrt_f16 *x, zrt_f16 *y, int64_t n) {
+  ZRT_GRID_STRIDE(i, n)
+  y[i] = zrt::f32ToF16(
+      __fadd_rn(zrt::f16ToF32(y[i]), zrt::f16ToF32(x[i])));
+}
+
 /// zrt_accumulate_bf16's per-element arithmetic, op(y, x) = y + x in f32
 /// on the widened values (rounded once by the store), through mapBf16.
 struct AccumulateOp {
@@ -384,6 +403,48 @@ int fill_bf16(zrt_bf16 *out, float value, int64_t n) {
     return ZRT_OK;
   fillBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(
       out, hostF32ToBf16(value), n);
+  return launched(fn);
+}
+
+int cast_f32_to_f16(const float *src, zrt_f16 *dst, int64_t n) {
+  const char *fn = "zrt_cast_f32_to_f16";
+  if (int st = zrt::checkCastArgs(fn, src, dst, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  castF32ToF16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(src, dst, n);
+  return launched(fn);
+}
+
+int cast_f16_to_f32(const zrt_f16 *src, float *dst, int64_t n) {
+  const char *fn = "zrt_cast_f16_to_f32";
+  if (int st = zrt::checkCastArgs(fn, src, dst, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  castF16ToF32Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(src, dst, n);
+  return launched(fn);
+}
+
+int fill_f16(zrt_f16 *out, float value, int64_t n) {
+  const char *fn = "zrt_fill_f16";
+  if (int st = zrt::checkFillBf16Args(fn, out, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  // The same 16-bit fill kernel: the value's f16 bits.
+  fillBf16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(
+      out, zrt::f32ToF16(value), n);
+  return launched(fn);
+}
+
+int accumulate_f16(const zrt_f16 *x, zrt_f16 *y, int64_t n) {
+  const char *fn = "zrt_accumulate_f16";
+  if (int st = zrt::checkAccumulateBf16Args(fn, x, y, n, zrt_cuda::fail))
+    return st;
+  if (n == 0)
+    return ZRT_OK;
+  accumulateF16Kernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, y, n);
   return launched(fn);
 }
 

@@ -42,11 +42,13 @@ struct Staging {
 /// Writes value(i) for i in [0, n) to the device array `dst` of f32
 /// (bf16 == false) or bf16 (bf16 == true, each value rounded with
 /// f32ToBf16), through a staging buffer of at most kStagingElems elements.
+/// dtype ZRT_F16 rounds each value with f32ToF16 instead.
 template <typename Value>
 int stageToDevice(const char *fn, void *dst, bool bf16, int64_t n,
-                  const Value &value) {
+                  const Value &value, int dtype = ZRT_F32) {
+  const bool f16 = dtype == ZRT_F16;
   const int64_t chunk = std::min(n, kStagingElems);
-  const int64_t eb = bf16 ? 2 : 4;
+  const int64_t eb = bf16 || f16 ? 2 : 4;
   Staging staging(chunk * eb);
   if (!staging.data)
     return zrt_cuda::fail(ZRT_ERR_OUT_OF_MEMORY,
@@ -58,7 +60,11 @@ int stageToDevice(const char *fn, void *dst, bool bf16, int64_t n,
     const int64_t m = std::min(chunk, n - c);
     // Host OpenMP threads (zrt_set_num_threads); every element is a pure
     // function of its index, so the split does not change the values.
-    if (bf16) {
+    if (f16) {
+#pragma omp parallel for schedule(static) if (m > kParallelMin)
+      for (int64_t i = 0; i < m; ++i)
+        b16[i] = zrt::f32ToF16(value(c + i));
+    } else if (bf16) {
 #pragma omp parallel for schedule(static) if (m > kParallelMin)
       for (int64_t i = 0; i < m; ++i)
         b16[i] = zrt::f32ToBf16(value(c + i));
@@ -127,11 +133,14 @@ int init_param_slice(void *data, int dtype, int64_t slice_begin,
   if (o.n == 0)
     return ZRT_OK;
   const bool bf16 = dtype == ZRT_BF16;
-  char *dst = static_cast<char *>(data) + o.at * (bf16 ? 2 : 4);
+  char *dst = static_cast<char *>(data) + o.at * zrt::dtypeBytes(dtype);
   const int64_t first = o.first;
-  return stageToDevice(fn, dst, bf16, o.n, [=](int64_t i) {
-    return zrt::paramInitElement(init_kind, std, seed, first + i);
-  });
+  return stageToDevice(
+      fn, dst, bf16, o.n,
+      [=](int64_t i) {
+        return zrt::paramInitElement(init_kind, std, seed, first + i);
+      },
+      dtype);
 }
 
 } // namespace zrt_cuda

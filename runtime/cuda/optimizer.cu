@@ -1,6 +1,7 @@
 //===- optimizer.cu - CUDA backend: AdamW, gradient norm, clipping --------===//
 //
-// zrt_adamw_step(_bf16_grad), zrt_shard_adamw, zrt_sum_squares(_bf16) and
+// zrt_adamw_step(_bf16_grad, _f16_grad), zrt_shard_adamw,
+// zrt_sum_squares(_bf16, _f16) and
 // zrt_clip_coef_scaled on device memory, following the CPU runtime
 // (runtime/src/optimizer.cpp, lowering_support.cpp) operation by operation:
 //  * AdamW: the scalars the CPU computes in double and rounds to f32 are
@@ -57,6 +58,14 @@ __device__ __forceinline__ float loadGrad(const float *g, int64_t i) {
 }
 __device__ __forceinline__ float loadGrad(const uint16_t *g, int64_t i) {
   return bf16ToF32(g[i]);
+}
+/// An f16 element (zrt_f16 is uint16_t like zrt_bf16: a distinct type for
+/// the kernels' overloads).
+struct F16Elem {
+  uint16_t bits;
+};
+__device__ __forceinline__ float loadGrad(const F16Elem *g, int64_t i) {
+  return zrt::f16ToF32(g[i].bits);
 }
 
 /// One element of torch's _single_tensor_adamw in optimizer.cpp's order of
@@ -255,6 +264,18 @@ int adamw_step_bf16_grad(float *param, float *m, float *v, const zrt_bf16 *grad,
                n, lr, beta1, beta2, eps, weight_decay, grad_scale, step);
 }
 
+int adamw_step_f16_grad(float *param, float *m, float *v, const zrt_f16 *grad,
+                        float *out_f32, zrt_bf16 *out_bf16, int64_t n,
+                        double lr, double beta1, double beta2, double eps,
+                        double weight_decay, float grad_scale, int64_t step) {
+  if (out_bf16)
+    return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                          "zrt_adamw_step_f16_grad: out_bf16 must be NULL");
+  return adamw("zrt_adamw_step_f16_grad", param, m, v,
+               reinterpret_cast<const F16Elem *>(grad), out_f32, nullptr, n,
+               lr, beta1, beta2, eps, weight_decay, grad_scale, step);
+}
+
 /// zrt_shard_adamw over the rank's slice [rank * shard, (rank + 1) * shard):
 /// the runs of forEachShardRun (shard_runs.h: each member segment with
 /// decay[i] ? weight_decay : 0, the gaps between them without), adjacent
@@ -289,6 +310,10 @@ int shard_adamw(float *param, float *m, float *v, const void *grad,
       adamwRunsKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
           param + o, m + o, v + o, static_cast<const float *>(grad) + o, n, k,
           noDecay, table);
+    else if (grad_dtype == ZRT_F16)
+      adamwRunsKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
+          param + o, m + o, v + o, static_cast<const F16Elem *>(grad) + o, n,
+          k, noDecay, table);
     else
       adamwRunsKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
           param + o, m + o, v + o, static_cast<const uint16_t *>(grad) + o, n,
@@ -325,6 +350,11 @@ int sum_squares(const float *x, int64_t n, float *out) {
 
 int sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out) {
   return sumSquares("zrt_sum_squares_bf16", x, n, out);
+}
+
+int sum_squares_f16(const zrt_f16 *x, int64_t n, float *out) {
+  return sumSquares("zrt_sum_squares_f16",
+                    reinterpret_cast<const F16Elem *>(x), n, out);
 }
 
 int clip_coef_scaled(const float *sum_squares, const float *grad_scale,

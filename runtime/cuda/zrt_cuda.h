@@ -143,6 +143,10 @@ int relu(const float *x, float *out, int64_t n);
 int relu_backward(const float *x, const float *dout, float *dx, int64_t n);
 int fill_bf16(zrt_bf16 *out, float value, int64_t n);
 int accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n);
+int cast_f32_to_f16(const float *src, zrt_f16 *dst, int64_t n);
+int cast_f16_to_f32(const zrt_f16 *src, float *dst, int64_t n);
+int fill_f16(zrt_f16 *out, float value, int64_t n);
+int accumulate_f16(const zrt_f16 *x, zrt_f16 *y, int64_t n);
 int copy_any(const void *src, void *dst, int64_t n, int dtype);
 int copy_2d(const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
             int64_t rows, int64_t cols, int dtype);
@@ -484,6 +488,11 @@ int shard_adamw(float *param, float *m, float *v, const void *grad,
                 int64_t step);
 int sum_squares(const float *x, int64_t n, float *out);
 int sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out);
+int sum_squares_f16(const zrt_f16 *x, int64_t n, float *out);
+int adamw_step_f16_grad(float *param, float *m, float *v, const zrt_f16 *grad,
+                        float *out_f32, zrt_bf16 *out_bf16, int64_t n,
+                        double lr, double beta1, double beta2, double eps,
+                        double weight_decay, float grad_scale, int64_t step);
 int clip_coef_scaled(const float *sum_squares, const float *grad_scale,
                      float max_norm, float *coef, float *norm);
 /// Initializers: values computed on the host with the CPU runtime's exact

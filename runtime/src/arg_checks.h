@@ -43,12 +43,13 @@
 namespace zrt {
 
 /// Bytes of one element of `dtype` (enum zrt_dtype): 4 for ZRT_F32, 2 for
-/// ZRT_BF16, 0 for any other value.
+/// ZRT_BF16 and ZRT_F16, 0 for any other value.
 inline int64_t dtypeBytes(int dtype) {
   switch (dtype) {
   case ZRT_F32:
     return 4;
   case ZRT_BF16:
+  case ZRT_F16:
     return 2;
   default:
     return 0;
@@ -653,7 +654,7 @@ int checkShardAdamwArgs(const char *fn, const void *param, const void *m,
                         const uint8_t *decay, int64_t step, Fail fail) {
   ZRT_ARG_REQUIRE(shard >= 0 && rank >= 0 && num_members >= 0,
                   "%s: negative shard, rank or member count", fn);
-  ZRT_ARG_REQUIRE(grad_dtype == ZRT_F32 || grad_dtype == ZRT_BF16,
+  ZRT_ARG_REQUIRE(dtypeBytes(grad_dtype) > 0,
                   "%s: bad gradient dtype %d", fn, grad_dtype);
   ZRT_ARG_REQUIRE(num_members == 0 || (offsets && numels && decay),
                   "%s: NULL layout", fn);
@@ -729,8 +730,7 @@ int checkInitParamSliceArgs(const char *fn, const void *data, int dtype,
                             int64_t slice_begin, int64_t slice_n,
                             int64_t member_offset, int64_t member_numel,
                             int init_kind, float stddev, Fail fail) {
-  ZRT_ARG_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16, "%s: bad dtype %d", fn,
-                  dtype);
+  ZRT_ARG_REQUIRE(dtypeBytes(dtype) > 0, "%s: bad dtype %d", fn, dtype);
   ZRT_ARG_REQUIRE(slice_begin >= 0 && slice_n >= 0 && member_offset >= 0 &&
                       member_numel >= 0,
                   "%s: negative offset or size", fn);
@@ -771,8 +771,7 @@ int checkCollectiveArgs(const char *fn, bool initialized, int64_t n, int dtype,
   ZRT_ARG_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
   ZRT_ARG_REQUIRE(!mpiCounts || n <= INT_MAX,
                   "%s: n = %lld exceeds the MPI count limit", fn, (long long)n);
-  ZRT_ARG_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16, "%s: unknown dtype %d",
-                  fn, dtype);
+  ZRT_ARG_REQUIRE(dtypeBytes(dtype) > 0, "%s: unknown dtype %d", fn, dtype);
   return ZRT_OK;
 }
 

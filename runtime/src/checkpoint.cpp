@@ -139,10 +139,12 @@ void removeTree(const std::string &dir) {
 
 size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
-std::string dtypeName(int dtype) { return dtype == ZRT_BF16 ? "bf16" : "f32"; }
+std::string dtypeName(int dtype) {
+  return dtype == ZRT_BF16 ? "bf16" : dtype == ZRT_F16 ? "f16" : "f32";
+}
 
-/// NaN and Inf values among n elements of `dtype` (f32 or bf16) at p: an
-/// all-ones exponent.
+/// NaN and Inf values among n elements of `dtype` (f32, bf16 or f16) at p:
+/// an all-ones exponent.
 int64_t countNonFinite(const void *p, int dtype, int64_t n) {
   const char *b = static_cast<const char *>(p);
   int64_t bad = 0;
@@ -151,6 +153,12 @@ int64_t countNonFinite(const void *p, int dtype, int64_t n) {
       uint16_t v;
       std::memcpy(&v, b + 2 * i, 2);
       bad += (v & 0x7F80u) == 0x7F80u;
+    }
+  } else if (dtype == ZRT_F16) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t v;
+      std::memcpy(&v, b + 2 * i, 2);
+      bad += (v & 0x7C00u) == 0x7C00u;
     }
   } else {
     for (int64_t i = 0; i < n; ++i) {
@@ -470,7 +478,7 @@ std::string layoutOf(const zrt_model_desc *m, int world, Layout *out) {
     const zrt_state_desc &s = m->states[i];
     if (!s.name)
       return format("state %d of the model description has no name", i);
-    if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16)
+    if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16 && s.dtype != ZRT_F16)
       return format("state '%s' has unknown dtype %d", s.name, s.dtype);
     if (s.kind == ZRT_STATE_GRAD) // zero between optimizer steps
       continue;
@@ -518,6 +526,17 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   R->run.streamBatch = f.get(data, "sample_stream_batch")
                            ? f.integer(data, "sample_stream_batch")
                            : R->run.globalBatch;
+  // Optional (written since fp16-mixed): AdamW's update count and the
+  // loss scaler.
+  // (Checked with the schedule below.)
+  if (f.get(&root, "optimizer"))
+    R->run.updates = f.integer(f.obj(&root, "optimizer"), "updates");
+  if (f.get(&root, "loss_scaler")) {
+    const JVal *ls = f.obj(&root, "loss_scaler");
+    R->run.lossScaled = true;
+    R->run.lossScale = f.number(ls, "scale");
+    R->run.lossScaleGoodSteps = f.integer(ls, "good_steps");
+  }
   const JVal *layout = f.obj(&root, "layout");
   const JVal *groups = f.obj(layout, "groups");
   const JVal *states = f.obj(layout, "states");
@@ -563,8 +582,8 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
       if (kind == kKindNames[k])
         r.kind = k;
     const std::string dtype = f.string(&s, "dtype");
-    r.dtype = dtype == "bf16" ? ZRT_BF16 : ZRT_F32;
-    if (dtype != "bf16" && dtype != "f32")
+    r.dtype = dtype == "bf16" ? ZRT_BF16 : dtype == "f16" ? ZRT_F16 : ZRT_F32;
+    if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
       f.fail("layout.states.dtype");
     r.numel = f.integer(&s, "numel");
     r.group = static_cast<int>(f.integer(&s, "group"));
@@ -616,6 +635,15 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
       R->run.streamBatch < 1 || R->run.nextSample < 0)
     return "the data position (grad_accum, global_batch, seq, "
            "next_sample_index, sample_stream_batch) is out of range";
+  if (R->run.updates > R->step || (R->run.updates < 0 &&
+                                    f.get(&root, "optimizer")))
+    return format("optimizer.updates %lld is not in [0, step %lld]",
+                  (long long)R->run.updates, (long long)R->step);
+  if (R->run.lossScaled &&
+      (!(R->run.lossScale > 0) || !std::isfinite(R->run.lossScale) ||
+       R->run.lossScaleGoodSteps < 0))
+    return "loss_scaler has a scale that is not finite and > 0, or negative "
+           "good_steps";
   if (static_cast<int>(files->size()) != L->world)
     return format("the manifest lists %zu shard files for world size %d",
                   files->size(), L->world);
@@ -935,6 +963,13 @@ std::string Checkpointer::Impl::writeManifest(
               (long long)run.globalBatch, (long long)run.seq,
               (long long)(run.nextSample / std::max<int64_t>(1, run.globalBatch)),
               (long long)run.nextSample, (long long)run.streamBatch);
+  if (run.updates >= 0)
+    j += format("  \"optimizer\": {\"updates\": %lld},\n",
+                (long long)run.updates);
+  if (run.lossScaled)
+    j += format("  \"loss_scaler\": {\"scale\": %.17g, \"good_steps\": "
+                "%lld},\n",
+                run.lossScale, (long long)run.lossScaleGoodSteps);
   j += format("  \"rng\": {\"generator\": \"philox4x32-10, counter-based\", "
               "\"seed\": \"%llu\", \"state\": null},\n",
               (unsigned long long)run.seed);
@@ -1212,10 +1247,15 @@ std::string Checkpointer::Impl::readRaw(const StateRec &s, int file,
                   std::strerror(errno));
   if (s.dtype == dtype)
     return "";
-  if (s.dtype == ZRT_BF16) // bf16 -> f32, exact
-    zrt::hostToF32(buf, ZRT_BF16, static_cast<float *>(dst), n);
-  else // f32 -> bf16, round to nearest even
-    zrt::hostFromF32(static_cast<const float *>(buf), dst, ZRT_BF16, n);
+  if (dtype == ZRT_F32) // bf16 / f16 -> f32, exact
+    zrt::hostToF32(buf, s.dtype, static_cast<float *>(dst), n);
+  else if (s.dtype == ZRT_F32) // f32 -> bf16 / f16, round to nearest even
+    zrt::hostFromF32(static_cast<const float *>(buf), dst, dtype, n);
+  else { // bf16 <-> f16 through f32
+    std::vector<float> wide(static_cast<size_t>(n));
+    zrt::hostToF32(buf, s.dtype, wide.data(), n);
+    zrt::hostFromF32(wide.data(), dst, dtype, n);
+  }
   return "";
 }
 

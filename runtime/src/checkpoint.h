@@ -37,6 +37,14 @@ struct RunInfo {
   /// the next sample, and the stream's batch (the global batch of the run
   /// that started it).
   int64_t nextSample = 0, streamBatch = 0;
+  /// AdamW updates applied (its bias-correction step count; below the step
+  /// when fp16-mixed skipped steps); -1 when a manifest does not say.
+  int64_t updates = -1;
+  /// fp16-mixed: the dynamic loss scale and its run of finite steps
+  /// (loss_scaler.h).
+  bool lossScaled = false;
+  double lossScale = 0;
+  int64_t lossScaleGoodSteps = 0;
 };
 
 /// What --resume found in the manifest.

@@ -26,7 +26,8 @@ struct zrt_request_s {
   float *scaleOut = nullptr; // f32 result to multiply by `scale` (ZRT_AVG)
   float scale = 1.0f;
   int64_t count = 0;
-  zrt_bf16 *bf16Out = nullptr; // bf16 destination of the f32 staging result
+  zrt_bf16 *bf16Out = nullptr; // 16-bit destination of the f32 staging result
+  bool f16Out = false;         // bf16Out holds f16 (ZRT_F16), not bf16
   zrt::FloatBuffer stageIn, stageOut;
   zrt_request_s *nextFree = nullptr; // in the pool
   // In the list of started, not yet waited requests (zrt_comm_progress).
@@ -86,6 +87,7 @@ void releaseRequest(zrt_request r) {
   r->scale = 1.0f;
   r->count = 0;
   r->bf16Out = nullptr;
+  r->f16Out = false;
   r->nextFree = state.freeRequests;
   state.freeRequests = r;
 }
@@ -124,14 +126,19 @@ zrt_request newRequest(const char *fn, int *status) {
   return r;
 }
 
-// Allocates the f32 staging buffers of a bf16 reduction.
+// Allocates the f32 staging buffers of a bf16 or f16 reduction and widens
+// the input into them.
 int stageBf16(const char *fn, zrt_request r, const void *send, int64_t nIn,
-              int64_t nOut) {
+              int64_t nOut, int dtype) {
   if (!r->stageIn.reserve(nIn) || !r->stageOut.reserve(nOut))
     return zrt::fail(ZRT_ERR_OUT_OF_MEMORY,
                      "%s: cannot allocate f32 staging buffers", fn);
-  zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(send), r->stageIn.data,
-                       nIn);
+  if (dtype == ZRT_F16)
+    zrt_cast_f16_to_f32(static_cast<const zrt_f16 *>(send), r->stageIn.data,
+                        nIn);
+  else
+    zrt_cast_bf16_to_f32(static_cast<const zrt_bf16 *>(send),
+                         r->stageIn.data, nIn);
   return ZRT_OK;
 }
 
@@ -154,14 +161,15 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
     return status;
   const void *in = send;
   void *out = recv;
-  if (dtype == ZRT_BF16) {
-    if (int st = stageBf16(fn, r, send, nIn, n)) {
+  if (dtype == ZRT_BF16 || dtype == ZRT_F16) {
+    if (int st = stageBf16(fn, r, send, nIn, n, dtype)) {
       releaseRequest(r);
       return st;
     }
     in = r->stageIn.data;
     out = r->stageOut.data;
     r->bf16Out = static_cast<zrt_bf16 *>(recv);
+    r->f16Out = dtype == ZRT_F16;
   } else {
     r->scaleOut = static_cast<float *>(recv);
   }
@@ -279,7 +287,7 @@ int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
   if (!r)
     return status;
   const size_t es = static_cast<size_t>(zrt::dtypeBytes(dtype));
-  const MPI_Datatype type = dtype == ZRT_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+  const MPI_Datatype type = dtype == ZRT_F32 ? MPI_FLOAT : MPI_UINT16_T;
   const char *mine = static_cast<const char *>(recv) +
                      static_cast<size_t>(state.rank) * n * es;
   const void *in = (n > 0 && send == mine) ? MPI_IN_PLACE : send;
@@ -318,7 +326,7 @@ int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
   zrt_request r = newRequest(fn, &status);
   if (!r)
     return status;
-  const MPI_Datatype type = dtype == ZRT_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+  const MPI_Datatype type = dtype == ZRT_F32 ? MPI_FLOAT : MPI_UINT16_T;
   int rc = MPI_Ibcast(buf, static_cast<int>(n), type, root, state.comm,
                       &r->mpi);
   if (rc != MPI_SUCCESS) {
@@ -349,9 +357,15 @@ int zrt_wait(zrt_request req) {
     float *src = req->stageOut.data;
     const float s = req->scale;
     zrt_bf16 *dst = req->bf16Out;
+    if (req->f16Out) {
 #pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = zrt::f32ToBf16(src[i] * s);
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = zrt::f32ToF16(src[i] * s);
+    } else {
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = zrt::f32ToBf16(src[i] * s);
+    }
   } else if (req->scaleOut && req->scale != 1.0f) {
     zrt_scale(req->scaleOut, req->scale, req->scaleOut, n);
   }

@@ -51,6 +51,10 @@ zrt_bf16 zrt_f32_to_bf16(float x) { return zrt::f32ToBf16(x); }
 
 float zrt_bf16_to_f32(zrt_bf16 x) { return zrt::bf16ToF32(x); }
 
+zrt_f16 zrt_f32_to_f16(float x) { return zrt::f32ToF16(x); }
+
+float zrt_f16_to_f32(zrt_f16 x) { return zrt::f16ToF32(x); }
+
 uint64_t zrt_param_seed(uint64_t seed, const char *name) {
   // FNV-1a (64-bit) of the name, then splitmix64 (Steele et al.) of
   // (seed ^ hash).

@@ -29,6 +29,7 @@
 #include "paths.h"
 #include "safetensors.h"
 #include "rng_math.h"
+#include "loss_scaler.h"
 #include "state_io.h"
 #include "zrt/model.h"
 #include "zrt/zrt.h"
@@ -124,6 +125,12 @@ struct Options {
   std::string resume;          // --resume: step dir or checkpoint dir
   int64_t crashAfterFiles = -1; // test hook --checkpoint-crash-after-files
   bool overwrite = false;       // --overwrite: may replace DIR's checkpoints
+  // fp16-mixed dynamic loss scaling (loss_scaler.h); < 0: not given.
+  double initLossScale = -1.0;         // --init-loss-scale
+  int64_t lossScaleGrowthInterval = -1; // --loss-scale-growth-interval
+  // Test hook --test-overflow-at RANK:STEP: that rank's backward at that
+  // step overflows (runtime/README.md); -1: off.
+  int64_t overflowRank = -1, overflowStep = -1;
   bool quiet = false;
   bool help = false;
   bool version = false;     // --version
@@ -169,7 +176,7 @@ const char *const kUsage =
     "  --threads N          OpenMP/BLAS threads per rank (default:\n"
     "                       $OMP_NUM_THREADS, else cores / ranks on the node)\n"
     "  --import PATH        after init, load the parameters (and master\n"
-    "                       weights) from a safetensors file (F32 or BF16)\n"
+    "                       weights) from a safetensors file (F32, BF16 or F16)\n"
     "  --export PATH        after training, write the parameters as f32\n"
     "                       safetensors (rank 0; the initial weights with\n"
     "                       --steps 0)\n"
@@ -185,6 +192,12 @@ const char *const kUsage =
     "  --overwrite          let a run that does not resume from DIR write into\n"
     "                       a --checkpoint-dir that already holds checkpoints\n"
     "                       (refused otherwise)\n"
+    "  --init-loss-scale F  fp16-mixed programs: the first loss scale S\n"
+    "                       (default 65536 = 2^16, as torch.amp.GradScaler)\n"
+    "  --loss-scale-growth-interval N\n"
+    "                       fp16-mixed: double S after N consecutive steps\n"
+    "                       without overflow (default 2000); an overflow\n"
+    "                       skips the step on every rank and halves S\n"
     "  --quiet              no per-step lines, no progress bar\n"
     "  --print-config       print what the program was compiled with (model,\n"
     "                       partition, precision, optimizer, collectives,\n"
@@ -266,7 +279,9 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         "--temperature", "--threads",      "--export",     "--import",
         "--dump-batches", "--checkpoint-dir", "--checkpoint-every",
         "--resume",       "--checkpoint-crash-after-files", "--lr-schedule",
-        "--warmup-type",  "--warmup-min-lr", "--decay-steps"};
+        "--warmup-type",  "--warmup-min-lr", "--decay-steps",
+        "--init-loss-scale", "--loss-scale-growth-interval",
+        "--test-overflow-at"};
     bool known = false;
     for (const char *f : kValueFlags)
       known = known || name == f;
@@ -356,6 +371,24 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       ok = parseInt(name, value, 1, 4096, &o->threads, &err);
     } else if (name == "--checkpoint-every") {
       ok = parseInt(name, value, 0, INT64_MAX / 4, &o->checkpointEvery, &err);
+    } else if (name == "--init-loss-scale") {
+      ok = parseDouble(name, value, &o->initLossScale, &err);
+      if (ok && !(o->initLossScale >= zrt::LossScaler::kMinScale &&
+                  o->initLossScale <= zrt::LossScaler::kMaxScale))
+        return format("--init-loss-scale: %s must be in [2^-24, 2^100]",
+                      value.c_str());
+    } else if (name == "--loss-scale-growth-interval") {
+      ok = parseInt(name, value, 1, INT64_MAX, &o->lossScaleGrowthInterval,
+                    &err);
+    } else if (name == "--test-overflow-at") { // test hook
+      size_t colon = value.find(':');
+      if (colon == std::string::npos)
+        return format("--test-overflow-at: '%s' is not RANK:STEP",
+                      value.c_str());
+      ok = parseInt(name, value.substr(0, colon), 0, INT32_MAX,
+                    &o->overflowRank, &err) &&
+           parseInt(name, value.substr(colon + 1), 1, INT64_MAX / 4,
+                    &o->overflowStep, &err);
     } else if (name == "--checkpoint-crash-after-files") { // test hook
       ok = parseInt(name, value, 0, INT64_MAX / 4, &o->crashAfterFiles, &err);
     } else if (name == "--checkpoint-dir" || name == "--resume") {
@@ -656,7 +689,7 @@ std::string ParamTable::build(const zrt_model_desc *m, int world) {
     const zrt_state_desc &s = m->states[i];
     if (!s.name)
       return format("state %d of the model description has no name", i);
-    if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16)
+    if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16 && s.dtype != ZRT_F16)
       return format("state '%s' has unknown dtype %d", s.name, s.dtype);
     if (!s.sharded)
       continue;
@@ -923,6 +956,13 @@ private:
   // checkpoint.
   int64_t samplePos_ = 0, streamBatch_ = 0;
   bool savedInRun_ = false; // this run wrote a checkpoint
+  // fp16-mixed (model.h set_loss_scale): the dynamic loss scale; null
+  // otherwise. updates_: AdamW updates applied (skipped steps excluded),
+  // the step count of its bias correction.
+  std::unique_ptr<zrt::LossScaler> scaler_;
+  int64_t updates_ = 0;
+  /// "" or why the loss-scaling flags do not fit the program.
+  std::string setUpLossScaling();
   bool byteLevel_ = false, validation_ = false;
   std::vector<int32_t> ids_, targets_;
 
@@ -944,8 +984,16 @@ private:
   std::vector<int32_t> dumpRecord_;
   std::unique_ptr<zrt_ckpt::Checkpointer> ckpt_; // --checkpoint-dir, --resume
   zrt_ckpt::RunInfo runInfo() const {
-    return {o_.seed,   o_.gradAccum, globalBatch_, m_->seq,     o_.lr,
-            o_.minLr,  o_.warmup,    o_.steps,     samplePos_, streamBatch_};
+    zrt_ckpt::RunInfo r{o_.seed,  o_.gradAccum, globalBatch_, m_->seq,
+                        o_.lr,    o_.minLr,     o_.warmup,    o_.steps,
+                        samplePos_, streamBatch_};
+    r.updates = updates_;
+    if (scaler_) {
+      r.lossScaled = true;
+      r.lossScale = scaler_->scale();
+      r.lossScaleGoodSteps = scaler_->goodSteps();
+    }
+    return r;
   }
 };
 
@@ -1011,6 +1059,31 @@ void Driver::cleanup() {
 int Driver::finish(int code) {
   cleanup();
   return code;
+}
+
+std::string Driver::setUpLossScaling() {
+  if (!m_->set_loss_scale) {
+    const char *flag = o_.initLossScale >= 0 ? "--init-loss-scale"
+                       : o_.lossScaleGrowthInterval >= 0
+                           ? "--loss-scale-growth-interval"
+                       : o_.overflowRank >= 0 ? "--test-overflow-at"
+                                              : nullptr;
+    if (flag)
+      return format("%s applies to fp16-mixed programs only (zero-compile "
+                    "--precision=fp16-mixed); this one has no loss scale",
+                    flag);
+    return "";
+  }
+  if (o_.overflowRank >= world_)
+    return format("--test-overflow-at: rank %lld is not one of the %d ranks",
+                  (long long)o_.overflowRank, world_);
+  scaler_ = std::make_unique<zrt::LossScaler>(
+      o_.initLossScale >= 0 ? o_.initLossScale
+                            : zrt::LossScaler::kDefaultInitScale,
+      o_.lossScaleGrowthInterval >= 0
+          ? o_.lossScaleGrowthInterval
+          : zrt::LossScaler::kDefaultGrowthInterval);
+  return "";
 }
 
 std::string Driver::checkModel() {
@@ -1194,6 +1267,10 @@ std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
                    std::isfinite(norm) ? "not finite on another rank"
                    : std::isnan(norm)  ? "nan"
                                        : "inf");
+  if (scaler_ && std::isfinite(loss) && !std::isfinite(norm))
+    what += format(" at every loss scale down to %g (fp16-mixed: not an "
+                   "overflow that a smaller scale avoids)",
+                   scaler_->scale());
   std::string kept = "no checkpoint was written";
   if (savedInRun_)
     kept = format("the last checkpoint, %s/step_%lld, stays 'latest'",
@@ -1713,7 +1790,7 @@ void Driver::printBanner() {
   for (int i = 0; i < m_->num_states; ++i) {
     const zrt_state_desc &s = m_->states[i];
     if (s.kind >= 0 && s.kind < 5)
-      measured[s.kind] += s.numel * (s.dtype == ZRT_BF16 ? 2 : 4);
+      measured[s.kind] += s.numel * static_cast<int64_t>(zrt::elementBytes(s.dtype));
   }
   std::string mem = "model state per rank (allocated / plan):";
   for (int k = 0; k < 5; ++k)
@@ -1721,6 +1798,14 @@ void Driver::printBanner() {
         format(" %s %s / %s%s", kStateNames[k], megabytes(measured[k]).c_str(),
                megabytes(m_->plan.state_bytes[k]).c_str(), k < 4 ? "," : "");
   say(mem);
+  if (scaler_)
+    say(format("fp16-mixed: dynamic loss scaling from S = %g (x2 after %lld "
+               "steps without overflow, x0.5 and the step skipped on "
+               "overflow)",
+               scaler_->scale(),
+               (long long)(o_.lossScaleGrowthInterval >= 0
+                               ? o_.lossScaleGrowthInterval
+                               : zrt::LossScaler::kDefaultGrowthInterval)));
 }
 
 void Driver::writeConfig() {
@@ -1730,7 +1815,7 @@ void Driver::writeConfig() {
   for (int i = 0; i < m_->num_states; ++i) {
     const zrt_state_desc &s = m_->states[i];
     if (s.kind >= 0 && s.kind < 5)
-      measured[s.kind] += s.numel * (s.dtype == ZRT_BF16 ? 2 : 4);
+      measured[s.kind] += s.numel * static_cast<int64_t>(zrt::elementBytes(s.dtype));
   }
   int64_t arena[ZRT_MEM_NUM_KINDS];
   for (int k = 0; k < ZRT_MEM_NUM_KINDS; ++k)
@@ -1859,6 +1944,8 @@ int Driver::run() {
   // 2. The model against this runtime and this launch.
   if (int code = agree(checkModel(), kExitInternal))
     return finish(code);
+  if (int code = agree(setUpLossScaling(), kExitUser))
+    return finish(code);
   if (int code = agree(
           world_ == m_->world_size
               ? std::string()
@@ -1947,6 +2034,12 @@ int Driver::run() {
     o_.seed = ckpt_->resumed().run.seed;
     samplePos_ = ckpt_->resumed().run.nextSample;
     streamBatch_ = ckpt_->resumed().run.streamBatch;
+    // AdamW's step count and the loss scaler continue as well (a
+    // checkpoint without them: every step was an update, S restarts).
+    const zrt_ckpt::RunInfo &was = ckpt_->resumed().run;
+    updates_ = was.updates >= 0 ? was.updates : lastSaved;
+    if (scaler_ && was.lossScaled && o_.initLossScale < 0)
+      scaler_->restore(was.lossScale, was.lossScaleGoodSteps);
   }
 
   // A checkpoint at or past --steps leaves nothing to train.
@@ -1994,6 +2087,18 @@ int Driver::run() {
     const int64_t allocs0 = zrt_heap_allocations();
     Snapshot micro{};
     double lossSum = 0.0;
+    // fp16-mixed: S for this step's backward (the test hook's rank and
+    // step overflow: S = 2^120 makes its f16 gradients infinite).
+    const double lossScale = scaler_ ? scaler_->scale() : 1.0;
+    if (scaler_) {
+      const bool poison = rank_ == o_.overflowRank && step == o_.overflowStep;
+      zrt_clear_error();
+      if (int st = m_->set_loss_scale(
+              poison ? 1.329228e36f : static_cast<float>(lossScale)))
+        internalFailure(format("set_loss_scale (step %lld): ",
+                               (long long)step) +
+                        describe(st));
+    }
     for (int64_t k = 0; k < K; ++k) {
       fetchTrainBatch();
       if (!o_.dumpBatches.empty())
@@ -2012,8 +2117,12 @@ int Driver::run() {
     const Snapshot beforeOpt = Snapshot::take();
     float norm = 0.0f;
     zrt_clear_error();
-    if (int st = m_->optimizer_step(static_cast<float>(lr), step,
-                                    1.0f / static_cast<float>(K), &norm))
+    // AdamW's step: updates applied so far + 1 (= step unless fp16-mixed
+    // skipped some); the gradients hold S times the true sum over K.
+    if (int st = m_->optimizer_step(
+            static_cast<float>(lr), updates_ + 1,
+            static_cast<float>(1.0 / (static_cast<double>(K) * lossScale)),
+            &norm))
       internalFailure(format("optimizer_step (step %lld): ", (long long)step) +
                       describe(st));
     const Snapshot after = Snapshot::take();
@@ -2025,6 +2134,21 @@ int Driver::run() {
     const double loss = allMean(lossSum / static_cast<double>(K));
     const bool normFinite = allMean(std::isfinite(norm) ? 0.0 : 1.0) == 0.0;
     lastLoss = loss;
+    // fp16-mixed: a non-finite norm skipped the update on every rank
+    // (train.adamw skip_nonfinite on the global norm); halve S.
+    zrt::LossScaler::Outcome scaled = zrt::LossScaler::Outcome::Applied;
+    if (scaler_ && std::isfinite(loss)) {
+      scaled = scaler_->update(normFinite);
+      if (normFinite)
+        ++updates_;
+      if (scaled == zrt::LossScaler::Outcome::Skipped)
+        say(format("step %lld: gradient overflow at loss scale %g (norm %s): "
+                   "the update is skipped on every rank; loss scale -> %g",
+                   (long long)step, lossScale,
+                   std::isnan(norm) ? "nan" : "inf", scaler_->scale()));
+    } else if (normFinite) {
+      ++updates_;
+    }
     const int64_t peak = zrt_memory_peak_total_bytes();
     const double tokPerS = secs > 0 ? tokensPerStep / secs : 0.0;
 
@@ -2055,6 +2179,14 @@ int Driver::run() {
     j.key("loss").num(loss);
     j.key("lr").num(lr);
     j.key("grad_norm").num(norm);
+    if (scaler_) {
+      j.key("loss_scale").num(lossScale);
+      j.key("skipped").integer(
+          scaled == zrt::LossScaler::Outcome::Skipped ||
+                  scaled == zrt::LossScaler::Outcome::Underflow
+              ? 1
+              : 0);
+    }
     j.key("ms").num(secs * 1e3);
     j.key("tokens_per_s").num(tokPerS);
     j.key("comm_bytes").collBytes(total.bytes);
@@ -2066,7 +2198,9 @@ int Driver::run() {
     metric(j);
     // Non-finite training stops here, before any checkpoint of this step:
     // `latest` keeps naming the last finite one.
-    if (!std::isfinite(loss) || !normFinite)
+    if (!std::isfinite(loss) ||
+        (!normFinite && (!scaler_ || scaled ==
+                                         zrt::LossScaler::Outcome::Underflow)))
       return finish(
           agree(nonFiniteMessage(step, loss, norm, lastSaved), kExitUser));
 

@@ -263,6 +263,26 @@ int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
   return ZRT_OK;
 }
 
+int zrt_cast_f32_to_f16(const float *src, zrt_f16 *dst, int64_t n) {
+  if (int st =
+          zrt::checkCastArgs("zrt_cast_f32_to_f16", src, dst, n, zrt::fail))
+    return st;
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = zrt::f32ToF16(src[i]);
+  return ZRT_OK;
+}
+
+int zrt_cast_f16_to_f32(const zrt_f16 *src, float *dst, int64_t n) {
+  if (int st =
+          zrt::checkCastArgs("zrt_cast_f16_to_f32", src, dst, n, zrt::fail))
+    return st;
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = zrt::f16ToF32(src[i]);
+  return ZRT_OK;
+}
+
 //===----------------------------------------------------------------------===//
 // Native bf16 kernels (zrt.h): the templates above on zrt_bf16.
 //===----------------------------------------------------------------------===//

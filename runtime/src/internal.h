@@ -8,6 +8,7 @@
 #ifndef ZRT_SRC_INTERNAL_H
 #define ZRT_SRC_INTERNAL_H
 
+#include "f16_bits.h"
 #include "matmul_args.h"
 #include "zrt/zrt.h"
 

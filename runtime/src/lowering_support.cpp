@@ -326,6 +326,25 @@ int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
   return ZRT_OK;
 }
 
+int zrt_fill_f16(zrt_f16 *out, float value, int64_t n) {
+  if (int st = zrt::checkFillBf16Args("zrt_fill_f16", out, n, zrt::fail))
+    return st;
+  const zrt_f16 v = zrt::f32ToF16(value);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = v;
+  return ZRT_OK;
+}
+
+int zrt_accumulate_f16(const zrt_f16 *x, zrt_f16 *y, int64_t n) {
+  if (int st = zrt::checkAccumulateBf16Args("zrt_accumulate_f16", x, y, n,
+                                            zrt::fail))
+    return st;
+#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = zrt::f32ToF16(zrt::f16ToF32(y[i]) + zrt::f16ToF32(x[i]));
+  return ZRT_OK;
+}
+
 int zrt_clip_coef_scaled(const float *sum_squares, const float *grad_scale,
                          float max_norm, float *coef, float *norm) {
   if (int st = zrt::checkClipCoefArgs("zrt_clip_coef_scaled", sum_squares,
@@ -354,7 +373,7 @@ int zrt_shard_adamw(float *param, float *m, float *v, const void *grad,
   return zrt::shardAdamw(param, m, v, grad, grad_dtype, shard, rank,
                          num_members, offsets, numels, decay, lr, beta1, beta2,
                          eps, weight_decay, grad_scale, step, zrt_adamw_step,
-                         zrt_adamw_step_bf16_grad);
+                         zrt_adamw_step_bf16_grad, zrt_adamw_step_f16_grad);
 }
 
 int zrt_local_shard(const void *in, void *out, int64_t n, int rank, int dtype) {
@@ -388,9 +407,11 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
       return zrt_init_normal(dst, n, 0.0f, std, seed, first);
     return zrt_fill(dst, init_kind == ZRT_INIT_ONES ? 1.0f : 0.0f, n);
   }
+  const bool f16 = dtype == ZRT_F16;
   zrt_bf16 *dst = static_cast<zrt_bf16 *>(data) + at;
   if (init_kind != ZRT_INIT_NORMAL)
-    return zrt_fill_bf16(dst, init_kind == ZRT_INIT_ONES ? 1.0f : 0.0f, n);
+    return (f16 ? zrt_fill_f16 : zrt_fill_bf16)(
+        dst, init_kind == ZRT_INIT_ONES ? 1.0f : 0.0f, n);
   // Normal values in f32 chunks, rounded to bf16 (the same f32 values a
   // master copy receives).
   constexpr int64_t kChunk = 4096;
@@ -399,7 +420,7 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
     const int64_t m = std::min(kChunk, n - c);
     if (int st = zrt_init_normal(buf, m, 0.0f, std, seed, first + c))
       return st;
-    zrt_cast_f32_to_bf16(buf, dst + c, m);
+    (f16 ? zrt_cast_f32_to_f16 : zrt_cast_f32_to_bf16)(buf, dst + c, m);
   }
   return ZRT_OK;
 }

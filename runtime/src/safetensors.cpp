@@ -111,8 +111,10 @@ std::string parseSafetensorsHeader(const std::string &header,
       dt = ZRT_F32;
     else if (dtypeName == "BF16")
       dt = ZRT_BF16;
+    else if (dtypeName == "F16")
+      dt = ZRT_F16;
     else
-      return format("%s has dtype %s (only F32 and BF16 are supported)",
+      return format("%s has dtype %s (only F32, BF16 and F16 are supported)",
                     t.c_str(), dtypeName.c_str());
     std::vector<int64_t> dims;
     int64_t numel = 1;

@@ -46,8 +46,8 @@ int forEachShardRun(int64_t shard, int rank, int numMembers,
 }
 
 /// zrt_shard_adamw after its argument checks, for a backend whose
-/// zrt_adamw_step and zrt_adamw_step_bf16_grad are `stepF32` / `stepBf16`
-/// (same signatures): one step per run of forEachShardRun, on the run's
+/// zrt_adamw_step, zrt_adamw_step_bf16_grad and zrt_adamw_step_f16_grad are
+/// `stepF32` / `stepBf16` / `stepF16` (same signatures): one step per run of forEachShardRun, on the run's
 /// elements of the rank's shard (param, m, v, grad hold [shard] elements
 /// starting at flat offset rank * shard).
 template <typename StepF32, typename StepBf16>
@@ -56,7 +56,7 @@ int shardAdamw(float *param, float *m, float *v, const void *grad,
                const int64_t *offsets, const int64_t *numels,
                const uint8_t *decay, double lr, double beta1, double beta2,
                double eps, double weightDecay, float gradScale, int64_t step,
-               StepF32 stepF32, StepBf16 stepBf16) {
+               StepF32 stepF32, StepBf16 stepBf16, StepBf16 stepF16) {
   const int64_t begin = static_cast<int64_t>(rank) * shard;
   auto run = [&](int64_t lo, int64_t hi, double wd) -> int {
     if (hi <= lo)
@@ -66,7 +66,7 @@ int shardAdamw(float *param, float *m, float *v, const void *grad,
       return stepF32(param + o, m + o, v + o,
                      static_cast<const float *>(grad) + o, nullptr, nullptr, n,
                      lr, beta1, beta2, eps, wd, gradScale, step);
-    return stepBf16(param + o, m + o, v + o,
+    return (gradDtype == ZRT_F16 ? stepF16 : stepBf16)(param + o, m + o, v + o,
                     static_cast<const zrt_bf16 *>(grad) + o, nullptr, nullptr,
                     n, lr, beta1, beta2, eps, wd, gradScale, step);
   };

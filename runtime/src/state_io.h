@@ -22,8 +22,10 @@
 
 namespace zrt {
 
-/// Bytes of one element of `dtype` (ZRT_BF16: 2, else 4).
-inline size_t elementBytes(int dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+/// Bytes of one element of `dtype` (ZRT_BF16, ZRT_F16: 2, else 4).
+inline size_t elementBytes(int dtype) {
+  return dtype == ZRT_BF16 || dtype == ZRT_F16 ? 2 : 4;
+}
 
 /// Copies `bytes` bytes at arena address `src` into host `dst`; "" or the
 /// runtime's message.
@@ -45,25 +47,25 @@ inline std::string stageToDevice(void *dst, const void *src, int64_t bytes) {
 
 /// dst[i] = f32 of src[i] (host memory; src in `dtype`): exact.
 inline void hostToF32(const void *src, int dtype, float *dst, int64_t n) {
-  if (dtype != ZRT_BF16) {
+  if (dtype != ZRT_BF16 && dtype != ZRT_F16) {
     std::memcpy(dst, src, static_cast<size_t>(n) * 4);
     return;
   }
   const auto *h = static_cast<const uint16_t *>(src);
   for (int64_t i = 0; i < n; ++i)
-    dst[i] = bf16ToF32(h[i]);
+    dst[i] = dtype == ZRT_F16 ? f16ToF32(h[i]) : bf16ToF32(h[i]);
 }
 
-/// dst (host memory, in `dtype`) = src: a copy, or bf16 round to nearest
-/// even (zrt_f32_to_bf16).
+/// dst (host memory, in `dtype`) = src: a copy, or bf16 / f16 round to
+/// nearest even (zrt_f32_to_bf16 / zrt_f32_to_f16).
 inline void hostFromF32(const float *src, void *dst, int dtype, int64_t n) {
-  if (dtype != ZRT_BF16) {
+  if (dtype != ZRT_BF16 && dtype != ZRT_F16) {
     std::memcpy(dst, src, static_cast<size_t>(n) * 4);
     return;
   }
   auto *h = static_cast<uint16_t *>(dst);
   for (int64_t i = 0; i < n; ++i)
-    h[i] = f32ToBf16(src[i]);
+    h[i] = dtype == ZRT_F16 ? f32ToF16(src[i]) : f32ToBf16(src[i]);
 }
 
 } // namespace zrt

@@ -461,7 +461,7 @@ TEST_F(DriverSafetyTest, DamagedManifestsAreRefused) {
   expectRefused("\"bytes\": 786496", "\"bytes\": 786432", true,
                 "malformed manifest.json: shard files of 786432 bytes, "
                 "expected 786496");
-  expectRefused("\"dtype\": \"f32\"", "\"dtype\": \"f16\"", true,
+  expectRefused("\"dtype\": \"f32\"", "\"dtype\": \"f8\"", true,
                 "malformed manifest.json: field 'layout.states.dtype' is "
                 "missing or malformed");
   expectRefused("\"next_sample_index\": 16", "\"next_sample_index\": -16",
@@ -469,6 +469,18 @@ TEST_F(DriverSafetyTest, DamagedManifestsAreRefused) {
   expectRefused("\"format\": \"zero-checkpoint\",",
                 "\"format\": \"zero-checkpoint\", \"step\": 9,", true,
                 "manifest.json has the key 'step' twice");
+  // AdamW's update count (below the step only when fp16-mixed skipped
+  // steps) and the fp16-mixed loss scaler.
+  expectRefused("\"optimizer\": {\"updates\": 4}",
+                "\"optimizer\": {\"updates\": 5}", true,
+                "malformed manifest.json: optimizer.updates 5 is not in [0, "
+                "step 4]");
+  expectRefused("\"optimizer\": {\"updates\": 4},",
+                "\"optimizer\": {\"updates\": 4}, \"loss_scaler\": "
+                "{\"scale\": -1, \"good_steps\": 0},",
+                true,
+                "malformed manifest.json: loss_scaler has a scale that is not "
+                "finite and > 0");
   // A shard file that is a directory is not called missing.
   const std::string dirShard = path("dirshard");
   ASSERT_EQ(std::system(("cp -r " + ck + "/step_4 " + dirShard + " && rm " +

@@ -775,9 +775,10 @@ TEST_F(DriverTest, ImportErrors) {
                               {"lm_head.weight", "F32", {2}, floatBytes({1, 2})}}));
   expectUserError(base + f, "error: tensor 'lm_head.weight' in --import file '" +
                                 f + "' is not a parameter of the model");
-  f = write("f16.st", safetensorsBytes({{"table", "F16", {256, 256},
-                                         std::string(65536 * 2, '\0')}}));
-  expectUserError(base + f, "has dtype F16 (only F32 and BF16 are supported)");
+  f = write("f64.st", safetensorsBytes({{"table", "F64", {256, 256},
+                                         std::string(65536 * 8, '\0')}}));
+  expectUserError(base + f,
+                  "has dtype F64 (only F32, BF16 and F16 are supported)");
   f = write("short.st",
             safetensorsBytes({{"table", "F32", {256, 256}, floatBytes(table)}})
                 .substr(0, 1000));

@@ -56,6 +56,23 @@ func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>, %u: tensor<2x2xi3
 
 // -----
 
+// A third argument of @forward_backward is the loss scale (fp16-mixed,
+// train-autodiff{loss-scale=true}) and nothing else.
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %q = train.sum_squares %p : tensor<4xf32>
+  return %q : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op argument #2 must be the loss scale (tensor<f32> {train.name = "loss_scale"}) for the model.h contract}}
+func.func @forward_backward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>, %s: tensor<f32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %q = train.sum_squares %p : tensor<4xf32>
+  return %q : tensor<f32>
+}
+
+// -----
+
 train.param @p : tensor<4xf32> init(<zeros>) trainable
 // expected-error@+1 {{'func.func' op must return exactly the f32 loss (tensor<f32>) for the model.h contract}}
 func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<4xf32> {
@@ -118,21 +135,12 @@ func.func @optimizer_step(%lr: tensor<f32>, %step: tensor<i64>, %gs: tensor<f32>
 
 // -----
 
-// expected-error@+1 {{'train.param' op f16 tensors are not supported by the CPU lowering}}
-train.param @p : tensor<4xf16> init(<zeros>) trainable
+// f16 is a storage type (fp16-mixed), cast to and from f32 only.
+train.param @p : tensor<4xbf16> init(<zeros>) trainable
 func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
-  %p = train.load @p : tensor<4xf16>
-  %s = train.sum_squares %p : tensor<4xf16>
-  return %s : tensor<f32>
-}
-
-// -----
-
-train.param @p : tensor<4xf32> init(<zeros>) trainable
-func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
-  %p = train.load @p : tensor<4xf32>
-  // expected-error@+1 {{'train.cast' op f16 tensors are not supported by the CPU lowering}}
-  %h = train.cast %p : tensor<4xf32> -> tensor<4xf16>
+  %p = train.load @p : tensor<4xbf16>
+  // expected-error@+1 {{'train.cast' op casts between 'bf16' and 'f16' directly; the lowering casts to and from f32 only}}
+  %h = train.cast %p : tensor<4xbf16> -> tensor<4xf16>
   %s = train.sum_squares %h : tensor<4xf16>
   return %s : tensor<f32>
 }

@@ -5,7 +5,7 @@
 /// (train dialect, e.g. from zero-model) and produces a training program.
 ///
 ///   zero-compile model.mlir|model.py|HF-dir|gpt2 [--stage=0..3|auto] [--world-size=N]
-///       [--precision=fp32|bf16-mixed] [--max-grad-norm=F] [--weight-decay=F]
+///       [--precision=fp32|bf16-mixed|fp16-mixed] [--max-grad-norm=F] [--weight-decay=F]
 ///       [--beta1=F] [--beta2=F] [--eps=F] [--decay-min-rank=N]
 ///       [--grouping=block|param] [--device-memory=BYTES]
 ///       [--bucket-bytes=BYTES] [--prefetch=N] [--max-live-bytes=BYTES]
@@ -195,8 +195,9 @@ static cl::opt<int64_t> maxLiveBytes(
 static cl::opt<std::string> precision("precision", cl::cat(category),
                                       cl::value_desc("fp32|bf16-mixed|fp16-mixed"),
                                       cl::desc("Precision (train-optimizer; "
-                                               "fp16-mixed: --emit=mlir only, "
-                                               "no runtime kernels for f16)"));
+                                               "fp16-mixed: f16 storage, f32 "
+                                               "arithmetic, dynamic loss "
+                                               "scaling)"));
 static cl::opt<std::string> maxGradNorm("max-grad-norm", cl::cat(category),
                                         cl::value_desc("F"),
                                         cl::desc("Gradient clipping norm"));

@@ -6,10 +6,10 @@
 /// named model, as MLIR text:
 ///
 ///   zero-model gpt2 [--n-layer N --n-head N --n-embd N --vocab N
-///                    --padded-vocab N --seq N --batch N --dtype f32|bf16]
+///                    --padded-vocab N --seq N --batch N --dtype f32|bf16|f16]
 ///                   [--print-param-count] [-o file]
 ///   zero-model mlp --input N [--hidden 64,64] --output N [--batch N]
-///                  [--activation relu|gelu] [--dtype f32|bf16] [-o file]
+///                  [--activation relu|gelu] [--dtype f32|bf16|f16] [-o file]
 ///   zero-model llama|qwen3|llama3-8b|llama3.2-1b|qwen3-0.6b|qwen3-8b|
 ///              llama3-debugmodel [--dim N --n-layers N --n-heads N
 ///              --n-kv-heads N --head-dim N --ffn-dim N | --multiple-of N
@@ -17,7 +17,7 @@
 ///              --rope-scaling none|llama3[:factor,low,high,original]
 ///              --rope-layout rotate_half|interleaved --norm-eps X
 ///              --tie-embeddings[=false] --qk-norm[=false] --seq N --batch N
-///              --dtype f32|bf16] [--print-param-count] [-o file]
+///              --dtype f32|bf16|f16] [--print-param-count] [-o file]
 ///
 /// Llama/Qwen3 models (zero/Models/Llama.h): `llama` and `qwen3` are custom
 /// models starting from `llama3-8b` and `qwen3-8b`; flags override the
@@ -74,8 +74,8 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: 
 static cl::opt<int64_t> batchSize("batch", cl::desc("Batch size B (default 4)"),
                                   cl::value_desc("N"), cl::cat(modelCategory));
 static cl::opt<std::string> dtype("dtype",
-                                  cl::desc("Element type of parameters and activations: f32 (default) or bf16"),
-                                  cl::value_desc("f32|bf16"), cl::cat(modelCategory));
+                                  cl::desc("Element type of parameters and activations: f32 (default), bf16 or f16 (for --precision=bf16-mixed / fp16-mixed)"),
+                                  cl::value_desc("f32|bf16|f16"), cl::cat(modelCategory));
 static cl::opt<bool> printParamCount("print-param-count",
                                      cl::desc("Print the parameter count instead of the IR"),
                                      cl::cat(modelCategory));
@@ -247,7 +247,7 @@ int main(int argc, char **argv) {
   if (dtype.getNumOccurrences()) {
     elementType = parseElementType(dtype);
     if (!elementType)
-      return fail("unknown --dtype '" + dtype + "' (expected f32 or bf16)");
+      return fail("unknown --dtype '" + dtype + "' (expected f32, bf16 or f16)");
   }
 
   MLIRContext context;

@@ -45,7 +45,14 @@ def ConvertTrainToEmitC : Pass<"convert-train-to-emitc", "::mlir::ModuleOp"> {
     bf16 tensors are stored in bf16; a compute op with a native bf16
     kernel (`zrt_X_bf16`, zrt.h "Native bf16 kernels") calls it, every
     other compute op on them widens its bf16 operands to f32 scratch, runs
-    the f32 kernel and rounds its results back. f16 is rejected.
+    the f32 kernel and rounds its results back. f16 tensors (fp16-mixed)
+    are stored in f16 and have no native kernels: every compute op on them
+    is widened the same way (zrt_cast_f16_to_f32 / zrt_cast_f32_to_f16,
+    round to nearest even, overflow to ±inf); fills, accumulation, sums of
+    squares, AdamW's gradient and collectives take them as ZRT_F16. A
+    `@forward_backward` with a last argument `{train.name = "loss_scale"}`
+    (train-autodiff{loss-scale=true}) reads S from a global that the model
+    description's `set_loss_scale` sets (model.h).
 
     The model description: `name` from the module attribute
     `zero.model_name` (default "model"), `world_size` / `stage` from

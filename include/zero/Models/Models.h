@@ -44,9 +44,11 @@ namespace mlir::zero::models {
 enum class ElementType {
   f32,  ///< IEEE single precision.
   bf16, ///< bfloat16 (mixed precision: f32 accumulation, bf16 storage).
+  f16,  ///< IEEE half (fp16-mixed: f32 accumulation, f16 storage, dynamic
+        ///< loss scaling in the step).
 };
 
-/// The MLIR type of `type` in `ctx` (`f32` or `bf16`).
+/// The MLIR type of `type` in `ctx` (`f32`, `bf16` or `f16`).
 mlir::Type getElementType(mlir::MLIRContext &ctx, ElementType type);
 
 /// Parses "f32" or "bf16"; std::nullopt for anything else.

@@ -41,7 +41,8 @@ struct TrainingPipelineOptions
   Option<bool> optimizer{*this, "optimizer", llvm::cl::init(true),
                          llvm::cl::desc("Run train-optimizer")};
   Option<std::string> precision{*this, "precision", llvm::cl::init("fp32"),
-                                llvm::cl::desc("fp32, bf16-mixed or fp16-mixed")};
+                                llvm::cl::desc("fp32, bf16-mixed or fp16-mixed (fp16-mixed also "
+                               "runs train-autodiff{loss-scale=true})")};
   Option<double> beta1{*this, "beta1", llvm::cl::init(0.9),
                        llvm::cl::desc("AdamW β1")};
   Option<double> beta2{*this, "beta2", llvm::cl::init(0.999),

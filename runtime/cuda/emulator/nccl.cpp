@@ -31,7 +31,7 @@ struct ncclComm {
 namespace {
 
 size_t typeBytes(ncclDataType_t t) {
-  return t == ncclFloat32 ? 4 : t == ncclBfloat16 ? 2 : 0;
+  return t == ncclFloat32 ? 4 : t == ncclBfloat16 || t == ncclFloat16 ? 2 : 0;
 }
 
 float load(const unsigned char *p, ncclDataType_t t) {
@@ -42,7 +42,7 @@ float load(const unsigned char *p, ncclDataType_t t) {
   }
   zrt_bf16 h;
   memcpy(&h, p, 2);
-  return zrt_bf16_to_f32(h);
+  return t == ncclFloat16 ? zrt_f16_to_f32(h) : zrt_bf16_to_f32(h);
 }
 
 void store(unsigned char *p, float v, ncclDataType_t t) {
@@ -50,7 +50,7 @@ void store(unsigned char *p, float v, ncclDataType_t t) {
     memcpy(p, &v, 4);
     return;
   }
-  const zrt_bf16 h = zrt_f32_to_bf16(v);
+  const zrt_bf16 h = t == ncclFloat16 ? zrt_f32_to_f16(v) : zrt_f32_to_bf16(v);
   memcpy(p, &h, 2);
 }
 

@@ -39,7 +39,7 @@ extern "C" {
 typedef struct zrt_state_desc {
   const char *name;     ///< IR symbol name, e.g. "h0.attn.c_attn.weight" or "h0.exp_avg".
   int kind;             ///< enum zrt_state_kind.
-  int dtype;            ///< enum zrt_dtype (ZRT_F32 / ZRT_BF16).
+  int dtype;            ///< enum zrt_dtype (ZRT_F32 / ZRT_BF16 / ZRT_F16).
   int64_t numel;        ///< Elements stored on this rank.
   int sharded;          ///< 1 if this is the rank's slice of `group`, 0 if whole.
   int group;            ///< Index into zrt_model_desc::groups when sharded, else -1.
@@ -146,6 +146,14 @@ typedef struct zrt_model_desc {
   /// and async start/wait pairs, the compiler's version and flags). The
   /// program's --print-config prints it.
   const char *compile_info;
+  /// Optional (NULL unless the step is loss-scaled: fp16-mixed): sets S,
+  /// the factor forward_backward multiplies the loss by before the
+  /// backward (1 until set), so the gradients it accumulates are S times
+  /// the true ones; optimizer_step must then get grad_scale = 1/(k·S).
+  /// The driver runs dynamic loss scaling with it (runtime/README.md,
+  /// "fp16-mixed"). Errors: ZRT_ERR_INVALID_ARGUMENT unless S is finite
+  /// and > 0.
+  int (*set_loss_scale)(float scale);
 } zrt_model_desc;
 
 /// Defined by the generated code: the description of the compiled step.

@@ -95,6 +95,33 @@ int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n);
 int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n);
 
 /*===----------------------------------------------------------------------===//
+// f16 (IEEE binary16) conversion: fp16-mixed storage; the arithmetic stays
+// f32 (the lowering widens every f16 op to the f32 kernels)
+//===----------------------------------------------------------------------===*/
+
+/// f16 storage type: IEEE-754 binary16 bits (1 sign, 5 exponent, 10
+/// mantissa bits; largest finite 65504, smallest subnormal 2^-24).
+typedef uint16_t zrt_f16;
+
+/// Rounds one f32 to f16, round to nearest even (subnormals included).
+/// Finite values of magnitude >= 65520 round to +-Inf (the overflow that
+/// fp16-mixed loss scaling detects); Inf stays Inf; NaN becomes the quiet
+/// NaN 0x7e00 with the sign kept. The same results as PyTorch's
+/// c10::Half(float) and CUDA __float2half_rn on every non-NaN input.
+zrt_f16 zrt_f32_to_f16(float x);
+
+/// Widens one f16 to f32 exactly.
+float zrt_f16_to_f32(zrt_f16 x);
+
+/// dst[i] = zrt_f32_to_f16(src[i]) for i in [0, n). n in elements.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (n < 0, NULL pointer with n > 0).
+int zrt_cast_f32_to_f16(const float *src, zrt_f16 *dst, int64_t n);
+
+/// dst[i] = zrt_f16_to_f32(src[i]) for i in [0, n). n in elements.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_cast_f16_to_f32(const zrt_f16 *src, float *dst, int64_t n);
+
+/*===----------------------------------------------------------------------===//
 // Matrix products
 //===----------------------------------------------------------------------===*/
 
@@ -544,6 +571,16 @@ int zrt_adamw_step_bf16_grad(float *param, float *m, float *v,
                              double weight_decay, float grad_scale,
                              int64_t step);
 
+/// zrt_adamw_step with an f16 gradient (widened to f32 before scaling);
+/// out_bf16 must be NULL (the f16 parameter is written by
+/// zrt_cast_f32_to_f16 from out_f32 or the master weights).
+int zrt_adamw_step_f16_grad(float *param, float *m, float *v,
+                            const zrt_f16 *grad, float *out_f32,
+                            zrt_bf16 *out_bf16, int64_t n, double lr,
+                            double beta1, double beta2, double eps,
+                            double weight_decay, float grad_scale,
+                            int64_t step);
+
 /// *out = sum_i x[i]^2 over n f32 elements (accumulated in double, returned
 /// as f32). Per-rank partial of the global gradient norm; all-reduce (sum)
 /// the partials, then total_norm = sqrt(sum).
@@ -552,6 +589,10 @@ int zrt_sum_squares(const float *x, int64_t n, float *out);
 
 /// zrt_sum_squares for bf16 input.
 int zrt_sum_squares_bf16(const zrt_bf16 *x, int64_t n, float *out);
+
+/// zrt_sum_squares for f16 input (an Inf or NaN element makes *out
+/// non-finite: the loss scaler's overflow check).
+int zrt_sum_squares_f16(const zrt_f16 *x, int64_t n, float *out);
 
 /// Gradient clipping coefficient as torch.nn.utils.clip_grad_norm_:
 ///   min(1, max_norm / (total_norm + 1e-6)).
@@ -608,6 +649,8 @@ int zrt_barrier(void);
 enum zrt_dtype {
   ZRT_F32 = 0,  ///< float, 4 bytes.
   ZRT_BF16 = 1, ///< zrt_bf16 (uint16_t), 2 bytes.
+  ZRT_F16 = 2,  ///< zrt_f16 (uint16_t, IEEE binary16), 2 bytes; reduced
+                ///< in f32 like bf16.
 };
 
 /// Reduction operator of reduce_scatter / all_reduce.
@@ -980,6 +1023,14 @@ int zrt_fill_bf16(zrt_bf16 *out, float value, int64_t n);
 /// y[i] = bf16(f32(y[i]) + f32(x[i])): gradient accumulation into bf16
 /// state with the sum computed in f32, rounded once (RNE).
 int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n);
+
+/// out[i] = zrt_f32_to_f16(value) for i in [0, n).
+int zrt_fill_f16(zrt_f16 *out, float value, int64_t n);
+
+/// y[i] = f16(f32(y[i]) + f32(x[i])): gradient accumulation into f16 state
+/// with the sum computed in f32, rounded once (RNE; a sum beyond 65504
+/// becomes Inf, which the loss scaler then sees).
+int zrt_accumulate_f16(const zrt_f16 *x, zrt_f16 *y, int64_t n);
 
 /// train.clip_coef: with s = *grad_scale, *norm = s * sqrt(*sum_squares)
 /// and *coef = s * min(1, max_norm / (*norm + 1e-6)) (coef = s when

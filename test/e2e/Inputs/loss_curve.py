@@ -9,7 +9,9 @@
   loss_curve.py RUN.jsonl --same-as RESUMED.jsonl --overlap [--rtol 0]
       only the steps the other run logged (a run resumed from a checkpoint
       logs the steps after it) must be in RUN and match; --rtol 0 demands
-      bit-identical values. Prints the largest relative difference.
+      bit-identical values. Prints the largest relative difference. A null
+      value (the non-finite norm of a skipped fp16-mixed step) matches only
+      a null.
 Prints one line per check; exits 1 on the first failure.
 """
 import argparse
@@ -60,6 +62,12 @@ def main():
         for a, b in zip(mine, theirs):
             for key in ("loss", "grad_norm"):
                 x, y = a[key], b[key]
+                # A skipped fp16-mixed step logs a null (non-finite) norm:
+                # equal only to another null.
+                if x is None or y is None:
+                    if x is not y:
+                        sys.exit(f"{other}: step {a['step']} {key} {y!r} differs from {x!r}")
+                    continue
                 if abs(x - y) > args.rtol * abs(x):
                     sys.exit(f"{other}: step {a['step']} {key} {y!r} differs from {x!r}")
                 worst = max(worst, abs(x - y) / max(abs(x), 1e-30))
