@@ -110,6 +110,17 @@ IGNORED_FP16 = {k: "fp16 is not enabled" for k in (
     "hysteresis", "consecutive_hysteresis", "min_loss_scale",
     "fp16_master_weights_and_grads")}
 
+# fp16's keys Zero does not take while fp16 is on, and why.
+IGNORED_FP16_ON = {
+    "auto_cast": "the model's dtype is f16 already (zero-model --dtype f16); nothing is cast",
+    "hysteresis": "every overflow halves the scale and skips the step (torch.amp.GradScaler's "
+                  "rule)",
+    "consecutive_hysteresis": "every overflow halves the scale and skips the step "
+                              "(torch.amp.GradScaler's rule)",
+    "min_loss_scale": "the run stops when the scale would fall below 2^-24",
+    "fp16_master_weights_and_grads": "master weights and moments are always f32",
+}
+
 IGNORED_BF16 = {
     "immediate_grad_update": "gradients are reduced as the schedule of collectives says",
     "check_grad_overflow": "a non-finite loss or gradient norm stops the run "

@@ -330,6 +330,49 @@ def _resolve_model(r, plan, facts, fixed):
             os.path.splitext(os.path.basename(src.rstrip("/")))[0]
 
 
+def _resolve_fp16(r, plan, facts, fixed, fp_p, fp, run_precision):
+    """fp16.enabled: fp16-mixed (f16 parameters and activations, f32 master
+    weights and moments) with the driver's dynamic loss scaling, whose rule
+    is torch.amp.GradScaler's (runtime/README.md, "fp16-mixed")."""
+    r.check_keys(fp_p, ("enabled", "loss_scale", "initial_scale_power",
+                        "loss_scale_window"), keys.IGNORED_FP16_ON)
+    at = fp_p + ("enabled",) if fp is not MISSING else ("run", "precision")
+    if facts is not None and fixed and facts.dtype != "f16":
+        raise ConfigError(at, "the model file's parameters are %s; fp16 mixed precision "
+                          "needs an f16 model (zero-model --dtype f16)" % facts.dtype)
+    kind = plan.model["kind"]
+    if kind == "zero_model":
+        if "--dtype" in plan.model_args:
+            i = plan.model_args.index("--dtype")
+            if plan.model_args[i + 1] != "f16":
+                raise ConfigError(("model", "dtype"), "fp16.enabled needs model.dtype "
+                                  "\"f16\" (or no model.dtype)")
+        else:
+            plan.model_args += ["--dtype", "f16"]
+    elif kind == "import":
+        raise ConfigError(at, "fp16 mixed precision of an imported model is not supported "
+                          "(zero-import writes f32 or bf16); use bf16.enabled = true")
+    static = r.number(fp_p + ("loss_scale",), lo=0, default=0)
+    if static != 0:
+        raise ConfigError(fp_p + ("loss_scale",), "a static loss scale is not supported: "
+                          "Zero scales dynamically (loss_scale 0, DeepSpeed's default)")
+    if r.get(fp_p + ("loss_scale",)) is not MISSING:
+        r.applied(fp_p + ("loss_scale",), "0", "dynamic loss scaling")
+    power = r.integer(fp_p + ("initial_scale_power",), lo=-24, hi=120, default=MISSING)
+    if power is not MISSING:
+        plan.exe_args += ["--init-loss-scale", _num(2.0 ** power)]
+        r.applied(fp_p + ("initial_scale_power",), str(power),
+                  "--init-loss-scale %s (2^%d)" % (_num(2.0 ** power), power))
+    window = r.integer(fp_p + ("loss_scale_window",), lo=1, default=MISSING)
+    if window is not MISSING:
+        plan.exe_args += ["--loss-scale-growth-interval", str(window)]
+        r.applied(fp_p + ("loss_scale_window",), str(window),
+                  "--loss-scale-growth-interval %d" % window)
+    plan.compile_args.append("--precision=fp16-mixed")
+    src = "run.precision" if run_precision is not MISSING else "set"
+    _note_value(r, fp_p + ("enabled",), fp, True, src, "zero-compile --precision=fp16-mixed")
+
+
 def _resolve_precision(r, plan, facts, fixed, run_precision):
     bf_key = "bf16" if "bf16" in r.cfg.data or "bfloat16" not in r.cfg.data else "bfloat16"
     if "bf16" in r.cfg.data and "bfloat16" in r.cfg.data:
@@ -342,11 +385,12 @@ def _resolve_precision(r, plan, facts, fixed, run_precision):
     fp = r.boolean(fp_p + ("enabled",), auto_ok=True, default=MISSING)
     bf_v = run_precision == "bf16" if bf in (AUTO, MISSING) else bf
     fp_v = run_precision == "fp16" if fp in (AUTO, MISSING) else fp
+    if fp_v and bf_v:
+        raise ConfigError(fp_p + ("enabled",) if fp is not MISSING else ("run", "precision"),
+                          "fp16 and bf16 are both enabled; enable one")
     if fp_v:
-        at = fp_p + ("enabled",) if fp is not MISSING else ("run", "precision")
-        raise ConfigError(at, "fp16 mixed precision has no runtime kernels yet "
-                          "(zero-compile --precision=fp16-mixed stops at --emit=mlir); "
-                          "use bf16.enabled = true")
+        _resolve_fp16(r, plan, facts, fixed, fp_p, fp, run_precision)
+        return
     # fp16's other keys only mean something with fp16 on.
     r.check_keys(fp_p, ("enabled",), keys.IGNORED_FP16)
     if bf_v and facts is not None and fixed and facts.dtype != "bf16":
