@@ -28,7 +28,6 @@ Exits non-zero after the comparisons when any failed.
 """
 import argparse
 import os
-import subprocess
 import sys
 
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -39,6 +38,8 @@ import torch.nn.functional as F  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference_gpt as ref  # noqa: E402  batches, metrics, LR schedule
 
+run = ref.run
+
 DIM, LAYERS, HEADS, KV_HEADS, FFN, VOCAB, SEQ, BATCH = 64, 2, 4, 2, 128, 256, 32, 4
 THETA, EPS = 10000.0, 1e-5
 SCALING = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -48,16 +49,6 @@ STEPS, LR = 20, 1e-3
 # Measured agreement is ~1e-7 (f32 summation order); 1e-5 is the issue's bar.
 REL_TOL = 1e-5
 BF16_TOL = 2e-2
-
-
-def run(cmd, env=None):
-    print("$ " + " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
-                                                  proc.stdout[-4000:]))
-    return proc.stdout
 
 
 def hf_model(family):
