@@ -1,6 +1,7 @@
 //===- Report.cpp - per-rank memory and communication of a step -----------===//
 
 #include "zero/Analysis/Report.h"
+#include "zero/Analysis/Flops.h"
 #include "zero/Transforms/Passes.h"
 
 #include "Train/TrainOps.h"
@@ -171,6 +172,7 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
     report.numPaddedParams += group.getPadded() - total;
   }
 
+  report.modelFlopsMicro = modelFlopsPerMicroBatch(module);
   int64_t scalarMicro = 0;
   if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
     report.activationBytes = savedActivationBytes(fb);
@@ -261,6 +263,9 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << "  elements moved: " << elements << "\n";
   os << "  of which scalar all-reduces (gradient norm, not in Ψ units): "
      << r.scalarCommBytesStep << " B\n";
+  os << llvm::format("model FLOPs per rank per micro-batch: %.6g (3 x the "
+                     "forward's products and attention; MFU's numerator)\n",
+                     r.modelFlopsMicro);
 }
 
 void mlir::zero::printReportJson(const StepReport &r, int64_t k,
@@ -286,6 +291,7 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
       {"comm_bytes_per_optimizer_step", std::move(step)},
       {"comm_elements_per_step", r.commElementsMicro * k + r.commElementsStep},
       {"scalar_comm_bytes_per_step", r.scalarCommBytesStep},
+      {"model_flops_per_micro_batch", r.modelFlopsMicro},
   };
   if (r.plannedActivationBytes >= 0) {
     root["planned_activation_arena_bytes"] = r.plannedActivationBytes;

@@ -41,6 +41,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -3326,9 +3327,11 @@ static std::string planInitializer(const zero::StepReport &r,
   arenaList.push_back(0); // ZRT_MEM_COMM_BUFFERS: none
   if (arenas[kMemConsts])
     arenaList.push_back(arenas[kMemConsts]); // ZRT_MEM_CONSTANTS
+  std::string flops;
+  llvm::raw_string_ostream(flops) << llvm::format("%.17g", r.modelFlopsMicro);
   return "{" + list(r.stateBytes) + ", " + std::to_string(r.paddingBytes) +
          ", " + list(r.commBytesMicro) + ", " + list(r.commBytesStep) + ", " +
-         list(arenaList) + "}";
+         list(arenaList) + ", /*model_flops_micro=*/" + flops + "}";
 }
 
 void ModuleLowering::emitModelDesc(OpBuilder &mb) {

@@ -137,6 +137,33 @@ void removeTree(const std::string &dir) {
   ::rmdir(dir.c_str());
 }
 
+/// The step directories of checkpoint directory `dir` other than the
+/// `keep` with the highest step numbers and `current` (the one `latest`
+/// names): what --keep-checkpoints removes. Names that are not
+/// `step_<digits>` (temporary and user files) are never listed.
+std::vector<std::string> stepsBeyond(const std::string &dir, int64_t keep,
+                                     const std::string &current) {
+  std::vector<std::pair<long long, std::string>> steps;
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (struct dirent *e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() <= 5 || n.compare(0, 5, "step_") != 0 ||
+          n.find_first_not_of("0123456789", 5) != std::string::npos ||
+          n.size() > 5 + 18 || !isDir(dir + "/" + n))
+        continue;
+      steps.emplace_back(std::stoll(n.substr(5)), n);
+    }
+    ::closedir(d);
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (size_t i = static_cast<size_t>(keep); i < steps.size(); ++i)
+    if (steps[i].second != current)
+      out.push_back(steps[i].second);
+  return out;
+}
+
 size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
 std::string dtypeName(int dtype) {
@@ -770,6 +797,7 @@ struct Checkpointer::Impl {
   int rank, world;
   Agree agree;
   int64_t crashAfter = -1;
+  int64_t keepLast = 0;
   Layout cur;
   bool curReady = false;
   std::string curErr;
@@ -816,6 +844,8 @@ Checkpointer::~Checkpointer() {
 }
 
 void Checkpointer::setCrashAfterFiles(int64_t k) { impl_->crashAfter = k; }
+
+void Checkpointer::setKeepLast(int64_t k) { impl_->keepLast = k; }
 
 const Resumed &Checkpointer::resumed() const { return impl_->res; }
 
@@ -1023,7 +1053,7 @@ std::string Checkpointer::Impl::writeManifest(
 }
 
 int Checkpointer::save(const std::string &dir, int64_t step,
-                       const RunInfo &run) {
+                       const RunInfo &run, std::vector<std::string> *notes) {
   Impl &I = *impl_;
   if (int code = I.agree(I.ensureLayout(), kExitUser))
     return code;
@@ -1099,6 +1129,19 @@ int Checkpointer::save(const std::string &dir, int64_t step,
                      std::strerror(errno));
       fsyncPath(dir);
     }
+    if (err.empty() && I.keepLast > 0)
+      for (const std::string &old : stepsBeyond(dir, I.keepLast, name)) {
+        removeTree(dir + "/" + old);
+        if (notes)
+          notes->push_back(
+              isDir(dir + "/" + old)
+                  ? format("warning: --keep-checkpoints: cannot remove "
+                           "'%s/%s' (it holds more than a checkpoint's files)",
+                           dir.c_str(), old.c_str())
+                  : format("checkpoint: removed %s/%s (--keep-checkpoints "
+                           "%lld)",
+                           dir.c_str(), old.c_str(), (long long)I.keepLast));
+      }
   }
   return I.agree(err, kExitUser);
 }

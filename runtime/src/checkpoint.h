@@ -67,13 +67,23 @@ public:
   /// _exit(1) right after writing its K-th shard file (counted over the run).
   void setCrashAfterFiles(int64_t k);
 
+  /// Retention (--keep-checkpoints K, K >= 1; 0 keeps everything): after
+  /// each successful save rank 0 removes the step directories of DIR
+  /// (`step_<digits>`) other than the K with the highest step numbers and
+  /// the one `latest` names. Runs only once `latest` points at the new save,
+  /// so an interrupted removal leaves extra checkpoints, never fewer than K.
+  void setKeepLast(int64_t k);
+
   /// Before training: "" or why the model's state table cannot be
   /// checkpointed, or (rank 0) why DIR cannot be created. Local; agree after.
   std::string prepare(const std::string &dir);
 
   /// Collective: writes DIR/step_<step>/ atomically and points DIR/latest
   /// at it. Returns 0 or the agreed exit code (the message is printed).
-  int save(const std::string &dir, int64_t step, const RunInfo &run);
+  /// Rank 0 appends to `notes` (when given) a line per step directory that
+  /// retention (setKeepLast) removed or could not remove.
+  int save(const std::string &dir, int64_t step, const RunInfo &run,
+           std::vector<std::string> *notes = nullptr);
 
   /// Before init: finds the checkpoint (a step directory, or a checkpoint
   /// directory's `latest`), reads its manifest, checks the format version,

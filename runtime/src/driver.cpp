@@ -27,6 +27,7 @@
 #include "import_files.h"
 #include "internal.h"
 #include "paths.h"
+#include "tensorboard.h"
 #include "safetensors.h"
 #include "rng_math.h"
 #include "loss_scaler.h"
@@ -122,6 +123,9 @@ struct Options {
   std::string dumpBatches; // --dump-batches: int32 records of every batch
   std::string checkpointDir;   // --checkpoint-dir (checkpoint.cpp)
   int64_t checkpointEvery = 0; // --checkpoint-every: 0 = only at the end
+  int64_t keepCheckpoints = 0; // --keep-checkpoints: 0 = keep all
+  double peakTflops = 0;       // --peak-tflops: per rank; 0 = MFU not shown
+  std::string tensorboard;     // --tensorboard DIR: event file (rank 0)
   std::string resume;          // --resume: step dir or checkpoint dir
   int64_t crashAfterFiles = -1; // test hook --checkpoint-crash-after-files
   bool overwrite = false;       // --overwrite: may replace DIR's checkpoints
@@ -186,6 +190,14 @@ const char *const kUsage =
     "                       --checkpoint-every steps and after the last step)\n"
     "  --checkpoint-every K checkpoint every K steps (default 0: only at the\n"
     "                       end; docs/checkpoints.md)\n"
+    "  --tensorboard DIR    rank 0 also writes the metrics' scalars as a\n"
+    "                       TensorBoard event file in DIR (a new file per run)\n"
+    "  --peak-tflops F      peak TFLOP/s of one rank's device (e.g. 989 for an\n"
+    "                       H100/H200's dense bf16): the step line then shows\n"
+    "                       MFU = achieved model TFLOP/s / F\n"
+    "  --keep-checkpoints K after each save keep only the K newest step\n"
+    "                       directories of --checkpoint-dir (and always the\n"
+    "                       one `latest` names); default 0: keep all\n"
     "  --resume PATH        continue from a step directory, or from the\n"
     "                       latest checkpoint of a checkpoint directory (any\n"
     "                       world size or ZeRO stage)\n"
@@ -278,6 +290,7 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         "--val-batches", "--val-fraction", "--metrics",    "--sample-tokens",
         "--temperature", "--threads",      "--export",     "--import",
         "--dump-batches", "--checkpoint-dir", "--checkpoint-every",
+        "--keep-checkpoints", "--peak-tflops", "--tensorboard",
         "--resume",       "--checkpoint-crash-after-files", "--lr-schedule",
         "--warmup-type",  "--warmup-min-lr", "--decay-steps",
         "--init-loss-scale", "--loss-scale-growth-interval",
@@ -371,6 +384,16 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       ok = parseInt(name, value, 1, 4096, &o->threads, &err);
     } else if (name == "--checkpoint-every") {
       ok = parseInt(name, value, 0, INT64_MAX / 4, &o->checkpointEvery, &err);
+    } else if (name == "--tensorboard") {
+      if (value.empty())
+        return "--tensorboard: the directory is empty";
+      o->tensorboard = value;
+    } else if (name == "--peak-tflops") {
+      ok = parseDouble(name, value, &o->peakTflops, &err);
+      if (ok && o->peakTflops <= 0)
+        return format("--peak-tflops: %s must be > 0", value.c_str());
+    } else if (name == "--keep-checkpoints") {
+      ok = parseInt(name, value, 0, INT64_MAX / 4, &o->keepCheckpoints, &err);
     } else if (name == "--init-loss-scale") {
       ok = parseDouble(name, value, &o->initLossScale, &err);
       if (ok && !(o->initLossScale >= zrt::LossScaler::kMinScale &&
@@ -412,6 +435,8 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     return "--data PATH is required (see --help)";
   if (o->checkpointEvery > 0 && o->checkpointDir.empty())
     return "--checkpoint-every needs --checkpoint-dir DIR";
+  if (o->keepCheckpoints > 0 && o->checkpointDir.empty())
+    return "--keep-checkpoints needs --checkpoint-dir DIR";
   if (o->overwrite && o->checkpointDir.empty())
     return "--overwrite needs --checkpoint-dir DIR (it allows replacing DIR's "
            "checkpoints)";
@@ -875,6 +900,18 @@ std::string megabytes(int64_t bytes) {
   return format("%.2f MB", static_cast<double>(bytes) / 1e6);
 }
 
+/// A count with an SI suffix: 950, 65.5k, 1.23M, 4.56G.
+std::string humanCount(int64_t n) {
+  const double v = static_cast<double>(n);
+  if (n < 1000)
+    return format("%lld", (long long)n);
+  if (n < 1000000)
+    return format("%.3gk", v / 1e3);
+  if (n < 1000000000)
+    return format("%.3gM", v / 1e6);
+  return format("%.3gG", v / 1e9);
+}
+
 class Driver {
 public:
   Driver(int argc, char **argv, const zrt_model_desc *model)
@@ -950,6 +987,11 @@ private:
   zrt_dataset ds_ = nullptr;
   std::FILE *metrics_ = nullptr;
   std::string metricsErr_; // rank 0: the first failed write of --metrics
+  std::unique_ptr<zrt::EventWriter> tb_; // rank 0, --tensorboard
+  /// Rank 0: appends the scalars of `step` to the --tensorboard file (a
+  /// failed write is reported like one of --metrics).
+  void scalars(int64_t step,
+               std::initializer_list<std::pair<const char *, double>> values);
   int64_t globalBatch_ = 0, dataVocab_ = 0;
   // The training sample stream (zrt_dataset_sequences): the next sample's
   // position and the stream's batch; a resumed run takes both from the
@@ -1225,6 +1267,23 @@ void Driver::drawBar(int64_t step, double elapsed) {
                (long long)step, (long long)o_.steps, left);
   std::fflush(stdout);
   barShown_ = true;
+}
+
+void Driver::scalars(
+    int64_t step,
+    std::initializer_list<std::pair<const char *, double>> values) {
+  if (!tb_ || !metricsErr_.empty())
+    return;
+  for (const auto &[tag, value] : values) {
+    std::string err = tb_->scalar(tag, step, value);
+    if (err.empty())
+      continue;
+    metricsErr_ = err + " (the log is incomplete)";
+    std::fprintf(stderr, "warning: %s; training continues\n",
+                 metricsErr_.c_str());
+    std::fflush(stderr);
+    return;
+  }
 }
 
 void Driver::metric(const Json &j) {
@@ -1971,6 +2030,10 @@ int Driver::run() {
       err = format("cannot write --metrics file '%s': %s", o_.metrics.c_str(),
                    std::strerror(errno));
   }
+  if (err.empty() && rank_ == 0 && !o_.tensorboard.empty()) {
+    tb_ = std::make_unique<zrt::EventWriter>();
+    err = tb_->open(o_.tensorboard);
+  }
   if (int code = agree(err, kExitUser))
     return finish(code);
   // The parameters' storage (for --import / --export), then the files.
@@ -1998,6 +2061,7 @@ int Driver::run() {
         m_, rank_, world_,
         [this](const std::string &e, int c) { return agree(e, c); });
     ckpt_->setCrashAfterFiles(o_.crashAfterFiles);
+    ckpt_->setKeepLast(o_.keepCheckpoints);
     if (!o_.resume.empty())
       if (int code = agree(ckpt_->open(o_.resume), kExitUser))
         return finish(code);
@@ -2151,13 +2215,26 @@ int Driver::run() {
     }
     const int64_t peak = zrt_memory_peak_total_bytes();
     const double tokPerS = secs > 0 ? tokensPerStep / secs : 0.0;
+    const int64_t tokensSeen = samplePos_ * m_->seq;
+    // Model TFLOP/s of this rank (zrt_plan_desc::model_flops_micro), and
+    // MFU against --peak-tflops; < 0 when the program does not say.
+    const double tflops = m_->plan.model_flops_micro > 0 && secs > 0
+                              ? m_->plan.model_flops_micro * K / secs / 1e12
+                              : -1.0;
 
-    if (!o_.quiet)
-      say(format("step %lld/%lld | loss %.4f | lr %.2e | norm %.4f | %.1f ms "
-                 "| %.0f tok/s | comm %s | peak %s",
-                 (long long)step, (long long)o_.steps, loss, lr, norm,
-                 secs * 1e3, tokPerS, megabytes(total.total()).c_str(),
-                 megabytes(peak).c_str()));
+    if (!o_.quiet) {
+      std::string line = format(
+          "step %lld/%lld | loss %.4f | lr %.2e | norm %.4f | %.1f ms "
+          "| %.0f tok/s | comm %s | peak %s | seen %s tok",
+          (long long)step, (long long)o_.steps, loss, lr, norm, secs * 1e3,
+          tokPerS, megabytes(total.total()).c_str(), megabytes(peak).c_str(),
+          humanCount(tokensSeen).c_str());
+      if (tflops >= 0)
+        line += format(" | %.3g TFLOP/s", tflops);
+      if (tflops >= 0 && o_.peakTflops > 0)
+        line += format(" | mfu %.1f%%", 100.0 * tflops / o_.peakTflops);
+      say(line);
+    }
     if (!planNoted && !o_.quiet) {
       planNoted = true;
       say(format("comm per rank: forward_backward %lld B (plan %lld B), "
@@ -2189,6 +2266,23 @@ int Driver::run() {
     }
     j.key("ms").num(secs * 1e3);
     j.key("tokens_per_s").num(tokPerS);
+    j.key("tokens_seen").integer(tokensSeen);
+    if (tflops >= 0)
+      j.key("model_tflops_per_rank").num(tflops);
+    if (tflops >= 0 && o_.peakTflops > 0)
+      j.key("mfu").num(tflops / o_.peakTflops);
+    scalars(step, {{"train/loss", loss},
+                   {"train/lr", lr},
+                   {"train/grad_norm", norm},
+                   {"train/tokens_per_s", tokPerS},
+                   {"train/tokens_seen", double(tokensSeen)},
+                   {"train/peak_bytes", double(peak)}});
+    if (tflops >= 0)
+      scalars(step, {{"train/model_tflops_per_rank", tflops}});
+    if (tflops >= 0 && o_.peakTflops > 0)
+      scalars(step, {{"train/mfu", tflops / o_.peakTflops}});
+    if (scaler_)
+      scalars(step, {{"train/loss_scale", lossScale}});
     j.key("comm_bytes").collBytes(total.bytes);
     j.key("comm_bytes_micro_measured").collBytes(micro.bytes);
     j.key("comm_bytes_step_measured").collBytes(opt.bytes);
@@ -2211,23 +2305,31 @@ int Driver::run() {
       v.key("type").str("val").key("step").integer(step);
       v.key("val_loss").num(lastVal);
       metric(v);
+      scalars(step, {{"val/loss", lastVal}});
     }
     if (o_.checkpointEvery > 0 && step % o_.checkpointEvery == 0) {
-      if (int code = ckpt_->save(o_.checkpointDir, step, runInfo()))
+      std::vector<std::string> removed;
+      if (int code = ckpt_->save(o_.checkpointDir, step, runInfo(), &removed))
         return finish(code);
       lastSaved = step;
       savedInRun_ = true;
       say(format("checkpoint: saved step %lld to %s/step_%lld",
                  (long long)step, o_.checkpointDir.c_str(), (long long)step));
+      for (const std::string &line : removed)
+        say(line);
     }
     drawBar(step, nowSeconds() - tStart);
   }
   if (!o_.checkpointDir.empty() && o_.steps > lastSaved) { // the final one
-    if (int code = ckpt_->save(o_.checkpointDir, o_.steps, runInfo()))
+    std::vector<std::string> removed;
+    if (int code =
+            ckpt_->save(o_.checkpointDir, o_.steps, runInfo(), &removed))
       return finish(code);
     say(format("checkpoint: saved step %lld to %s/step_%lld",
                (long long)o_.steps, o_.checkpointDir.c_str(),
                (long long)o_.steps));
+    for (const std::string &line : removed)
+      say(line);
   }
   if (!o_.dumpBatches.empty())
     if (int code = agree(closeDump(), kExitUser))
@@ -2240,6 +2342,7 @@ int Driver::run() {
     v.key("type").str("val").key("step").integer(o_.steps);
     v.key("val_loss").num(lastVal);
     metric(v);
+    scalars(o_.steps, {{"val/loss", lastVal}});
   }
   const double elapsed = nowSeconds() - tStart;
   const int64_t commAll = Snapshot::take().since(commStart).total();

@@ -69,7 +69,7 @@
 // The plan: 4 f32 parameters = 16 bytes, nothing sent (world size 1); the
 // arenas init allocates (parameters 64, temporaries 256: bump allocation,
 // zero-translate does not run zero-buffer-assign).
-// CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}, {64, 0, 0, 0, 0, 256, 0}},
+// CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}, {64, 0, 0, 0, 0, 256, 0}, /*model_flops_micro=*/0},
 // CHECK-NEXT: zrt_gen_init, zrt_gen_forward, NULL, NULL, NULL, zrt_gen_destroy,
 // CHECK-NEXT: 1, zrt_params,
 // What the program says about itself (--print-config): read from the IR;

@@ -70,6 +70,10 @@ struct StepReport {
   int64_t plannedStateArenaBytes = -1;
   /// The constants arena (RoPE tables computed at init); 0 without any.
   int64_t plannedConstantArenaBytes = 0;
+  /// Model FLOPs of one @forward_backward of this rank's micro-batch
+  /// (zero/Analysis/Flops.h: 3 × the forward's products and attention); 0
+  /// without a @forward.
+  double modelFlopsMicro = 0;
   /// The same without reuse (bump allocation), for comparison.
   int64_t bumpActivationBytes = -1, bumpTemporaryBytes = -1;
 

@@ -86,6 +86,11 @@ typedef struct zrt_plan_desc {
   /// zrt_memory_peak_total_bytes measures. All 0 when the program does not
   /// say (appended last: older initializers leave it zero).
   int64_t arena_bytes[ZRT_MEM_NUM_KINDS];
+  /// Model FLOPs of one forward_backward on this rank's micro-batch: 3 x
+  /// the forward's matrix products and attention (include/zero/Analysis/
+  /// Flops.h; recomputation not counted), the numerator of MFU. 0 when the
+  /// program does not say.
+  double model_flops_micro;
 } zrt_plan_desc;
 
 /// Everything the driver needs to know about a compiled training step.

@@ -28,7 +28,6 @@ IGNORED_TOP = {
     "zero_allow_untested_optimizer": "the optimizer is always Zero's AdamW",
     "zero_force_ds_cpu_optimizer": "the optimizer is always Zero's AdamW",
     "flops_profiler": _MONITOR,
-    "tensorboard": _MONITOR,
     "wandb": _MONITOR,
     "csv_monitor": _MONITOR,
     "comet": _MONITOR,

@@ -47,15 +47,15 @@ class Plan:
 _TOP_APPLIED = ("train_batch_size", "train_micro_batch_size_per_gpu",
                 "gradient_accumulation_steps", "gradient_clipping", "bf16", "bfloat16",
                 "fp16", "optimizer", "scheduler", "zero_optimization",
-                "activation_checkpointing")
+                "activation_checkpointing", "tensorboard")
 _ZERO_SECTIONS = ("model", "data", "run", "zero_compile")
 
 _RUN_KEYS = ("steps", "seed", "lr", "min_lr", "warmup_steps", "lr_schedule",
              "weight_decay", "betas", "eps", "max_grad_norm", "precision",
              "micro_batch", "grad_accum", "val_every", "val_batches", "metrics",
              "sample_tokens", "temperature", "threads", "checkpoint_dir",
-             "checkpoint_every", "resume", "overwrite", "export", "import", "quiet",
-             "world_size")
+             "checkpoint_every", "keep_checkpoints", "resume", "overwrite", "export",
+             "import", "quiet", "world_size", "tensorboard", "peak_tflops")
 _COMPILE_KEYS = ("target", "cache_dir", "grouping", "device_memory", "prefetch_distance",
                  "fuse_epilogues", "fuse_layer_norm", "fuse_cross_entropy",
                  "buffer_assign", "decay_min_rank", "cxx", "activation_checkpointing")
@@ -232,6 +232,37 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
         return (files[pos[0]],) + tuple(pos[1:])
     plan.notes = [text for _, text in sorted(plan.notes, key=order)]
     return plan
+
+
+def _resolve_tensorboard(r, plan):
+    """run.tensorboard (a directory), or DeepSpeed's tensorboard section:
+    enabled, output_path, job_name -> the program's --tensorboard
+    OUTPUT_PATH/JOB_NAME (DeepSpeed's monitor/tensorboard.py: output_path
+    defaults to ~/tensorboard, job_name to "DeepSpeedJobName")."""
+    own = r.path_value(("run", "tensorboard"), default=MISSING)
+    ds_p = ("tensorboard",)
+    ds_dir = MISSING
+    if r.get(ds_p) is not MISSING:
+        r.check_keys(ds_p, ("enabled", "output_path", "job_name"))
+        enabled = r.boolean(ds_p + ("enabled",), default=False)
+        out = r.get(ds_p + ("output_path",))
+        base = "" if out is MISSING or out == "" else r.path_value(ds_p + ("output_path",))
+        job = r.string(ds_p + ("job_name",), default="DeepSpeedJobName")
+        if "/" in job or job in (".", ".."):
+            raise ConfigError(ds_p + ("job_name",), "%r is not a directory name" % job)
+        if not enabled:
+            r.ignored(ds_p, "tensorboard.enabled is false")
+        else:
+            ds_dir = os.path.join(base or os.path.join(os.path.expanduser("~"), "tensorboard"),
+                                  job)
+            if own is not MISSING:
+                raise ConfigError(ds_p + ("enabled",),
+                                  "both tensorboard.enabled and run.tensorboard name the "
+                                  "event directory; keep one")
+            r.applied(ds_p, "enabled", "the program's --tensorboard %s" % ds_dir)
+    target = own if own is not MISSING else ds_dir
+    if target is not MISSING:
+        plan.exe_args += ["--tensorboard", target]
 
 
 def _drop_optimizer_flags(r, plan):
@@ -543,7 +574,8 @@ def _resolve_data_and_run(r, plan, steps):
                             ("sample_tokens", "--sample-tokens", "int0"),
                             ("temperature", "--temperature", "num0"),
                             ("threads", "--threads", "int1"),
-                            ("checkpoint_every", "--checkpoint-every", "int0")):
+                            ("checkpoint_every", "--checkpoint-every", "int0"),
+                            ("keep_checkpoints", "--keep-checkpoints", "int1")):
         p = run + (key,)
         if kind.startswith("int"):
             val = r.integer(p, lo=int(kind[3:]), default=MISSING)
@@ -562,6 +594,12 @@ def _resolve_data_and_run(r, plan, steps):
                 plan.uses_run_import = True
             if key == "resume":
                 plan.uses_run_import = True
+    peak = r.number(run + ("peak_tflops",), lo=0, default=MISSING)
+    if peak is not MISSING:
+        if peak <= 0:
+            raise ConfigError(run + ("peak_tflops",), "%s must be > 0" % _fmt(r.get(run + ("peak_tflops",))))
+        plan.exe_args += ["--peak-tflops", _num(peak)]
+    _resolve_tensorboard(r, plan)
     for key, flag in (("quiet", "--quiet"), ("overwrite", "--overwrite")):
         if r.boolean(run + (key,), default=False):
             plan.exe_args.append(flag)
