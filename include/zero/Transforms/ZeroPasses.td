@@ -117,9 +117,13 @@ def ZeroBucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
     back to back and `zero.split` separates them; an all-gather bucket
     concatenates the shards (`zero.concat`) and `zero.bucket_deinterleave`
     rebuilds each group's flat buffer. A reduce-scatter bucket is issued
-    where its last group is complete; an all-gather bucket where its first
-    group is needed (its shard loads move up with it). Run it after
-    `zero-partition` and before `zero-prefetch`.
+    where its last group is complete; an all-gather bucket of loaded shards
+    (stage 3's parameter gathers) where its first group is needed (its shard
+    loads move up with it), one of computed shards (the optimizer step's
+    updated parameters at stages 1-2) where its last shard is computed,
+    the earlier members' unpacks and stores moving down to it — never past
+    an op that touches a state one of them writes (then the bucket is not
+    formed). Run it after `zero-partition` and before `zero-prefetch`.
   }];
   let dependentDialects = ["::mlir::zero::ZeroDialect"];
   let options = [

@@ -48,14 +48,19 @@ StringRef stateSymbol(Operation *op) {
   return {};
 }
 
-/// Moves the ops in (from, anchor] ... more precisely: the ops strictly
-/// between `from` and `anchor` that depend on `roots` go, in order, right
-/// after `after`. Fails (moving nothing) if one of them has side effects
-/// other than writing a state no skipped op touches.
+/// Moves the ops strictly between `from` and `anchor` that depend on
+/// `roots` to right after `after`, in order. Fails (moving nothing) if one
+/// of them has side effects other than writing a state, or if an op that
+/// stays touches (reads or writes) a state that a moved write wrote before
+/// it: the write would pass it. A state touched only before its moved write
+/// keeps its order (the optimizer step's stage-1/2 all-gathers: the load of
+/// group k+1's parameter precedes its store, which moves down to the
+/// bucket).
 LogicalResult moveDependentsAfter(ArrayRef<Value> roots, Operation *from,
                                   Operation *anchor, Operation *after) {
   llvm::SetVector<Operation *> deps;
   DenseSet<Value> tainted(roots.begin(), roots.end());
+  DenseSet<StringRef> written; // by moved writes up to the current op
   for (Operation *op = from->getNextNode(); op && op != anchor;
        op = op->getNextNode()) {
     if (llvm::any_of(op->getOperands(),
@@ -63,21 +68,18 @@ LogicalResult moveDependentsAfter(ArrayRef<Value> roots, Operation *from,
       deps.insert(op);
       for (Value r : op->getResults())
         tainted.insert(r);
-    }
-  }
-  DenseSet<StringRef> written;
-  for (Operation *op : deps) {
-    if (isMemoryEffectFree(op))
+      if (isMemoryEffectFree(op))
+        continue;
+      if (!isa<ShardAccumulateOp, ShardStoreOp, train::StoreOp,
+               train::AccumulateOp>(op))
+        return failure();
+      written.insert(stateSymbol(op));
       continue;
-    if (!isa<ShardAccumulateOp, ShardStoreOp, train::StoreOp,
-             train::AccumulateOp>(op))
+    }
+    StringRef sym = stateSymbol(op);
+    if (!sym.empty() && written.contains(sym))
       return failure();
-    written.insert(stateSymbol(op));
   }
-  for (Operation *op = from->getNextNode(); op && op != anchor;
-       op = op->getNextNode())
-    if (!deps.contains(op) && written.contains(stateSymbol(op)))
-      return failure();
   Operation *prev = after;
   for (Operation *op : deps) {
     op->moveAfter(prev);
