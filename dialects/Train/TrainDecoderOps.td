@@ -203,7 +203,7 @@ def Train_RopeLayoutAttr : EnumAttr<Train_Dialect, Train_RopeLayout, "rope_layou
   let assemblyFormat = "`<` $value `>`";
 }
 
-def Train_RopeTableOp : Train_Op<"rope_table", [Pure]> {
+def Train_RopeTableOp : Train_Op<"rope_table", [Train_NotCompute, Pure]> {
   let summary = "The cos/sin table of rotary position embeddings";
   let description = [{
     The result [T, D/2, 2] f32 holds, for position t and frequency i:

@@ -12,6 +12,7 @@
 #include "mlir/IR/Dialect.h"
 
 #include "Train/NonEmptyTensors.h"
+#include "Train/NotCompute.h"
 
 #include "Train/TrainDialect.h.inc"
 #include "Train/TrainEnums.h.inc"

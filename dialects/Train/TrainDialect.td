@@ -37,6 +37,14 @@ def Train_Dialect : Dialect {
 /// (Train/NonEmptyTensors.h).
 def Train_NonEmptyTensors : NativeOpTrait<"NonEmptyTensors">;
 
+/// Not a compute op: a state access, fill, view, cast, constant table or
+/// optimizer-step op, whose kernel (if any) takes bf16/f16 tensors as they
+/// are. The other train ops are compute ops: convert-train-to-emitc widens
+/// their narrow-float tensors to f32 around the call when they have no
+/// native bf16 kernel, and zero-place-progress advances in-flight
+/// collectives after them (Train/NotCompute.h).
+def Train_NotCompute : NativeOpTrait<"NotCompute">;
+
 class Train_Op<string mnemonic, list<Trait> traits = []>
     : Op<Train_Dialect, mnemonic, !listconcat(traits, [Train_NonEmptyTensors])>;
 

@@ -117,7 +117,7 @@ def Train_StateOp : Train_Op<"state", [Symbol,
   }];
 }
 
-def Train_LoadOp : Train_Op<"load", [
+def Train_LoadOp : Train_Op<"load", [Train_NotCompute, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead<Train_StateResource>]>]> {
   let summary = "Reads the current value of a parameter or state";
@@ -136,7 +136,7 @@ def Train_LoadOp : Train_Op<"load", [
 }
 
 
-def Train_StoreOp : Train_Op<"store", [
+def Train_StoreOp : Train_Op<"store", [Train_NotCompute, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemWrite<Train_StateResource>]>]> {
   let summary = "Overwrites a parameter or state";
@@ -153,7 +153,7 @@ def Train_StoreOp : Train_Op<"store", [
   let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
 }
 
-def Train_AccumulateOp : Train_Op<"accumulate", [
+def Train_AccumulateOp : Train_Op<"accumulate", [Train_NotCompute, 
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead<Train_StateResource>, MemWrite<Train_StateResource>]>]> {
   let summary = "Adds a value into a state (gradient accumulation)";
@@ -172,7 +172,7 @@ def Train_AccumulateOp : Train_Op<"accumulate", [
   let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
 }
 
-def Train_FillOp : Train_Op<"fill", [Pure]> {
+def Train_FillOp : Train_Op<"fill", [Train_NotCompute, Pure]> {
   let summary = "A tensor with every element equal to one constant";
   let description = [{
     Example:
@@ -539,7 +539,7 @@ def Train_CausalAttentionPackedOp : Train_Op<"causal_attention_packed", [Pure,
   let hasVerifier = 1;
 }
 
-def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Differentiable]> {
+def Train_BroadcastOp : Train_Op<"broadcast", [Train_NotCompute, Pure, Differentiable]> {
   let summary = "Repeats a tensor along new leading dimensions";
   let description = [{
     `input` [trail...] → [lead..., trail...]: every leading index holds a
@@ -557,7 +557,7 @@ def Train_BroadcastOp : Train_Op<"broadcast", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_ReshapeOp : Train_Op<"reshape", [Pure, Differentiable]> {
+def Train_ReshapeOp : Train_Op<"reshape", [Train_NotCompute, Pure, Differentiable]> {
   let summary = "Same elements, row-major, in another shape";
   let description = [{
     The element count and element type are unchanged.
@@ -573,7 +573,7 @@ def Train_ReshapeOp : Train_Op<"reshape", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_TransposeOp : Train_Op<"transpose", [Pure, Differentiable]> {
+def Train_TransposeOp : Train_Op<"transpose", [Train_NotCompute, Pure, Differentiable]> {
   let summary = "Permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]` (PyTorch `permute`).
@@ -589,7 +589,7 @@ def Train_TransposeOp : Train_Op<"transpose", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_SplitOp : Train_Op<"split", [Pure, Differentiable]> {
+def Train_SplitOp : Train_Op<"split", [Train_NotCompute, Pure, Differentiable]> {
   let summary = "Splits a tensor into consecutive pieces along one dimension";
   let description = [{
     The results, in order, tile `input` along `dim`: their sizes along
@@ -607,7 +607,7 @@ def Train_SplitOp : Train_Op<"split", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_ConcatOp : Train_Op<"concat", [Pure, Differentiable]> {
+def Train_ConcatOp : Train_Op<"concat", [Train_NotCompute, Pure, Differentiable]> {
   let summary = "Joins tensors along one dimension";
   let description = [{
     The inverse of `train.split` (PyTorch `torch.cat`).
@@ -623,7 +623,7 @@ def Train_ConcatOp : Train_Op<"concat", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_CastOp : Train_Op<"cast", [Pure, Differentiable]> {
+def Train_CastOp : Train_Op<"cast", [Train_NotCompute, Pure, Differentiable]> {
   let summary = "Converts float elements to another float type";
   let description = [{
     Same shape; narrowing conversions round to nearest even (PyTorch
@@ -950,7 +950,7 @@ def Train_MseGradOp : Train_Op<"mse_grad", [Pure,
 // Optimizer ops
 //===----------------------------------------------------------------------===//
 
-def Train_SumSquaresOp : Train_Op<"sum_squares", [Pure]> {
+def Train_SumSquaresOp : Train_Op<"sum_squares", [Train_NotCompute, Pure]> {
   let summary = "Σ x² over all elements, in f32";
   let description = [{
     One term of the global gradient norm.
@@ -965,7 +965,7 @@ def Train_SumSquaresOp : Train_Op<"sum_squares", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure]> {
+def Train_ClipCoefOp : Train_Op<"clip_coef", [Train_NotCompute, Pure]> {
   let summary = "Gradient-clipping coefficient from a sum of squares";
   let description = [{
     With g the accumulated gradient and s = `grad_scale` (1/k for k
@@ -986,7 +986,7 @@ def Train_ClipCoefOp : Train_Op<"clip_coef", [Pure]> {
   let assemblyFormat = "$sum_squares `,` $grad_scale `max_norm` `(` $max_norm `)` attr-dict `:` type($coef)";
 }
 
-def Train_AdamWOp : Train_Op<"adamw", [Pure,
+def Train_AdamWOp : Train_Op<"adamw", [Train_NotCompute, Pure,
     AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
                    "new_param", "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "One AdamW update of one tensor";

@@ -160,6 +160,31 @@ def Zero_WaitOp : Zero_Op<"wait", [Zero_CollectiveEffects,
   let hasVerifier = 1;
 }
 
+def Zero_ProgressOp : Zero_Op<"progress", [Zero_CollectiveEffects]> {
+  let summary = "Moves this rank's in-flight nonblocking collectives forward";
+  let description = [{
+    Lets the communication library advance the collectives started by
+    `zero.*_start` and not yet waited for (`zrt_comm_progress`): MPI moves a
+    nonblocking collective forward only inside MPI calls, so without it the
+    transfer would mostly happen in `zero.wait`, exposed, instead of behind
+    the compute between the start and the wait. NCCL progresses on its own
+    stream, where the call costs nothing. `zero-place-progress` puts one
+    after each compute op (Train/NotCompute.h) while a collective is in
+    flight; it has no operands or results, and nothing else reorders
+    around it (it reads and writes the communication resource, like the
+    collectives).
+
+    Example:
+    ```mlir
+    %p = zero.all_gather_start %s world_size(2) : tensor<4xf32> -> !zero.pending<tensor<8xf32>>
+    %y = train.scale %x, 2.0 : tensor<4xf32>
+    zero.progress
+    %w = zero.wait %p : !zero.pending<tensor<8xf32>>
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Buckets (zero-bucket)
 //===----------------------------------------------------------------------===//

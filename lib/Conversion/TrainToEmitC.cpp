@@ -1813,18 +1813,9 @@ static bool hasNativeBf16Kernel(Operation *op) {
   return false;
 }
 
-/// Whether `op` computes in f32 kernels (and so needs bf16 operands
-/// widened around it).
-static bool isComputeOp(Operation *op) {
-  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
-    return e->isCompute(op);
-  return !isa<train::LoadOp, train::StoreOp, train::AccumulateOp, train::FillOp,
-              train::CastOp, train::ReshapeOp, train::BroadcastOp,
-              train::TransposeOp, train::SplitOp, train::ConcatOp,
-              train::SumSquaresOp, train::AdamWOp, train::ClipCoefOp,
-              func::ReturnOp>(op) &&
-         op->getDialect()->getNamespace() != "zero";
-}
+/// Whether `op` is a compute op (Train/NotCompute.h): bf16 operands of one
+/// without a native kernel are widened to f32 around it.
+static bool isComputeOp(Operation *op) { return train::isComputeOp(op); }
 
 /// The bf16 and f16 tensors a compute op reads or writes, each once.
 static SmallVector<Value> bf16Tensors(Operation *op) {
@@ -2421,6 +2412,11 @@ LogicalResult FunctionLowering::emitCompute(Operation *op) {
 
 LogicalResult FunctionLowering::emitOp(Operation *op) {
   curLoc = op->getLoc();
+  // zero-place-progress put it here; printed without a comment.
+  if (isa<zero::ProgressOp>(op)) {
+    call("zrt_comm_progress", {});
+    return success();
+  }
   scratchCursor = 0;
   scratchBase = scratchAt.lookup_or(op, -1);
   scratchSize = scratchLen.lookup(op);
@@ -2903,21 +2899,9 @@ LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
          {p, addr, i64(elementBytes(elementType(irArg)))});
   }
 
-  // While a nonblocking collective is in flight, each compute op is
-  // followed by zrt_comm_progress(), which moves it forward behind the
-  // compute (MPI progresses nonblocking collectives only inside MPI calls).
-  int64_t inFlight = 0;
-  for (Operation &op : fn.getBody().front()) {
+  for (Operation &op : fn.getBody().front())
     if (failed(emitOp(&op)))
       return failure();
-    if (isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
-            zero::AllReduceStartOp>(op))
-      ++inFlight;
-    else if (isa<zero::WaitOp>(op))
-      --inFlight;
-    else if (inFlight > 0 && isComputeOp(&op))
-      call("zrt_comm_progress", {});
-  }
   curLoc = fn.getLoc();
   emitc::ReturnOp::create(b, fn.getLoc(), literal(ml.intType(), "ZRT_OK"));
   prologueEnd->erase();

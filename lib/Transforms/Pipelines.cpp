@@ -61,6 +61,13 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     prefetch.maxLiveBytes = options.maxLiveBytes;
     pm.addPass(createZeroPrefetch(prefetch));
   }
+  // After the last pass that moves collectives: where in-flight ones are
+  // moved forward (nothing to do without zero-prefetch's starts).
+  {
+    ZeroPlaceProgressOptions progress;
+    progress.interval = options.progressInterval;
+    pm.addPass(createZeroPlaceProgress(progress));
+  }
   // The state layout is part of the step whatever else runs: the lowering
   // reads it (zero-layout-states).
   pm.addPass(createZeroLayoutStates());
@@ -75,6 +82,7 @@ void zero::registerTrainingPipeline() {
       "train-checkpoint, train-fuse-epilogues, train-fuse-layer-norm, "
       "train-fuse-cross-entropy, "
       "train-optimizer, zero-partition, zero-bucket, "
-      "zero-prefetch, zero-layout-states, zero-buffer-assign",
+      "zero-prefetch, zero-place-progress, zero-layout-states, "
+      "zero-buffer-assign",
       buildTrainingPipeline);
 }

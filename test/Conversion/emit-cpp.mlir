@@ -973,9 +973,10 @@ func.func @optimizer_step(%lr: tensor<f32>, %step: tensor<i64>, %gs: tensor<f32>
 
 // -----
 
-// While a collective is in flight, each compute op is followed by
-// zrt_comm_progress() (MPI advances nonblocking collectives only inside MPI
-// calls); none after the wait.
+// zero.progress prints zrt_comm_progress() (zero-translate runs
+// zero-place-progress, which puts one after each compute op while a
+// collective is in flight: test/Transforms/Zero/zero-place-progress.mlir);
+// none after the wait.
 // CHECK-LABEL: static int zrt_gen_forward(
 // CHECK: zrt_all_gather_start(
 // CHECK: // train.scale -> tensor<4xf32>

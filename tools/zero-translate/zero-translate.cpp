@@ -37,14 +37,19 @@ int main(int argc, char **argv) {
   zero::setVersionPrinter("zero-translate");
   TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
-      "lower a training step to EmitC (zero-layout-states when the module "
-      "has no state layout, convert-train-to-emitc) and print it as C++ "
+      "lower a training step to EmitC (zero-place-progress, "
+      "zero-layout-states when the module has no state layout, "
+      "convert-train-to-emitc) and print it as C++ "
       "implementing zrt/model.h",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("zero-translate: expected a module");
         PassManager pm(op->getContext());
+        // Where in-flight collectives advance is an IR decision too
+        // (zero-place-progress, idempotent: a module that has its
+        // zero.progress ops keeps them).
+        pm.addPass(zero::createZeroPlaceProgress());
         // The state layout is an IR decision (zero-layout-states); a module
         // that does not carry one yet gets the pipeline's.
         if (!module->hasAttr(zero::ZeroDialect::kStateArenaBytesAttrName))

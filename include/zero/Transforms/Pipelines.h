@@ -4,7 +4,8 @@
 /// The pipeline that turns a forward graph into a partitioned training step:
 /// train-autodiff, train-checkpoint, train-fuse-epilogues,
 /// train-fuse-layer-norm, train-optimizer, zero-partition, zero-bucket,
-/// zero-prefetch. Registered with zero-opt as
+/// zero-prefetch, zero-place-progress, zero-layout-states,
+/// zero-buffer-assign. Registered with zero-opt as
 /// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
 /// the same builder.
 ///
@@ -77,6 +78,11 @@ struct TrainingPipelineOptions
   Option<int64_t> maxLiveBytes{
       *this, "max-live-bytes", llvm::cl::init(0),
       llvm::cl::desc("zero-prefetch live-bytes budget (0: unbounded)")};
+  Option<int64_t> progressInterval{
+      *this, "progress-interval", llvm::cl::init(1),
+      llvm::cl::desc("zero-place-progress: a zero.progress after every this "
+                     "many compute ops while a collective is in flight (0: "
+                     "none)")};
   Option<bool> bufferAssign{
       *this, "buffer-assign", llvm::cl::init(false),
       llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on)")};
@@ -86,8 +92,8 @@ struct TrainingPipelineOptions
 /// pass manager), in order: train-autodiff, train-checkpoint,
 /// train-fuse-epilogues, train-fuse-layer-norm, train-fuse-cross-entropy,
 /// train-optimizer,
-/// zero-partition, zero-bucket, zero-prefetch, zero-layout-states (always),
-/// zero-buffer-assign.
+/// zero-partition, zero-bucket, zero-prefetch, zero-place-progress and
+/// zero-layout-states (always), zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

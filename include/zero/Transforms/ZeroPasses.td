@@ -178,6 +178,41 @@ def ZeroPrefetch : Pass<"zero-prefetch", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroPlaceProgress : Pass<"zero-place-progress", "::mlir::ModuleOp"> {
+  let summary = "Put zero.progress after the compute that overlaps an in-flight collective";
+  let description = [{
+    MPI moves a nonblocking collective forward only inside MPI calls: a
+    `zero.*_start` issued ahead of compute (zero-prefetch) would otherwise
+    transfer mostly in its `zero.wait`, exposed. In every function, while at
+    least one collective is in flight (after a `zero.all_gather_start`,
+    `zero.reduce_scatter_start` or `zero.all_reduce_start`, before its
+    `zero.wait`), this pass puts a `zero.progress` (`zrt_comm_progress`)
+    after every `interval`-th compute op (a `train` op without the
+    NotCompute trait: Train/NotCompute.h), so the transfer advances behind
+    the compute. None is placed outside that window, and none after an op
+    already followed by one: the pass is idempotent. It runs after the
+    passes that move collectives (zero-bucket, zero-prefetch);
+    zero-training-pipeline and `zero-translate --emit-cpp` run it.
+
+    Example (`interval=1`):
+    ```mlir
+    %p = zero.all_gather_start %s world_size(2) : tensor<4xf32> -> !zero.pending<tensor<8xf32>>
+    %y = train.scale %x, 2.0 : tensor<4xf32>
+    zero.progress
+    %w = zero.wait %p : !zero.pending<tensor<8xf32>>
+    ```
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let options = [
+    Option<"interval", "interval", "int64_t", /*default=*/"1",
+           "A zero.progress after every this many compute ops while a "
+           "collective is in flight (0: none)">
+  ];
+  let statistics = [
+    Statistic<"numProgress", "progress-placed", "zero.progress ops placed">
+  ];
+}
+
 def ZeroLayoutStates : Pass<"zero-layout-states", "::mlir::ModuleOp"> {
   let summary = "Places every model state in its arena (#zero.slot)";
   let description = [{

@@ -161,7 +161,6 @@ struct RopeEmitter : OpEmitterFor<train::RopeOp> {
 /// initializer into its recorded slot (`zero.constant_slot`); nothing is
 /// printed where it stands in a function.
 struct RopeTableEmitter : OpEmitterFor<train::RopeTableOp> {
-  bool isCompute(train::RopeTableOp) const override { return false; }
   LogicalResult emit(train::RopeTableOp, EmitContext &, bool) const override {
     return success();
   }

@@ -116,9 +116,6 @@ public:
                                                bool native) const {
     return {};
   }
-  /// Whether the op is printed at its place in the function (false: it has
-  /// no call there, e.g. a table computed once at initialization).
-  virtual bool isCompute(Operation *op) const { return true; }
   /// Prints `op`; `native` as isNativeBf16 answered.
   virtual LogicalResult emit(Operation *op, EmitContext &ctx,
                              bool native) const = 0;
@@ -134,7 +131,6 @@ public:
                                        bool native) const final {
     return scratchWords(cast<OpTy>(op), native);
   }
-  bool isCompute(Operation *op) const final { return isCompute(cast<OpTy>(op)); }
   LogicalResult emit(Operation *op, EmitContext &ctx,
                      bool native) const final {
     return emit(cast<OpTy>(op), ctx, native);
@@ -143,7 +139,6 @@ public:
   virtual SmallVector<int64_t, 2> scratchWords(OpTy op, bool native) const {
     return {};
   }
-  virtual bool isCompute(OpTy op) const { return true; }
   virtual LogicalResult emit(OpTy op, EmitContext &ctx, bool native) const = 0;
 };
 

@@ -10,6 +10,8 @@ func.func @split_collectives(%shard: tensor<8xbf16>, %full: tensor<32xf32>, %x: 
   %r = zero.reduce_scatter_start %full kind(<avg>) world_size(4) : tensor<32xf32> -> !zero.pending<tensor<8xf32>>
   // CHECK: %[[N:.*]] = zero.all_reduce_start %{{.*}} kind(<sum>) world_size(4) : tensor<f32> -> !zero.pending<tensor<f32>>
   %n = zero.all_reduce_start %x kind(<sum>) world_size(4) : tensor<f32> -> !zero.pending<tensor<f32>>
+  // CHECK: zero.progress
+  zero.progress
   // CHECK: zero.wait %[[A]] : !zero.pending<tensor<32xbf16>>
   %av = zero.wait %a : !zero.pending<tensor<32xbf16>>
   %rv = zero.wait %r : !zero.pending<tensor<8xf32>>

@@ -1,0 +1,43 @@
+//===- NotCompute.h - Op trait: not a compute op ---------------*- C++ -*-===//
+///
+/// \file
+/// The op trait of the `train` ops that are not compute ops (Train_NotCompute
+/// in TrainDialect.td): state accesses (load, store, accumulate), fills,
+/// views and layout changes (reshape, broadcast, transpose, split, concat),
+/// casts, constant tables (rope_table) and the optimizer step's own ops
+/// (sum_squares, adamw, clip_coef), whose kernels take narrow floats as they
+/// are. Every other `train` op is a compute op: a runtime kernel over its
+/// tensors, in f32 unless it has a native bf16 kernel. Two things follow
+/// from it: convert-train-to-emitc widens the bf16/f16 tensors of a compute
+/// op without a native kernel to f32 around the call, and zero-place-progress
+/// puts a zero.progress after each compute op while a nonblocking collective
+/// is in flight (the compute it overlaps with).
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_TRAIN_NOTCOMPUTE_H
+#define ZERO_TRAIN_NOTCOMPUTE_H
+
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir::OpTrait {
+
+template <typename ConcreteType>
+class NotCompute : public TraitBase<ConcreteType, NotCompute> {};
+
+} // namespace mlir::OpTrait
+
+namespace mlir::train {
+
+/// Whether `op` is a compute op: an op of the `train` dialect without the
+/// NotCompute trait. Ops of other dialects (zero collectives, func.return)
+/// are not.
+inline bool isComputeOp(Operation *op) {
+  Dialect *d = op->getDialect();
+  return d && d->getNamespace() == "train" &&
+         !op->hasTrait<OpTrait::NotCompute>();
+}
+
+} // namespace mlir::train
+
+#endif // ZERO_TRAIN_NOTCOMPUTE_H
