@@ -38,6 +38,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -247,6 +248,11 @@ public:
 private:
   // Planning.
   LogicalResult planArguments();
+  /// `const void *const *`: an array model's inputs argument.
+  Type inputsPtrType() {
+    return emitc::PointerType::get(
+        emitc::OpaqueType::get(fn.getContext(), "const void *const"));
+  }
   void decideLoadCopies();
   void decideInPlaceUpdates();
   void decidePackSlots();
@@ -462,6 +468,10 @@ public:
 private:
   LogicalResult collectDeclarations();
   LogicalResult describe();
+  /// describe() of an array model: every argument of @forward named (a
+  /// unique C-identifier `train.name`), a static tensor of rank >= 1 of
+  /// f32/bf16/f16/i32/i64 with one leading batch size B; seq = 1, vocab 0.
+  LogicalResult describeInputs(func::FuncOp forward);
   void emitPrologue(OpBuilder &mb);
   void emitTables(OpBuilder &mb);
   void emitInit(OpBuilder &mb);
@@ -478,6 +488,18 @@ private:
   std::string functionSymbols[4];
 
 public:
+  /// One named input of an array model (model.h zrt_input_desc): an
+  /// argument of @forward with a `train.name`, in argument order.
+  struct InputInfo {
+    std::string name;
+    RankedTensorType type; ///< The per-rank [B, ...] tensor.
+  };
+  /// Set when @forward's arguments carry `train.name`s (describe()): the
+  /// program takes these inputs through forward_inputs /
+  /// forward_backward_inputs instead of (ids, targets).
+  SmallVector<InputInfo> inputs;
+  bool arrayInputs() const { return !inputs.empty(); }
+
   /// Whether @forward_backward takes the loss scale (fp16-mixed): the
   /// program then defines zrt_gen_loss_scale and zrt_gen_set_loss_scale.
   bool lossScaled = false;
@@ -679,6 +701,11 @@ LogicalResult ModuleLowering::describe() {
   if (!forward)
     return module.emitError("convert-train-to-emitc: the module has no "
                             "@forward (the model.h contract needs it)");
+  if (forward.getNumArguments() &&
+      llvm::any_of(llvm::seq(forward.getNumArguments()), [&](unsigned i) {
+        return forward.getArgAttr(i, "train.name") != nullptr;
+      }))
+    return describeInputs(forward);
   auto ids = forward.getNumArguments()
                  ? dyn_cast<RankedTensorType>(forward.getArgumentTypes()[0])
                  : RankedTensorType();
@@ -692,6 +719,45 @@ LogicalResult ModuleLowering::describe() {
     paddedVocab = ce.getLogits().getType().getShape().back();
     vocab = ce.getEffectiveNumClasses();
   });
+  return success();
+}
+
+LogicalResult ModuleLowering::describeInputs(func::FuncOp forward) {
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<StringAttr>(i, "train.name");
+    if (!name || name.getValue().empty())
+      return forward.emitOpError("argument #")
+             << i
+             << " has no train.name; either every argument of @forward is "
+                "a named input (an array model) or none is (token ids and "
+                "targets)";
+    StringRef n = name.getValue();
+    if (!llvm::all_of(n, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return forward.emitOpError("input name '")
+             << n << "' is not made of letters, digits and '_'";
+    if (llvm::any_of(inputs, [&](const InputInfo &in) { return in.name == n; }))
+      return forward.emitOpError("input name '") << n << "' appears twice";
+    auto t = dyn_cast<RankedTensorType>(forward.getArgumentTypes()[i]);
+    Type elt = t ? t.getElementType() : Type();
+    if (!t || t.getRank() < 1 || !t.hasStaticShape() ||
+        !(elt.isF32() || elt.isBF16() || elt.isF16() || elt.isInteger(32) ||
+          elt.isInteger(64)))
+      return forward.emitOpError("input '")
+             << n << "' has type " << forward.getArgumentTypes()[i]
+             << "; the model.h contract passes static tensors [B, ...] of "
+                "f32, bf16, f16, i32 or i64";
+    if (!inputs.empty() && t.getDimSize(0) != inputs[0].type.getDimSize(0))
+      return forward.emitOpError("input '")
+             << n << "' has batch size " << t.getDimSize(0) << ", input '"
+             << inputs[0].name << "' " << inputs[0].type.getDimSize(0)
+             << " (the first dimension of every input is the batch)";
+    inputs.push_back({n.str(), t});
+  }
+  batch = inputs[0].type.getDimSize(0);
+  seq = 1; // one row is one sample (model.h)
+  if (functions[3])
+    return functions[3].emitOpError(
+        "is for token models; a model with named inputs has no @logits");
   return success();
 }
 
@@ -1888,22 +1954,50 @@ LogicalResult FunctionLowering::planArguments() {
     }
     return success();
   }
-  unsigned maxArgs = role == Role::Logits ? 1 : 2;
-  if (role == Role::ForwardBackward && entry.getNumArguments() == 3) {
+  // The data inputs: (ids, targets), or an array model's named inputs.
+  const unsigned numInputs = ml.arrayInputs() ? ml.inputs.size() : 2;
+  unsigned maxArgs = role == Role::Logits ? 1 : numInputs;
+  if (role == Role::ForwardBackward &&
+      entry.getNumArguments() == numInputs + 1) {
     // fp16-mixed: the loss scale S (train-autodiff{loss-scale=true}), set
     // through the model description's set_loss_scale.
-    BlockArgument s = entry.getArgument(2);
-    auto name = fn.getArgAttrOfType<StringAttr>(2, "train.name");
+    BlockArgument s = entry.getArgument(numInputs);
+    auto name = fn.getArgAttrOfType<StringAttr>(numInputs, "train.name");
     auto t = dyn_cast<RankedTensorType>(s.getType());
     if (!name || name.getValue() != "loss_scale" || !t || t.getRank() != 0 ||
         !t.getElementType().isF32())
-      return fn.emitOpError("argument #2 must be the loss scale "
-                            "(tensor<f32> {train.name = \"loss_scale\"}) "
-                            "for the model.h contract");
+      return fn.emitOpError("argument #")
+             << numInputs
+             << " must be the loss scale "
+                "(tensor<f32> {train.name = \"loss_scale\"}) "
+                "for the model.h contract";
     request(s, kMemTemps, /*first=*/-1);
     scalarArgs.push_back({kLossScaleArg, s});
     ml.lossScaled = true;
-    maxArgs = 3;
+    maxArgs = numInputs + 1;
+  }
+  if (ml.arrayInputs()) {
+    // The named inputs of @forward, in its order (describeInputs).
+    if (entry.getNumArguments() != maxArgs)
+      return fn.emitOpError("takes ")
+             << entry.getNumArguments() << " arguments; @forward's "
+             << numInputs << " named inputs"
+             << (ml.lossScaled ? " and the loss scale" : "")
+             << " are what the model.h contract passes";
+    for (unsigned i = 0; i < numInputs; ++i) {
+      BlockArgument a = entry.getArgument(i);
+      auto name = fn.getArgAttrOfType<StringAttr>(i, "train.name");
+      if (!name || name.getValue() != ml.inputs[i].name ||
+          a.getType() != ml.inputs[i].type)
+        return fn.emitOpError("argument #")
+               << i << " must be @forward's input '" << ml.inputs[i].name
+               << "' (" << ml.inputs[i].type << ")";
+      if (a.use_empty())
+        continue;
+      request(a, kMemTemps, /*first=*/-1);
+      inputArgs.push_back(a);
+    }
+    return success();
   }
   if (entry.getNumArguments() > maxArgs)
     return fn.emitOpError("takes ")
@@ -2797,7 +2891,9 @@ LogicalResult FunctionLowering::emitReturn(func::ReturnOp op) {
   case Role::ForwardBackward:
   case Role::OptimizerStep: {
     // The loss / gradient norm: device -> the caller's host float.
-    Value out = body->getArgument(role == Role::OptimizerStep ? 3 : 2);
+    Value out = body->getArgument(role == Role::OptimizerStep ? 3
+                                  : ml.arrayInputs()          ? 1
+                                                              : 2);
     call("zrt_copy_to_host", {out, ptr(result), i64(4)});
     return success();
   }
@@ -2840,7 +2936,11 @@ LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
   switch (role) {
   case Role::Forward:
   case Role::ForwardBackward:
-    args = {idsPtr, idsPtr, f32Ptr};
+    // An array model's (const void *const *inputs, float *loss).
+    if (ml.arrayInputs())
+      args = {inputsPtrType(), f32Ptr};
+    else
+      args = {idsPtr, idsPtr, f32Ptr};
     break;
   case Role::OptimizerStep:
     args = {Float32Type::get(ctx), IntegerType::get(ctx, 64),
@@ -2871,11 +2971,23 @@ LogicalResult FunctionLowering::emit(OpBuilder &mb, StringRef symbol) {
   // a local, whose address the copy takes).
   // (The kernels read int32 buffers as `const int32_t *`: cast for the copy.)
   auto voidPtr = emitc::PointerType::get(emitc::OpaqueType::get(ctx, "void"));
-  for (BlockArgument a : inputArgs)
+  for (BlockArgument a : inputArgs) {
+    Value source = body->getArgument(a.getArgNumber());
+    if (ml.arrayInputs()) {
+      // An array model's input i is inputs[i].
+      auto elt = emitc::OpaqueType::get(ctx, "const void *const");
+      Value index = emitc::LiteralOp::create(
+          b, fn.getLoc(), emitc::OpaqueType::get(ctx, "size_t"),
+          std::to_string(a.getArgNumber()));
+      Value slot = emitc::SubscriptOp::create(
+          b, fn.getLoc(), emitc::LValueType::get(elt), body->getArgument(0),
+          ValueRange{index});
+      source = emitc::LoadOp::create(b, fn.getLoc(), elt, slot);
+    }
     call("zrt_copy_to_device",
          {Value(emitc::CastOp::create(b, fn.getLoc(), voidPtr, ptr(a))),
-          body->getArgument(a.getArgNumber()),
-          i64(tensorBytes(tensorType(a)))});
+          source, i64(tensorBytes(tensorType(a)))});
+  }
   for (auto [which, irArg] : scalarArgs) {
     if (irArg.use_empty())
       continue;
@@ -3023,6 +3135,32 @@ void ModuleLowering::emitTables(OpBuilder &mb) {
                               emitc::OpaqueType::get(ctx, "zrt_param_info")),
         emitc::OpaqueAttr::get(ctx, infos + "\n}"), false, true, true);
   numParamInfos = numInfos;
+
+  // An array model's inputs (model.h zrt_input_desc), in @forward's order.
+  if (arrayInputs()) {
+    std::string table = "{";
+    for (auto [i, in] : llvm::enumerate(inputs)) {
+      std::string shape = llvm::formatv("zrt_input{0}_shape", i).str();
+      int64_t rank = in.type.getRank();
+      emitc::GlobalOp::create(
+          mb, loc, shape, emitc::ArrayType::get({rank}, i64),
+          DenseIntElementsAttr::get(RankedTensorType::get({rank}, i64),
+                                    in.type.getShape()),
+          false, true, true);
+      Type elt = in.type.getElementType();
+      StringRef dtype = elt.isInteger(32)   ? "ZRT_I32"
+                        : elt.isInteger(64) ? "ZRT_I64"
+                                            : *dtypeName(elt);
+      table += llvm::formatv("\n  {{{0}, {1}, {2}, {3}},", cString(in.name),
+                             dtype, rank, shape)
+                   .str();
+    }
+    emitc::GlobalOp::create(
+        mb, loc, "zrt_inputs",
+        emitc::ArrayType::get({static_cast<int64_t>(inputs.size())},
+                              emitc::OpaqueType::get(ctx, "zrt_input_desc")),
+        emitc::OpaqueAttr::get(ctx, table + "\n}"), false, true, true);
+  }
 
   // The state table: data pointers are filled by init().
   std::string text = "{";
@@ -3323,6 +3461,10 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
   int64_t numStates =
       llvm::count_if(states, [](auto &s) { return s.hasStorage; });
   auto fnName = [&](int i) -> std::string {
+    // An array model's forward functions take its inputs (the fields
+    // after set_loss_scale).
+    if (arrayInputs() && i < 2)
+      return "NULL";
     return functions[i] ? functionSymbols[i] : "NULL";
   };
   std::string text =
@@ -3340,6 +3482,16 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
           numParamInfos ? "zrt_params" : "NULL", cString(compileInfo),
           lossScaled ? "zrt_gen_set_loss_scale" : "NULL")
           .str();
+  if (arrayInputs()) {
+    // Appended after set_loss_scale: token models' initializers are
+    // unchanged (and leave these zero).
+    text.pop_back(); // "\n}"
+    text.pop_back();
+    text += llvm::formatv(",\n  /*num_inputs=*/{0}, zrt_inputs, {1}, {2}\n}",
+                          inputs.size(), functionSymbols[0],
+                          functions[1] ? functionSymbols[1] : "NULL")
+                .str();
+  }
   auto descT = emitc::OpaqueType::get(ctx, "zrt_model_desc");
   emitc::GlobalOp::create(mb, loc, "zrt_model", descT,
                           emitc::OpaqueAttr::get(ctx, text), false, true,

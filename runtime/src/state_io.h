@@ -22,8 +22,11 @@
 
 namespace zrt {
 
-/// Bytes of one element of `dtype` (ZRT_BF16, ZRT_F16: 2, else 4).
+/// Bytes of one element of `dtype` (ZRT_BF16, ZRT_F16: 2; ZRT_I64: 8;
+/// else 4).
 inline size_t elementBytes(int dtype) {
+  if (dtype == ZRT_I64)
+    return 8;
   return dtype == ZRT_BF16 || dtype == ZRT_F16 ? 2 : 4;
 }
 

@@ -245,3 +245,90 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
   %s = train.sum_squares %o : tensor<1x1x4294967296x1xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// Array models: every argument of @forward is a named input, or none is.
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+// expected-error@+1 {{'func.func' op argument #1 has no train.name; either every argument of @forward is a named input (an array model) or none is (token ids and targets)}}
+func.func @forward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<3x2xf32>) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+// expected-error@+1 {{'func.func' op input name 'x' appears twice}}
+func.func @forward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<3x2xf32> {train.name = "x"}) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+// expected-error@+1 {{'func.func' op input name 'my target' is not made of letters, digits and '_'}}
+func.func @forward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<3x2xf32> {train.name = "my target"}) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+train.param @p : tensor<4xf32> init(<zeros>) trainable
+// expected-error@+1 {{'func.func' op input 'scale' has type 'tensor<f32>'; the model.h contract passes static tensors [B, ...] of f32, bf16, f16, i32 or i64}}
+func.func @forward(%s: tensor<f32> {train.name = "scale"}) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %q = train.sum_squares %p : tensor<4xf32>
+  return %q : tensor<f32>
+}
+
+// -----
+
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+// expected-error@+1 {{'func.func' op input 'target' has batch size 2, input 'x' 3 (the first dimension of every input is the batch)}}
+func.func @forward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<2x2xf32> {train.name = "target"}) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %l = train.mse %y, %y : tensor<2x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+func.func @forward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<3x2xf32> {train.name = "target"}) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op is for token models; a model with named inputs has no @logits}}
+func.func @logits(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  return %h : tensor<3x2xf32>
+}
+
+// -----
+
+train.param @w : tensor<2x4xf32> init(<normal, 2.000000e-02>) trainable
+func.func @forward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<3x2xf32> {train.name = "target"}) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error@+1 {{'func.func' op argument #1 must be @forward's input 'target' ('tensor<3x2xf32>')}}
+func.func @forward_backward(%x: tensor<3x4xf32> {train.name = "x"}, %y: tensor<3x2xf32> {train.name = "y"}) -> tensor<f32> {
+  %w = train.load @w : tensor<2x4xf32>
+  %h = train.matmul %x, %w {transpose_b} : tensor<3x4xf32>, tensor<2x4xf32> -> tensor<3x2xf32>
+  %l = train.mse %h, %y : tensor<3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

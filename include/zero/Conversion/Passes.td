@@ -59,6 +59,17 @@ def ConvertTrainToEmitC : Pass<"convert-train-to-emitc", "::mlir::ModuleOp"> {
     `zero.world_size` / `zero.stage` (defaults 1 and 0), B and T from
     `@forward`'s first argument [B, T], V and Vp from its
     `train.cross_entropy`.
+
+    Array models: when `@forward`'s arguments carry `train.name`s (every
+    one of them: `zero-model mlp`, zero-import of a user's module whose
+    inputs are not token ids), the program takes those named inputs
+    instead of (ids, targets): the description lists them as
+    `zrt_input_desc`s (name, dtype f32/bf16/f16/i32/i64, per-rank shape
+    [B, ...]) with `batch` = B, `seq` = 1, `vocab` = 0, `forward` /
+    `forward_backward` NULL and `forward_inputs` /
+    `forward_backward_inputs(const void *const *inputs, float *loss)` set;
+    `@forward_backward` must take the same named inputs (and the loss scale
+    last), and such a module has no `@logits`.
   }];
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
   let options = [

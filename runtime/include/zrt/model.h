@@ -15,7 +15,9 @@
 //
 // Shapes: `batch` and `seq` are the per-rank micro-batch B and sequence
 // length T the step was compiled for. Token ids and targets are int32
-// [B, T], row-major. Every rank runs the same program (SPMD).
+// [B, T], row-major. Array models (num_inputs > 0) take their named inputs
+// instead, each [B, ...] (zrt_input_desc). Every rank runs the same
+// program (SPMD).
 //
 //===----------------------------------------------------------------------===*/
 #ifndef ZRT_MODEL_H
@@ -70,6 +72,21 @@ typedef struct zrt_param_info {
   int rank;              ///< Number of dimensions (0 for a scalar).
   const int64_t *shape;  ///< `rank` sizes, row-major (may be NULL if rank 0).
 } zrt_param_info;
+
+/// One input of the step's forward as the model declares it (an argument of
+/// the IR's @forward with a `train.name`): array models, whose forward takes
+/// tensors other than token ids (an MLP's features and targets). The
+/// driver's array dataset (runtime/README.md, "Array data") feeds it the
+/// array of that name; the generated forward_inputs / forward_backward_inputs
+/// take the inputs in this order.
+typedef struct zrt_input_desc {
+  const char *name;      ///< The argument's train.name, e.g. "x", "target".
+  int dtype;             ///< enum zrt_dtype: ZRT_F32/BF16/F16 or ZRT_I32/I64.
+  int rank;              ///< Number of dimensions (>= 1).
+  /// `rank` sizes of this rank's micro-batch, row-major: shape[0] is the
+  /// per-rank batch B (= zrt_model_desc::batch), the rest one sample's.
+  const int64_t *shape;
+} zrt_input_desc;
 
 /// The compile-time plan of this rank's memory and traffic (zero-report),
 /// which the driver compares with what the runtime measures.
@@ -159,6 +176,19 @@ typedef struct zrt_model_desc {
   /// "fp16-mixed"). Errors: ZRT_ERR_INVALID_ARGUMENT unless S is finite
   /// and > 0.
   int (*set_loss_scale)(float scale);
+
+  /// Optional (0 / NULL for token models, whose forward takes (ids, targets)
+  /// through `forward` / `forward_backward` above): the inputs of an array
+  /// model, in the order of its @forward's arguments. An array model sets
+  /// `forward` and `forward_backward` to NULL, `seq` to 1 (one row is one
+  /// sample), `vocab` / `padded_vocab` to 0, and provides the two functions
+  /// below instead, which take `inputs[i]`: the host address of this rank's
+  /// micro-batch of input i, shaped and typed as inputs[i] says. Same
+  /// results and errors as forward / forward_backward.
+  int num_inputs;
+  const zrt_input_desc *inputs;
+  int (*forward_inputs)(const void *const *inputs, float *loss);
+  int (*forward_backward_inputs)(const void *const *inputs, float *loss);
 } zrt_model_desc;
 
 /// Defined by the generated code: the description of the compiled step.

@@ -651,6 +651,9 @@ enum zrt_dtype {
   ZRT_BF16 = 1, ///< zrt_bf16 (uint16_t), 2 bytes.
   ZRT_F16 = 2,  ///< zrt_f16 (uint16_t, IEEE binary16), 2 bytes; reduced
                 ///< in f32 like bf16.
+  ZRT_I32 = 3,  ///< int32_t, 4 bytes: model inputs only (class targets,
+                ///< ids; zrt_input_desc), never a state or a kernel dtype.
+  ZRT_I64 = 4,  ///< int64_t, 8 bytes: model inputs only, like ZRT_I32.
 };
 
 /// Reduction operator of reduce_scatter / all_reduce.
