@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "arrays.h"
 #include "checkpoint.h"
 #include "describe.h"
 #include "fileio.h"
@@ -147,7 +148,12 @@ const char *const kUsage =
     "Trains the compiled model on PATH (a text file read as byte tokens, or\n"
     "an llm.c .bin token file). Launch with `mpirun -np N` for N ranks.\n"
     "\n"
-    "  --data PATH          training data (required)\n"
+    "  --data PATH          training data (required): a text file (bytes)\n"
+    "                       or llm.c .bin tokens for token models; for a\n"
+    "                       model with named inputs (zero-model mlp), a\n"
+    "                       safetensors file or a directory of NAME.npy\n"
+    "                       with one array per input (first dim = samples;\n"
+    "                       no sampling at the end)\n"
     "  --steps N            optimizer steps (default 200)\n"
     "  --grad-accum K       micro-batches per step (default 1)\n"
     "  --lr F               maximum learning rate (default 1e-3)\n"
@@ -965,6 +971,7 @@ private:
   std::string writeExport();
   std::string openDump();
   void dumpBatch(int64_t step, int64_t micro);
+  void dumpRows(int64_t step, int64_t micro); // dumpBatch of an array model
   std::string closeDump();
 
   /// The one line that stops a run whose loss or gradient norm at `step`
@@ -985,6 +992,18 @@ private:
   bool tty_ = false, barShown_ = false;
   int threads_ = 1;
   zrt_dataset ds_ = nullptr;
+  /// An array model's data (model.h num_inputs > 0; arrays.h).
+  zrt::ArrayData arrays_;
+  bool arrayModel() const { return m_->num_inputs > 0; }
+  /// Loss of the micro-batch in ids_/targets_ or arrays_ (model.h forward
+  /// or forward_inputs, with `backward`: forward_backward[_inputs]).
+  int runStep(bool backward, float *loss) {
+    if (arrayModel())
+      return backward ? m_->forward_backward_inputs(arrays_.inputs(), loss)
+                      : m_->forward_inputs(arrays_.inputs(), loss);
+    return backward ? m_->forward_backward(ids_.data(), targets_.data(), loss)
+                    : m_->forward(ids_.data(), targets_.data(), loss);
+  }
   std::FILE *metrics_ = nullptr;
   std::string metricsErr_; // rank 0: the first failed write of --metrics
   std::unique_ptr<zrt::EventWriter> tb_; // rank 0, --tensorboard
@@ -1087,6 +1106,7 @@ void Driver::cleanup() {
   modelUp_ = false;
   zrt_dataset_close(ds_);
   ds_ = nullptr;
+  arrays_.close();
   if (metrics_) {
     if (std::fclose(metrics_) != 0)
       std::fprintf(stderr, "warning: could not finish writing --metrics %s\n",
@@ -1136,6 +1156,23 @@ std::string Driver::checkModel() {
                   "this runtime implements version %d (regenerate it with "
                   "the matching zero-compile)",
                   m_->abi_version, ZRT_MODEL_ABI_VERSION);
+  if (m_->num_inputs > 0) {
+    // An array model (model.h zrt_input_desc).
+    if (!m_->init || !m_->forward_inputs || !m_->forward_backward_inputs ||
+        !m_->optimizer_step || !m_->inputs || m_->batch < 1 ||
+        m_->world_size < 1 || m_->num_states < 0 ||
+        (m_->num_states > 0 && !m_->states))
+      return "the model description of an array model lacks init/"
+             "forward_inputs/forward_backward_inputs/optimizer_step/inputs "
+             "or is inconsistent";
+    for (int i = 0; i < m_->num_inputs; ++i) {
+      const zrt_input_desc &in = m_->inputs[i];
+      if (!in.name || in.rank < 1 || !in.shape || in.shape[0] != m_->batch ||
+          in.dtype < ZRT_F32 || in.dtype > ZRT_I64)
+        return format("the model description's input %d is inconsistent", i);
+    }
+    return "";
+  }
   if (!m_->init || !m_->forward || !m_->forward_backward || !m_->optimizer_step)
     return "the model description lacks init/forward/forward_backward/"
            "optimizer_step";
@@ -1152,12 +1189,19 @@ std::string Driver::checkModel() {
 
 std::string Driver::openData() {
   const std::string &path = o_.data;
+  if (arrayModel()) {
+    validation_ = o_.valEvery > 0;
+    return arrays_.open(path, m_, o_.valFraction, validation_);
+  }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
     return format("cannot open data file '%s': %s", path.c_str(),
                   std::strerror(errno));
   if (S_ISDIR(st.st_mode))
-    return format("data file '%s' is a directory", path.c_str());
+    return format("data file '%s' is a directory (arrays of .npy files "
+                  "feed models with named inputs only; this one takes "
+                  "token ids)",
+                  path.c_str());
   if (st.st_size == 0)
     return format("data file '%s' is empty", path.c_str());
   zrt_clear_error();
@@ -1310,6 +1354,8 @@ double Driver::allMean(double local) {
 }
 
 void Driver::fetchBatch(int split, int64_t index, int shuffle) {
+  if (arrayModel()) // validation batches only (fetchTrainBatch trains)
+    return arrays_.fetchVal(index, globalBatch_, rank_);
   zrt_clear_error();
   if (int st = zrt_dataset_batch(ds_, split, globalBatch_, m_->seq, o_.seed,
                                  index, shuffle, rank_, world_, ids_.data(),
@@ -1345,6 +1391,12 @@ std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
 }
 
 void Driver::fetchTrainBatch() {
+  if (arrayModel()) {
+    arrays_.fetchTrain(o_.seed, streamBatch_,
+                       samplePos_ + static_cast<int64_t>(rank_) * m_->batch);
+    samplePos_ += globalBatch_;
+    return;
+  }
   zrt_clear_error();
   if (int st = zrt_dataset_sequences(
           ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed, streamBatch_,
@@ -1692,7 +1744,8 @@ std::string Driver::writeExport() {
 }
 
 std::string Driver::openDump() {
-  if (o_.steps > INT32_MAX || globalBatch_ * m_->seq > INT32_MAX)
+  if (o_.steps > INT32_MAX || globalBatch_ * m_->seq > INT32_MAX ||
+      (arrayModel() && arrays_.samples(0) + arrays_.samples(1) > INT32_MAX))
     return "--dump-batches: the step, micro-batch and batch fields are "
            "int32, and this run does not fit them";
   if (rank_ != 0)
@@ -1705,6 +1758,8 @@ std::string Driver::openDump() {
 }
 
 void Driver::dumpBatch(int64_t step, int64_t micro) {
+  if (arrayModel())
+    return dumpRows(step, micro);
   // The driver's batch slicing gives rank r rows [r*B, (r+1)*B) of the
   // global batch, so a gather in rank order rebuilds it.
   const int64_t n = m_->batch * m_->seq, global = n * world_;
@@ -1730,6 +1785,32 @@ void Driver::dumpBatch(int64_t step, int64_t micro) {
                       o_.dumpBatches.c_str(), std::strerror(errno));
 }
 
+void Driver::dumpRows(int64_t step, int64_t micro) {
+  // An array model's record: step, micro, G, 0, then the G sample rows
+  // (indices into the arrays) of the global batch in rank order.
+  const int64_t B = m_->batch, global = B * world_;
+  std::vector<int32_t> mine(static_cast<size_t>(B));
+  for (int64_t j = 0; j < B; ++j)
+    mine[static_cast<size_t>(j)] =
+        static_cast<int32_t>(arrays_.rows()[static_cast<size_t>(j)]);
+  if (rank_ == 0) {
+    dumpRecord_.resize(static_cast<size_t>(4 + global));
+    dumpRecord_[0] = static_cast<int32_t>(step);
+    dumpRecord_[1] = static_cast<int32_t>(micro);
+    dumpRecord_[2] = static_cast<int32_t>(globalBatch_);
+    dumpRecord_[3] = 0;
+  }
+  int32_t *rec = rank_ == 0 ? dumpRecord_.data() : nullptr;
+  if (!zrt::host::gatherBytes(mine.data(), B * 4, rec ? rec + 4 : nullptr))
+    internalFailure("the gather of a batch for --dump-batches failed");
+  if (rank_ != 0 || !dumpErr_.empty())
+    return;
+  if (std::fwrite(rec, sizeof(int32_t), dumpRecord_.size(), dump_) !=
+      dumpRecord_.size())
+    dumpErr_ = format("cannot write --dump-batches file '%s': %s",
+                      o_.dumpBatches.c_str(), std::strerror(errno));
+}
+
 std::string Driver::closeDump() {
   if (dump_) {
     if (std::fclose(dump_) != 0 && dumpErr_.empty())
@@ -1746,7 +1827,7 @@ double Driver::validate() {
     fetchBatch(ZRT_SPLIT_VAL, i, /*shuffle=*/0);
     float loss = 0.0f;
     zrt_clear_error();
-    if (int st = m_->forward(ids_.data(), targets_.data(), &loss))
+    if (int st = runStep(/*backward=*/false, &loss))
       internalFailure("forward (validation): " + describe(st));
     sum += loss;
   }
@@ -1839,6 +1920,11 @@ void Driver::printBanner() {
              m_->name ? m_->name : "?", world_, m_->stage, (long long)m_->batch,
              (long long)m_->seq, (long long)globalBatch_, (long long)m_->seq,
              (long long)o_.gradAccum, (long long)m_->num_params, threads_));
+  if (arrayModel())
+    say(format("data %s | arrays %s | train %lld samples | val %lld samples",
+               o_.data.c_str(), arrays_.describe().c_str(),
+               (long long)arrays_.samples(0), (long long)arrays_.samples(1)));
+  else
   say(format("data %s | %s | train %lld tokens | val %lld tokens | vocab %lld "
              "(model %lld)",
              o_.data.c_str(), byteLevel_ ? "bytes" : "llm.c tokens",
@@ -2170,7 +2256,7 @@ int Driver::run() {
       const Snapshot before = Snapshot::take();
       float loss = 0.0f;
       zrt_clear_error();
-      if (int st = m_->forward_backward(ids_.data(), targets_.data(), &loss))
+      if (int st = runStep(/*backward=*/true, &loss))
         internalFailure(
             format("forward_backward (step %lld): ", (long long)step) +
             describe(st));
@@ -2223,12 +2309,14 @@ int Driver::run() {
                               : -1.0;
 
     if (!o_.quiet) {
+      // An array model counts samples (seq = 1), a token model tokens.
+      const char *unit = arrayModel() ? "samples" : "tok";
       std::string line = format(
           "step %lld/%lld | loss %.4f | lr %.2e | norm %.4f | %.1f ms "
-          "| %.0f tok/s | comm %s | peak %s | seen %s tok",
+          "| %.0f %s/s | comm %s | peak %s | seen %s %s",
           (long long)step, (long long)o_.steps, loss, lr, norm, secs * 1e3,
-          tokPerS, megabytes(total.total()).c_str(), megabytes(peak).c_str(),
-          humanCount(tokensSeen).c_str());
+          tokPerS, unit, megabytes(total.total()).c_str(),
+          megabytes(peak).c_str(), humanCount(tokensSeen).c_str(), unit);
       if (tflops >= 0)
         line += format(" | %.3g TFLOP/s", tflops);
       if (tflops >= 0 && o_.peakTflops > 0)

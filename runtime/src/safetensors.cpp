@@ -54,7 +54,8 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 std::string parseSafetensorsHeader(const std::string &header,
                                    int64_t dataBytes, const std::string &what,
-                                   std::map<std::string, SafetensorsEntry> *out) {
+                                   std::map<std::string, SafetensorsEntry> *out,
+                                   bool integers) {
   // Parsed in file order; a duplicate top-level key would silently replace
   // the first, so the parser callback notes it.
   using ojson = nlohmann::ordered_json;
@@ -113,6 +114,14 @@ std::string parseSafetensorsHeader(const std::string &header,
       dt = ZRT_BF16;
     else if (dtypeName == "F16")
       dt = ZRT_F16;
+    else if (integers && dtypeName == "I32")
+      dt = ZRT_I32;
+    else if (integers && dtypeName == "I64")
+      dt = ZRT_I64;
+    else if (integers)
+      return format("%s has dtype %s (only F32, BF16, F16, I32 and I64 are "
+                    "supported)",
+                    t.c_str(), dtypeName.c_str());
     else
       return format("%s has dtype %s (only F32, BF16 and F16 are supported)",
                     t.c_str(), dtypeName.c_str());

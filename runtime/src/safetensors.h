@@ -17,7 +17,8 @@
 
 namespace zrt {
 
-/// One tensor of the header: dtype (ZRT_F32 or ZRT_BF16), shape, and its
+/// One tensor of the header: dtype (ZRT_F32, ZRT_BF16, ZRT_F16; ZRT_I32,
+/// ZRT_I64 with `integers`), shape, and its
 /// byte range [begin, end) relative to the start of the data.
 struct SafetensorsEntry {
   int dtype = 0;
@@ -31,10 +32,12 @@ struct SafetensorsEntry {
 /// the tensor: invalid JSON, a non-object, a tensor twice, a missing or
 /// malformed dtype / shape / data_offsets, a dtype other than F32 and BF16,
 /// and offsets that do not match the shape and dtype within the data.
-/// Never throws.
+/// With `integers` (array datasets, arrays.h) I32 and I64 are accepted too
+/// (ZRT_I32, ZRT_I64). Never throws.
 std::string parseSafetensorsHeader(const std::string &header,
                                    int64_t dataBytes, const std::string &what,
-                                   std::map<std::string, SafetensorsEntry> *out);
+                                   std::map<std::string, SafetensorsEntry> *out,
+                                   bool integers = false);
 
 } // namespace zrt
 
