@@ -2,8 +2,10 @@
 ///
 /// \file
 /// Builds a multi-layer perceptron (a stack of PyTorch nn.Linear layers with
-/// an activation between them) trained on mean squared error: the smallest
-/// model that exercises matmul, bias, activations, and a loss end to end.
+/// an activation between them) trained on mean squared error or
+/// cross-entropy over classes: the smallest model that exercises matmul,
+/// bias, activations, and a loss end to end, and the array-input model
+/// (named inputs "x" and "target").
 ///
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,14 @@ static SmallVector<int64_t> layerDims(const MLPConfig &c) {
   dims.append(c.hiddenDims.begin(), c.hiddenDims.end());
   dims.push_back(c.outputDim);
   return dims;
+}
+
+std::optional<MLPLoss> mlir::zero::models::parseMLPLoss(StringRef name) {
+  if (name == "mse")
+    return MLPLoss::mse;
+  if (name == "cross-entropy")
+    return MLPLoss::crossEntropy;
+  return std::nullopt;
 }
 
 std::string mlir::zero::models::checkMLPConfig(const MLPConfig &c) {
@@ -81,8 +91,16 @@ mlir::zero::models::buildMLP(MLIRContext &ctx, const MLPConfig &config) {
   }
 
   int64_t B = config.batchSize;
-  Block::BlockArgListType args = mb.beginForward(
-      {mb.tensor({B, config.inputDim}), mb.tensor({B, config.outputDim})});
+  bool classifier = config.loss == MLPLoss::crossEntropy;
+  Type targetType =
+      classifier
+          ? Type(RankedTensorType::get({B}, mb.b.getI32Type()))
+          : Type(mb.tensor({B, config.outputDim}));
+  Block::BlockArgListType args =
+      mb.beginForward({mb.tensor({B, config.inputDim}), targetType});
+  // Named inputs: the driver feeds the arrays of these names.
+  mb.nameInput(0, "x");
+  mb.nameInput(1, "target");
   Value h = args[0], target = args[1];
   for (size_t i = 0; i < numLayers; ++i) {
     std::string fc = "fc" + std::to_string(i);
@@ -96,7 +114,12 @@ mlir::zero::models::buildMLP(MLIRContext &ctx, const MLPConfig &config) {
       h = train::GeluOp::create(mb.b, mb.loc, h.getType(), h);
   }
   mb.setScope("loss");
-  Value loss = train::MseOp::create(
-      mb.b, mb.loc, RankedTensorType::get({}, mb.b.getF32Type()), h, target);
+  auto scalar = RankedTensorType::get({}, mb.b.getF32Type());
+  Value loss =
+      classifier
+          ? Value(train::CrossEntropyOp::create(mb.b, mb.loc, scalar, h, target,
+                                                /*num_classes=*/IntegerAttr(),
+                                                /*ignore_index=*/IntegerAttr()))
+          : Value(train::MseOp::create(mb.b, mb.loc, scalar, h, target));
   return mb.finish(loss);
 }

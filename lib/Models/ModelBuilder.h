@@ -52,6 +52,11 @@ public:
   /// parameters and moves the insertion point into its body; returns the
   /// entry block's arguments.
   Block::BlockArgListType beginForward(TypeRange argTypes);
+  /// Names @forward's argument `i` (`train.name`): the model takes named
+  /// inputs (an array model, fed arrays of these names).
+  void nameInput(unsigned i, StringRef name) {
+    forward.setArgAttr(i, "train.name", b.getStringAttr(name));
+  }
   /// Returns `loss` from @forward and hands out the finished module.
   OwningOpRef<ModuleOp> finish(Value loss);
 

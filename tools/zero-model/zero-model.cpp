@@ -9,7 +9,13 @@
 ///                    --padded-vocab N --seq N --batch N --dtype f32|bf16|f16]
 ///                   [--print-param-count] [-o file]
 ///   zero-model mlp --input N [--hidden 64,64] --output N [--batch N]
-///                  [--activation relu|gelu] [--dtype f32|bf16|f16] [-o file]
+///                  [--activation relu|gelu] [--loss mse|cross-entropy]
+///                  [--dtype f32|bf16|f16] [-o file]
+///
+/// The MLP's @forward takes named inputs `x` [B, input] and `target`
+/// ([B, output] float for mse, [B] i32 class ids for cross-entropy): an
+/// array model, trained on a safetensors file (or .npy directory) with
+/// arrays of those names (runtime/README.md, "Array data").
 ///   zero-model llama|qwen3|llama3-8b|llama3.2-1b|qwen3-0.6b|qwen3-8b|
 ///              llama3-debugmodel [--dim N --n-layers N --n-heads N
 ///              --n-kv-heads N --head-dim N --ffn-dim N | --multiple-of N
@@ -138,6 +144,10 @@ static cl::opt<int64_t> outputDim("output", cl::desc("Output features"),
 static cl::opt<std::string> activation("activation",
                                        cl::desc("Activation between layers: relu (default) or gelu"),
                                        cl::value_desc("relu|gelu"), cl::cat(mlpCategory));
+static cl::opt<std::string> mlpLoss("loss",
+                                    cl::desc("Loss: mse (default; float targets [B, output]) or "
+                                             "cross-entropy (i32 class ids [B] over --output classes)"),
+                                    cl::value_desc("mse|cross-entropy"), cl::cat(mlpCategory));
 
 /// Prints "zero-model: error: <message>" and returns exit status 1.
 static int fail(const llvm::Twine &message) {
@@ -280,12 +290,18 @@ int main(int argc, char **argv) {
         return fail("unknown --activation '" + activation + "' (expected relu or gelu)");
       config.activation = *act;
     }
+    if (mlpLoss.getNumOccurrences()) {
+      std::optional<MLPLoss> loss = parseMLPLoss(mlpLoss);
+      if (!loss)
+        return fail("unknown --loss '" + mlpLoss + "' (expected mse or cross-entropy)");
+      config.loss = *loss;
+    }
     if (std::string error = checkMLPConfig(config); !error.empty())
       return fail(error);
     expectedCount = mlpParameterCount(config);
     module = buildMLP(context, config);
   } else if (std::optional<GPTConfig> preset = getGPTPreset(modelName)) {
-    if (cl::Option *o = firstGiven({&inputDim, std::addressof(hiddenDims), &outputDim, &activation}))
+    if (cl::Option *o = firstGiven({&inputDim, std::addressof(hiddenDims), &outputDim, &activation, &mlpLoss}))
       return fail("--" + o->ArgStr + " does not apply to GPT models");
     if (cl::Option *o = firstLlamaOption())
       return fail("--" + o->ArgStr + " does not apply to GPT models");
@@ -304,7 +320,7 @@ int main(int argc, char **argv) {
     module = buildGPT(context, config);
   } else if (std::optional<LlamaConfig> preset = getLlamaPreset(modelName)) {
     if (cl::Option *o = firstGiven({&inputDim, std::addressof(hiddenDims), &outputDim,
-                                    &activation, &nLayer, &nHead, &nEmbd, &paddedVocab}))
+                                    &activation, &mlpLoss, &nLayer, &nHead, &nEmbd, &paddedVocab}))
       return fail("--" + o->ArgStr + " does not apply to Llama/Qwen3 models");
     FailureOr<LlamaConfig> config = llamaConfigFromFlags(*preset);
     if (failed(config))

@@ -184,7 +184,18 @@ std::optional<Activation> parseActivation(llvm::StringRef name);
 /// "relu" or "gelu".
 llvm::StringRef stringifyActivation(Activation activation);
 
-/// A multi-layer perceptron trained on mean squared error: Linear layers
+/// The loss of an MLP.
+enum class MLPLoss {
+  mse,          ///< train.mse of the output against a float target [B, out].
+  crossEntropy, ///< train.cross_entropy of the output [B, out] (logits of
+                ///< `out` classes) against i32 class ids [B].
+};
+
+/// Parses "mse" or "cross-entropy"; std::nullopt for anything else.
+std::optional<MLPLoss> parseMLPLoss(llvm::StringRef name);
+
+/// A multi-layer perceptron trained on mean squared error (or cross-entropy
+/// over `outputDim` classes, `loss`): Linear layers
 /// inputDim → hiddenDims[0] → … → outputDim with `activation` after every
 /// layer but the last. Sizes are element counts.
 struct MLPConfig {
@@ -198,6 +209,8 @@ struct MLPConfig {
   int64_t batchSize = 0;
   /// Activation after each hidden layer.
   Activation activation = Activation::relu;
+  /// The loss: a regressor (mse) or a classifier (cross-entropy).
+  MLPLoss loss = MLPLoss::mse;
   /// Storage type of parameters, activations, inputs and targets.
   ElementType elementType = ElementType::f32;
 };
@@ -215,8 +228,12 @@ std::string checkMLPConfig(const MLPConfig &config);
 ///     `#train.init` only has a normal initializer;
 ///   - @fc{i}.bias [out_i], zeros (PyTorch draws it uniformly; zero is
 ///     the usual choice for a from-scratch net and keeps runs comparable).
-/// `func.func @forward(%x: tensor<Bxinput>, %y: tensor<Bxoutput>) ->
-/// tensor<f32>` returns `train.mse` of the last layer's output against %y.
+/// `func.func @forward(%x: tensor<Bxinput> {train.name = "x"}, %target:
+/// tensor<Bxoutput> {train.name = "target"}) -> tensor<f32>` returns
+/// `train.mse` of the last layer's output against %target; with
+/// MLPLoss::crossEntropy %target is tensor<Bxi32> (class ids) and the loss
+/// `train.cross_entropy`. The names make it an array model (the training
+/// driver feeds arrays "x" and "target", runtime/README.md).
 ///
 /// Loads the `train` and `func` dialects into `ctx`. On a bad `config`,
 /// emits checkMLPConfig's message at UnknownLoc and returns failure.

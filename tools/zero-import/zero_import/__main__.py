@@ -23,7 +23,11 @@ MODEL is one of
   FILE.py    a Python file whose function ENTRY (--entry, default zero_model)
              returns (model, example_inputs) with model(*example_inputs) the
              scalar loss, or (model, example_inputs, loss_fn) with
-             loss_fn(model(*example_inputs[:-1]), example_inputs[-1]) the loss
+             loss_fn(model(*example_inputs[:-1]), example_inputs[-1]) the loss;
+             two integer inputs of one shape [B, T] are token ids and targets
+             (trained on text), any other inputs are named after forward's
+             parameters (the last with a loss_fn: target) and trained on
+             arrays of those names (--data FILE.safetensors or a .npy dir)
 
 Hugging Face causal LMs train on next-token cross-entropy of
 @forward(ids [B, T], targets [B, T]) (targets = ids shifted by one, what the

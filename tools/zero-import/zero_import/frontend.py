@@ -33,13 +33,41 @@ _SIZE = re.compile(r"^(n_.*|num_.*|.*_size|.*_dim|.*_layers|.*_heads|.*_position
 
 class Source:
     def __init__(self, module, inputs, prefix, hf_config=None, has_weights=True,
-                 description=""):
+                 description="", input_names=None):
         self.module = module          # forward(*inputs) -> scalar loss
         self.inputs = inputs          # example inputs (tuple of tensors)
         self.prefix = prefix          # "model." : stripped from parameter names
         self.hf_config = hf_config    # transformers config (HF inputs)
         self.has_weights = has_weights
         self.description = description
+        # The inputs' names (train.name) for a model that trains on arrays;
+        # None for token models (ids, targets), which train on text/tokens.
+        self.input_names = input_names
+
+
+def is_token_contract(inputs):
+    """Whether example inputs are the driver's token batch: two integer
+    tensors (ids, next-token targets) of one shape [B, T]."""
+    return (len(inputs) == 2 and all(not t.is_floating_point() and t.dim() == 2
+                                     for t in inputs)
+            and inputs[0].shape == inputs[1].shape)
+
+
+def input_names(model, inputs, with_loss):
+    """Names of the example inputs for an array model: the parameters of
+    model.forward (the last input, with a loss_fn, is "target"); input<i>
+    where the signature does not name one."""
+    count = len(inputs) - 1 if with_loss else len(inputs)
+    try:
+        params = [p for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [params[i].name if i < len(params) and params[i].name.isidentifier()
+             and params[i].name.isascii() else "input%d" % i for i in range(count)]
+    if with_loss:
+        names.append("target" if "target" not in names else "loss_target")
+    return names
 
 
 class CausalLMLoss(torch.nn.Module):
@@ -263,7 +291,12 @@ def python_file(path, entry):
     model.train()
     wrapped = WithLoss(model, loss_fn) if loss_fn is not None else _Plain(model)
     on_meta = any(p.is_meta for p in model.parameters())
-    return Source(wrapped, inputs, "model.", None, not on_meta, type(model).__name__)
+    # Token ids and targets train on text; any other inputs are named
+    # arrays (the driver's array datasets).
+    names = None if is_token_contract(inputs) else \
+        input_names(model, inputs, loss_fn is not None)
+    return Source(wrapped, inputs, "model.", None, not on_meta, type(model).__name__,
+                  input_names=names)
 
 
 def _no_required_args(fn):

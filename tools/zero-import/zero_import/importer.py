@@ -201,8 +201,11 @@ def import_source(source):
         forward.results[0] = forward.op("cast", [forward.results[0]], {},
                                         [ir.TensorType((), "f32")])[0]
     functions = [forward]
+    if source.input_names is not None:
+        # An array model: its named inputs (and no @logits: no sampling).
+        forward.arg_names = source.input_names
     logits = _logits_node(loss)
-    if logits is not None and user_inputs:
+    if logits is not None and user_inputs and source.input_names is None:
         try:
             functions.append(Lowering(program, params, mapping, constants).run(
                 "logits", [logits], user_inputs[:1]))

@@ -117,6 +117,7 @@ class Function:
         self.params = params                 # name -> Param
         self.ops = []
         self.args = [Value(None, i, t) for i, t in enumerate(arg_types)]
+        self.arg_names = None                # train.name per argument (arrays)
         self.loads = {}                      # param name -> Value
         self.results = []
 
@@ -235,7 +236,9 @@ class Function:
             return "%s:%d" % (base, len(op.results))
 
         lines = []
-        sig = ", ".join("%%arg%d: %s" % (i, a.type) for i, a in enumerate(self.args))
+        sig = ", ".join("%%arg%d: %s%s" % (i, a.type, ' {train.name = "%s"}' % self.arg_names[i]
+                                            if self.arg_names else "")
+                        for i, a in enumerate(self.args))
         res = ", ".join(str(v.type) for v in self.results)
         if len(self.results) > 1:
             res = "(" + res + ")"
