@@ -27,6 +27,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <map>
 
 namespace zrt {
@@ -304,7 +305,11 @@ std::string ArrayData::open(const std::string &path,
       wantText += format(", %lld", (long long)in.shape[d]);
     wantText += "]";
     const bool narrow = a.dtype == ZRT_I64 && in.dtype == ZRT_I32;
-    if (a.dtype != in.dtype && !narrow)
+    // f32 data for a bf16 / f16 input is rounded to nearest even, as the
+    // mixed-precision parameters are.
+    const bool round =
+        a.dtype == ZRT_F32 && (in.dtype == ZRT_BF16 || in.dtype == ZRT_F16);
+    if (a.dtype != in.dtype && !narrow && !round)
       return format("%s is %s, but the model's input '%s' is %s %s",
                     a.where.c_str(), dtypeText(a.dtype), in.name,
                     dtypeText(in.dtype), wantText.c_str());
@@ -332,6 +337,7 @@ std::string ArrayData::open(const std::string &path,
     arr.data = a.data;
     arr.fileDtype = a.dtype;
     arr.narrow = narrow;
+    arr.roundTo = round ? in.dtype : -1;
     arr.rowBytes = static_cast<int64_t>(elementBytes(a.dtype));
     for (int d = 1; d < in.rank; ++d)
       arr.rowBytes *= in.shape[d];
@@ -378,6 +384,16 @@ void ArrayData::copyRow(int64_t row, int64_t j) {
   rows_[static_cast<size_t>(j)] = row;
   for (Array &a : arrays_) {
     const uint8_t *src = a.data + row * a.rowBytes;
+    if (a.roundTo >= 0) {
+      const int64_t n = a.rowBytes / 4;
+      float row[256];
+      for (int64_t e = 0; e < n; e += 256) {
+        const int64_t k = std::min<int64_t>(256, n - e);
+        std::memcpy(row, src + e * 4, static_cast<size_t>(k) * 4);
+        hostFromF32(row, a.batch.data() + (j * n + e) * 2, a.roundTo, k);
+      }
+      continue;
+    }
     if (a.narrow) {
       // I64 file values into the i32 input (checked to fit at open).
       const int64_t n = a.rowBytes / 8;

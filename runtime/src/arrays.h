@@ -44,7 +44,8 @@ public:
   /// micro-batch B = model->batch. "" or the one-line reason: an unreadable
   /// path, a file that is neither safetensors nor a directory of .npy
   /// files (e.g. a text file), a missing array, a dtype other than the
-  /// input's (an I64 array feeds an I32 input when every value fits), a
+  /// input's (an I64 array feeds an I32 input when every value fits; an
+  /// F32 array a BF16 / F16 input, rounded to nearest even), a
   /// shape that is not [N, <input shape without B>], arrays with different
   /// sample counts, fewer than one training sample, and (with `validation`)
   /// an empty validation split.
@@ -76,6 +77,7 @@ private:
     int fileDtype = 0;             ///< The file's zrt_dtype.
     int64_t rowBytes = 0;          ///< Bytes of one sample in the file.
     bool narrow = false;           ///< I64 file values into an i32 input.
+    int roundTo = -1; ///< ZRT_BF16 / ZRT_F16: f32 file values rounded to it.
     std::vector<uint8_t> batch;    ///< B samples in the input's dtype.
   };
   struct Mapping {

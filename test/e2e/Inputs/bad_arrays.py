@@ -29,6 +29,11 @@ cases = {
 }
 for name, arrays in cases.items():
     save_file(arrays, os.path.join(out, name + ".safetensors"))
+# The good arrays rounded to bf16 (torch: numpy has no bfloat16).
+import torch  # noqa: E402
+from safetensors.torch import save_file as save_torch  # noqa: E402
+save_torch({"x": torch.from_numpy(x).bfloat16(), "target": torch.from_numpy(t).bfloat16()},
+           os.path.join(out, "good-bf16.safetensors"))
 # .npy directories: a good one, one without target.npy, one in Fortran order.
 for name, arrays in (("npy", {"x": x, "target": t}), ("npy-missing", {"x": x}),
                      ("npy-fortran", {"x": np.asfortranarray(np.ones((64, 8), np.float32)),
