@@ -561,7 +561,8 @@ def _resolve_data_and_run(r, plan, steps):
         vf = r.number(d + ("val_fraction",), lo=0, hi=1, open_hi=True, default=MISSING)
         if vf is not MISSING:
             plan.exe_args += ["--val-fraction", _num(vf)]
-    if not os.path.isfile(data_path):
+    # A file, or (array models) a directory of NAME.npy arrays.
+    if not os.path.exists(data_path):
         raise ConfigError(d if isinstance(v, str) else d + ("path",),
                           "no such file: %s" % data_path)
     run = ("run",)
