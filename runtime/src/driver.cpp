@@ -1204,6 +1204,15 @@ std::string Driver::openData() {
                   path.c_str());
   if (st.st_size == 0)
     return format("data file '%s' is empty", path.c_str());
+  auto endsWith = [&](const char *ext) {
+    const size_t n = std::strlen(ext);
+    return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
+  };
+  if (endsWith(".safetensors") || endsWith(".npy"))
+    return format("data file '%s' holds arrays, which feed models with "
+                  "named inputs only; this one takes token ids (a text "
+                  "file or llm.c .bin tokens)",
+                  path.c_str());
   zrt_clear_error();
   if (zrt_dataset_open(path.c_str(), o_.valFraction, &ds_) != ZRT_OK)
     return format("cannot load data file '%s': %s", path.c_str(),

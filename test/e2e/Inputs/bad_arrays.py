@@ -42,5 +42,17 @@ for name, arrays in (("npy", {"x": x, "target": t}), ("npy-missing", {"x": x}),
     os.makedirs(d, exist_ok=True)
     for k, v in arrays.items():
         np.save(os.path.join(d, k + ".npy"), v)
+# .npy files that are not: no magic, and data shorter than the shape.
+for name, blob in (("npy-magic", b"hello, not an array\n"),
+                   ("npy-short", None)):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "target.npy"), t)
+    path = os.path.join(d, "x.npy")
+    if blob is None:
+        np.save(path, x)
+        blob = open(path, "rb").read()[:-100]
+    with open(path, "wb") as f:
+        f.write(blob)
 with open(os.path.join(out, "text.txt"), "w") as f:
     f.write("First Citizen:\nBefore we proceed any further, hear me speak.\n")
