@@ -80,11 +80,29 @@ std::string zrt::describeProgram(const zrt_model_desc *m) {
   nlohmann::json info = compileInfo(m);
   std::string out;
   auto line = [&](const std::string &s) { out += s + "\n"; };
-  line(fmt("model: %s | %lld parameters | micro-batch %lld x %lld tokens per "
-           "rank | vocab %lld (padded %lld)",
-           m->name ? m->name : "?", (long long)m->num_params,
-           (long long)m->batch, (long long)m->seq, (long long)m->vocab,
-           (long long)m->padded_vocab));
+  if (m->num_inputs > 0 && m->inputs) {
+    // An array model: its named inputs (model.h zrt_input_desc).
+    static const char *const kDtypes[5] = {"f32", "bf16", "f16", "i32", "i64"};
+    std::string inputs;
+    for (int i = 0; i < m->num_inputs; ++i) {
+      const zrt_input_desc &in = m->inputs[i];
+      inputs += fmt("%s%s %s [", i ? ", " : "", in.name ? in.name : "?",
+                    in.dtype >= 0 && in.dtype < 5 ? kDtypes[in.dtype] : "?");
+      for (int d = 0; d < in.rank; ++d)
+        inputs += fmt(d ? ", %lld" : "%lld", (long long)in.shape[d]);
+      inputs += "]";
+    }
+    line(fmt("model: %s | %lld parameters | micro-batch %lld samples per "
+             "rank | inputs %s",
+             m->name ? m->name : "?", (long long)m->num_params,
+             (long long)m->batch, inputs.c_str()));
+  } else {
+    line(fmt("model: %s | %lld parameters | micro-batch %lld x %lld tokens "
+             "per rank | vocab %lld (padded %lld)",
+             m->name ? m->name : "?", (long long)m->num_params,
+             (long long)m->batch, (long long)m->seq, (long long)m->vocab,
+             (long long)m->padded_vocab));
+  }
   line(fmt("partition: ZeRO stage %d | world size %d (mesh: 1-D data "
            "parallel, launch with mpirun -np %d) | %d shard groups",
            m->stage, m->world_size, m->world_size, m->num_groups));
