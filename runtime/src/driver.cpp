@@ -1934,12 +1934,12 @@ void Driver::printBanner() {
                o_.data.c_str(), arrays_.describe().c_str(),
                (long long)arrays_.samples(0), (long long)arrays_.samples(1)));
   else
-  say(format("data %s | %s | train %lld tokens | val %lld tokens | vocab %lld "
-             "(model %lld)",
-             o_.data.c_str(), byteLevel_ ? "bytes" : "llm.c tokens",
-             (long long)zrt_dataset_num_tokens(ds_, ZRT_SPLIT_TRAIN),
-             (long long)zrt_dataset_num_tokens(ds_, ZRT_SPLIT_VAL),
-             (long long)dataVocab_, (long long)m_->vocab));
+    say(format("data %s | %s | train %lld tokens | val %lld tokens | vocab "
+               "%lld (model %lld)",
+               o_.data.c_str(), byteLevel_ ? "bytes" : "llm.c tokens",
+               (long long)zrt_dataset_num_tokens(ds_, ZRT_SPLIT_TRAIN),
+               (long long)zrt_dataset_num_tokens(ds_, ZRT_SPLIT_VAL),
+               (long long)dataVocab_, (long long)m_->vocab));
   int64_t measured[5] = {};
   for (int i = 0; i < m_->num_states; ++i) {
     const zrt_state_desc &s = m_->states[i];
