@@ -150,17 +150,18 @@ def huggingface(spec, overrides, batch, seq, dtype):
         what = "%s (%s)" % (type(config).__name__, cfg_path)
         has_weights = any(os.path.isfile(os.path.join(spec, f)) for f in (
             "model.safetensors", "model.safetensors.index.json"))
+        _apply_overrides(config, overrides, what)
     elif spec in FAMILIES:
-        config = getattr(transformers, FAMILIES[spec])()
+        config = _family_config(getattr(transformers, FAMILIES[spec]), overrides)
         what = FAMILIES[spec]
         has_weights = False
     else:
         raise ImportFailure("'%s' is neither a .py file, a Hugging Face model "
                             "directory nor a family (%s)" % (spec, ", ".join(FAMILIES)))
-    _apply_overrides(config, overrides, what)
     user_config = config.to_dict()
     changed = _no_dropout(config)
     seq = _seq_of(config, seq)
+    hints = _decoder_hints(config, seq)
     try:
         if has_weights:
             model, info = transformers.AutoModelForCausalLM.from_pretrained(
@@ -201,7 +202,93 @@ def huggingface(spec, overrides, batch, seq, dtype):
         desc += " (dropout set to 0: %s)" % ", ".join(changed)
     src = Source(CausalLMLoss(model), (ids, targets), "model.", config, has_weights, desc)
     src.user_config = user_config
+    src.hints = hints
+    if not has_weights:
+        src.buffers = _rotary_buffers(model)
     return src
+
+
+def _family_config(cls, overrides):
+    """The family's config built with the overrides as constructor
+    arguments (so derived fields follow: head_dim = hidden_size /
+    num_attention_heads, rope_parameters from rope_theta), each checked
+    against the default config's field of that name (or the constructor's
+    parameter)."""
+    import inspect
+    default = cls()
+    known = set(inspect.signature(cls.__init__).parameters)
+    theta = overrides.get("rope_theta")
+    if theta is not None and not hasattr(default, "rope_theta") and \
+            isinstance(getattr(default, "rope_parameters", None), dict):
+        # --set rope_theta=X: transformers 5 keeps it in rope_parameters.
+        if isinstance(theta, bool) or not isinstance(theta, (int, float)) or theta <= 0:
+            raise ImportFailure("--set rope_theta=%s: expected a positive number" % theta)
+        overrides = dict(overrides)
+        del overrides["rope_theta"]
+        rope = dict(overrides.get("rope_parameters") or default.rope_parameters)
+        rope["rope_theta"] = float(theta)
+        overrides["rope_parameters"] = rope
+    _apply_overrides(default, {k: v for k, v in overrides.items() if k not in known or
+                               hasattr(default, k)}, cls.__name__)
+    try:
+        return cls(**overrides)
+    except Exception as e:  # noqa: BLE001 - transformers validates in __init__
+        raise ImportFailure("cannot build the %s model: %s" % (
+            cls.__name__, str(e).splitlines()[0] if str(e) else type(e).__name__))
+
+
+# Hugging Face rope types train.rope_table computes.
+_ROPE_TYPES = ("default", "llama3")
+
+
+def _decoder_hints(config, seq):
+    """What the lowering needs to know of a decoder's config: {"rope":
+    (theta, llama3 (factor, low, high, original) or None)}. Refuses rope
+    types train.rope_table lacks and sliding windows shorter than seq."""
+    hints = {}
+    rope = getattr(config, "rope_parameters", None)
+    if isinstance(rope, dict) and "rope_theta" in rope:
+        kind = rope.get("rope_type", rope.get("type", "default"))
+        if kind not in _ROPE_TYPES:
+            raise ImportFailure(
+                "unsupported rope_type '%s' (%s's rope_parameters): train.rope_table "
+                "has the default frequencies and llama3 scaling (%s)"
+                % (kind, type(config).__name__, ", ".join(_ROPE_TYPES)))
+        llama3 = None
+        if kind == "llama3":
+            llama3 = (float(rope["factor"]), float(rope["low_freq_factor"]),
+                      float(rope["high_freq_factor"]),
+                      int(rope["original_max_position_embeddings"]))
+        hints["rope"] = (float(rope["rope_theta"]), llama3)
+    window = getattr(config, "sliding_window", None)
+    if window is not None and getattr(config, "use_sliding_window", True) and window < seq:
+        raise ImportFailure(
+            "sliding-window attention (sliding_window = %d < the sequence length "
+            "%d) is not supported: train.causal_attention attends to every earlier "
+            "position (use --seq %d or less, or --set sliding_window=null)"
+            % (window, seq, window))
+    return hints
+
+
+def _rotary_buffers(model):
+    """A meta-device model's rotary inv_freq buffers computed on the CPU
+    from its config (HF keeps them as non-persistent buffers computed in
+    __init__, so on the meta device they have no values):
+    {"model." + buffer name: tensor}."""
+    out = {}
+    for name, module in model.named_modules():
+        if not type(module).__name__.endswith("RotaryEmbedding"):
+            continue
+        buffers = dict(module.named_buffers(recurse=False))
+        if not any(b.is_meta for b in buffers.values()):
+            continue
+        try:
+            cpu = type(module)(module.config)
+        except Exception:  # noqa: BLE001 - a rotary class we cannot rebuild
+            continue
+        for b, t in cpu.named_buffers(recurse=False):
+            out["model." + (name + "." if name else "") + b] = t
+    return out
 
 
 def python_file(path, entry):

@@ -107,3 +107,23 @@ class Shifted(nn.Module):
 
 def id_arithmetic():
     return Shifted(), (torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, 4))
+
+
+class Rotary(nn.Module):
+    """q * cos + rotate_half(q) * sin with positions 1..T (not 0..T-1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        q = self.fc(x).view(2, 4, 1, 8).transpose(1, 2)
+        inv = 1.0 / (10000.0 ** (torch.arange(0, 8, 2).float() / 8))
+        freqs = torch.outer(torch.arange(4).float() + 1, inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        rot = torch.cat((-q[..., 4:], q[..., :4]), dim=-1)
+        return F.mse_loss(q * emb.cos() + rot * emb.sin(), y)
+
+
+def rope_offset():
+    return Rotary(), (torch.randn(2, 4, 8), torch.randn(2, 1, 4, 8))
