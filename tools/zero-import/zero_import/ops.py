@@ -289,7 +289,7 @@ def binary(L, node, name, a, b):
 
 @rule("aten.add.Tensor", "aten.sub.Tensor", "aten.add.Scalar", "aten.sub.Scalar",
       doc="train.add (a - b = a + scale(b, -1); + 0 is no op); "
-          "x·cos + rotate_half(x)·sin: train.rope")
+          "x*cos + rotate_half(x)*sin: train.rope")
 def add(L, node):
     rotary = match_rope(node)
     if rotary is not None:
