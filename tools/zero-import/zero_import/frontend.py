@@ -228,10 +228,12 @@ def _family_config(cls, overrides):
         rope = dict(overrides.get("rope_parameters") or default.rope_parameters)
         rope["rope_theta"] = float(theta)
         overrides["rope_parameters"] = rope
-    _apply_overrides(default, {k: v for k, v in overrides.items() if k not in known or
-                               hasattr(default, k)}, cls.__name__)
+    checked = {k: v for k, v in overrides.items() if k not in known or hasattr(default, k)}
+    _apply_overrides(default, checked, cls.__name__)
+    # The checked values (ints given for floats are floats).
+    kwargs = dict(overrides, **{k: getattr(default, k) for k in checked})
     try:
-        return cls(**overrides)
+        return cls(**kwargs)
     except Exception as e:  # noqa: BLE001 - transformers validates in __init__
         raise ImportFailure("cannot build the %s model: %s" % (
             cls.__name__, str(e).splitlines()[0] if str(e) else type(e).__name__))
@@ -261,7 +263,10 @@ def _decoder_hints(config, seq):
                       int(rope["original_max_position_embeddings"]))
         hints["rope"] = (float(rope["rope_theta"]), llama3)
     window = getattr(config, "sliding_window", None)
-    if window is not None and getattr(config, "use_sliding_window", True) and window < seq:
+    layers = getattr(config, "layer_types", None)   # Qwen3: per layer; Mistral: None
+    if layers is not None and "sliding_attention" not in layers:
+        window = None
+    if window is not None and window < seq:
         raise ImportFailure(
             "sliding-window attention (sliding_window = %d < the sequence length "
             "%d) is not supported: train.causal_attention attends to every earlier "
