@@ -62,11 +62,11 @@ FAMILIES = ("gpt2", "llama", "qwen3", "mistral")
 
 
 def make_hf(path, family):
-    """A tiny model of the family, seeded HF init, saved into path. Llama
-    and Qwen3 are decoder_parity.py's (Llama: 4 heads, 2 KV heads, llama3
-    RoPE scaling, untied head; Qwen3: QK-norm, head_dim 32 != 64 / 4, tied
-    head); Mistral the same sizes with a sliding window of SEQ (>= the
-    sequence: full causal attention)."""
+    """A tiny model of the family, seeded HF init, saved into path. Llama,
+    Qwen3 and Mistral are decoder_parity.hf_model's (Llama: 4 heads, 2 KV
+    heads, llama3 RoPE scaling, untied head; Qwen3: QK-norm, head_dim 32 !=
+    64 / 4, tied head; Mistral: Llama's sizes, default RoPE, a sliding
+    window of SEQ, i.e. full causal attention)."""
     import transformers
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
@@ -80,18 +80,7 @@ def make_hf(path, family):
         GPT2LMHeadModel(config).save_pretrained(path)
         return
     import decoder_parity as dec
-    if family == "mistral":
-        from transformers import MistralConfig, MistralForCausalLM
-        cls = MistralForCausalLM
-        config = MistralConfig(hidden_size=dec.DIM, num_hidden_layers=dec.LAYERS,
-                               num_attention_heads=dec.HEADS, num_key_value_heads=dec.KV_HEADS,
-                               intermediate_size=dec.FFN, vocab_size=VOCAB,
-                               max_position_embeddings=SEQ, rms_norm_eps=dec.EPS,
-                               rope_parameters=dict(rope_type="default", rope_theta=dec.THETA),
-                               sliding_window=SEQ, tie_word_embeddings=False,
-                               bos_token_id=0, eos_token_id=0, attention_dropout=0.0)
-    else:
-        cls, config = dec.hf_model(family)
+    cls, config = dec.hf_model(family)
     cls(config).save_pretrained(path)
 
 
