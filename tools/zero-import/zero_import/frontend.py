@@ -4,6 +4,7 @@ Either way the result is a `Source`: an nn.Module whose forward(*inputs)
 returns the scalar training loss, its example inputs, the name prefix of
 the user's model inside it, and (for Hugging Face models) the config.
 """
+import contextlib
 import importlib.util
 import inspect
 import json
@@ -162,10 +163,11 @@ def huggingface(spec, overrides, batch, seq, dtype):
     changed = _no_dropout(config)
     seq = _seq_of(config, seq)
     hints = _decoder_hints(config, seq)
+    attention = _causal_sdpa(transformers)
     try:
         if has_weights:
             model, info = transformers.AutoModelForCausalLM.from_pretrained(
-                spec, config=config, dtype=dtype, attn_implementation="sdpa",
+                spec, config=config, dtype=dtype, attn_implementation=attention,
                 output_loading_info=True)
             tied = {k for k in getattr(model, "_tied_weights_keys", None) or ()}
             problems = [("missing", [k for k in info.get("missing_keys", ()) if k not in tied]),
@@ -184,7 +186,7 @@ def huggingface(spec, overrides, batch, seq, dtype):
         else:
             with torch.device("meta"):
                 model = transformers.AutoModelForCausalLM.from_config(
-                    config, dtype=dtype, attn_implementation="sdpa")
+                    config, dtype=dtype, attn_implementation=attention)
     except ImportFailure:
         raise
     except Exception as e:  # noqa: BLE001 - transformers raises many kinds
@@ -203,9 +205,71 @@ def huggingface(spec, overrides, batch, seq, dtype):
     src = Source(CausalLMLoss(model), (ids, targets), "model.", config, has_weights, desc)
     src.user_config = user_config
     src.hints = hints
+    src.export_context = _no_packed_sequences
     if not has_weights:
         src.buffers = _rotary_buffers(model)
     return src
+
+
+_CAUSAL_SDPA = "zero_causal_sdpa"
+
+
+def _causal_sdpa(transformers):
+    """The attention implementation the import uses: HF's SDPA attention
+    with a mask function that gives no mask (SDPA's is_causal=True) where
+    HF's mask is the plain causal one over the whole sequence, and HF's
+    own sdpa_mask otherwise (a sliding window: the lowering then checks
+    the materialized mask). Without it the [B, 1, T, T] mask is a constant
+    the import evaluates (T = 8192: gigabytes). Registered through
+    transformers' AttentionInterface / AttentionMaskInterface; "sdpa" when
+    this transformers lacks them."""
+    try:
+        from transformers import AttentionInterface
+        from transformers import masking_utils as mu
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    except ImportError:  # pragma: no cover - other transformers versions
+        return "sdpa"
+    if not all(hasattr(mu, n) for n in ("AttentionMaskInterface", "sdpa_mask",
+                                        "causal_mask_function")):
+        return "sdpa"
+
+    def mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0,
+             mask_function=mu.causal_mask_function, attention_mask=None, **kwargs):
+        if mask_function is mu.causal_mask_function and attention_mask is None and \
+                q_length == kv_length and isinstance(q_offset, int) and \
+                isinstance(kv_offset, int) and q_offset == kv_offset == 0:
+            return None
+        return mu.sdpa_mask(batch_size=batch_size, q_length=q_length, kv_length=kv_length,
+                            q_offset=q_offset, kv_offset=kv_offset,
+                            mask_function=mask_function, attention_mask=attention_mask,
+                            **kwargs)
+
+    AttentionInterface.register(_CAUSAL_SDPA, sdpa_attention_forward)
+    mu.AttentionMaskInterface.register(_CAUSAL_SDPA, mask)
+    return _CAUSAL_SDPA
+
+
+@contextlib.contextmanager
+def _no_packed_sequences():
+    """During torch.export of a CausalLMLoss: HF's test for packed
+    sequences (position ids that restart within a row) answers "none".
+    CausalLMLoss passes no position ids, so HF's are arange(T) in every
+    row — what the test finds when it can read the values; under tracing
+    it cannot and would add a packed-sequence mask to the causal one."""
+    try:
+        from transformers import masking_utils as mu
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    saved = getattr(mu, "find_packed_sequence_indices", None)
+    if saved is None:
+        yield
+        return
+    mu.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        mu.find_packed_sequence_indices = saved
 
 
 def _family_config(cls, overrides):

@@ -42,7 +42,7 @@ def export(source):
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)    # its warnings would repeat our message
     try:
-        with _stderr_discarded():
+        with _stderr_discarded(), getattr(source, "export_context", contextlib.nullcontext)():
             return torch.export.export(source.module, source.inputs)
     except Exception as e:  # noqa: BLE001 - classified below
         text = str(e)
