@@ -64,6 +64,11 @@ def hf_model(family):
                              tie_word_embeddings=False, attention_bias=False, mlp_bias=False,
                              **common)
         return LlamaForCausalLM, config
+    if family == "mistral":   # Llama's sizes, a window of SEQ (full causal attention)
+        from transformers import MistralConfig, MistralForCausalLM
+        config = MistralConfig(rope_parameters=dict(rope_type="default", rope_theta=THETA),
+                               sliding_window=SEQ, tie_word_embeddings=False, **common)
+        return MistralForCausalLM, config
     config = Qwen3Config(head_dim=QWEN_HEAD_DIM, tie_word_embeddings=True,
                          rope_parameters=dict(rope_type="default", rope_theta=THETA),
                          use_sliding_window=False, attention_bias=False, **common)

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""A Hugging Face GPT2LMHeadModel through zero-import, trained by Zero and by
-PyTorch 2.x from the same weights on the same batches, and back.
+"""A Hugging Face causal LM (GPT2LMHeadModel, LlamaForCausalLM,
+Qwen3ForCausalLM or MistralForCausalLM: --family) through zero-import,
+trained by Zero and by PyTorch 2.x from the same weights on the same
+batches, and back.
 
 Run with the project venv's python (PyTorch 2.x, transformers, safetensors):
-  1. a tiny GPT2LMHeadModel (seeded HF init, dropout 0) saved with
-     save_pretrained into WORK/hf (config.json + model.safetensors);
+  1. a tiny model of the family (seeded HF init, dropout 0; make_hf) saved
+     with save_pretrained into WORK/hf (config.json + model.safetensors);
   2. `zero-import WORK/hf -o m.mlir`: the module, m.safetensors (its
      initial weights, HF names) and m.config.json;
   3. for each (stage, world size) in --runs: zero-compile, then the program
      with `--import m.safetensors --steps 20 --dump-batches --metrics
      --export final.safetensors --val-every 20`;
-  4. PyTorch: GPT2LMHeadModel.from_pretrained(WORK/hf) trained on exactly the
-     dumped global batches with torch.optim.AdamW (betas (0.9, 0.999), eps
-     1e-8, weight decay 0.01 on parameters of rank >= 2 only, as
-     train-optimizer does), clip_grad_norm_(1.0) and the driver's LR
+  4. PyTorch: AutoModelForCausalLM.from_pretrained(WORK/hf) trained on
+     exactly the dumped global batches with torch.optim.AdamW (betas (0.9,
+     0.999), eps 1e-8, weight decay 0.01 on parameters of rank >= 2 only,
+     as train-optimizer does), clip_grad_norm_(1.0) and the driver's LR
      schedule (reference_gpt.py's contract), loss = cross-entropy of the
      logits against the dumped targets: every step's loss must equal the
      driver's within --rel-tol (relative);
@@ -24,7 +26,8 @@ Run with the project venv's python (PyTorch 2.x, transformers, safetensors):
      (f32, and bf16 for the first run): AutoModelForCausalLM.from_pretrained
      must load it, and its validation loss on the driver's validation
      batches must equal the driver's `val loss` within --rel-tol (f32).
-Exits non-zero after the comparisons when any failed.
+--no-round-trip skips the extra checks of 4 and 5 (the families' shared
+code is GPT-2's). Exits non-zero after the comparisons when any failed.
 """
 import argparse
 import json
@@ -55,24 +58,37 @@ def run(cmd, env=None):
     return proc.stdout
 
 
-def make_hf(path):
+FAMILIES = ("gpt2", "llama", "qwen3", "mistral")
+
+
+def make_hf(path, family):
+    """A tiny model of the family, seeded HF init, saved into path. Llama,
+    Qwen3 and Mistral are decoder_parity.hf_model's (Llama: 4 heads, 2 KV
+    heads, llama3 RoPE scaling, untied head; Qwen3: QK-norm, head_dim 32 !=
+    64 / 4, tied head; Mistral: Llama's sizes, default RoPE, a sliding
+    window of SEQ, i.e. full causal attention)."""
     import transformers
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(1234)
-    config = GPT2Config(n_layer=N_LAYER, n_head=N_HEAD, n_embd=N_EMBD,
-                        vocab_size=VOCAB, n_positions=SEQ, resid_pdrop=0.0,
-                        embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0,
-                        eos_token_id=0)
-    GPT2LMHeadModel(config).save_pretrained(path)
+    if family == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+        config = GPT2Config(n_layer=N_LAYER, n_head=N_HEAD, n_embd=N_EMBD,
+                            vocab_size=VOCAB, n_positions=SEQ, resid_pdrop=0.0,
+                            embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0,
+                            eos_token_id=0)
+        GPT2LMHeadModel(config).save_pretrained(path)
+        return
+    import decoder_parity as dec
+    cls, config = dec.hf_model(family)
+    cls(config).save_pretrained(path)
 
 
 def save_sharded(hf_dir, path):
     """The model as a sharded checkpoint (model.safetensors.index.json and
     model-0000x-of-0000y.safetensors)."""
-    from transformers import GPT2LMHeadModel
-    GPT2LMHeadModel.from_pretrained(hf_dir).save_pretrained(path, max_shard_size="40KB")
+    from transformers import AutoModelForCausalLM
+    AutoModelForCausalLM.from_pretrained(hf_dir).save_pretrained(path, max_shard_size="40KB")
     shards = [f for f in os.listdir(path) if f.startswith("model-0000")]
     if len(shards) < 2 or not os.path.exists(os.path.join(path, "model.safetensors.index.json")):
         sys.exit("%s: expected a sharded checkpoint, got %s" % (path, sorted(os.listdir(path))))
@@ -135,13 +151,16 @@ def main():
     ap.add_argument("--mpirun", default="mpirun --allow-run-as-root --oversubscribe")
     ap.add_argument("--runs", default="3:4,3:1", help="stage:world-size,... (default 3:4,3:1)")
     ap.add_argument("--rel-tol", type=float, default=REL_TOL)
+    ap.add_argument("--family", choices=FAMILIES, default="gpt2")
+    ap.add_argument("--no-round-trip", action="store_true",
+                    help="only the training comparison (no HF files, no --to-hf)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     torch.set_num_threads(1)
     ref.SEQ, ref.VAL_BATCHES, ref.VAL_FRACTION = SEQ, VAL_BATCHES, VAL_FRACTION
 
     hf_dir = os.path.join(args.work, "hf")
-    make_hf(hf_dir)
+    make_hf(hf_dir, args.family)
     module = os.path.join(args.work, "m.mlir")
     run([os.path.join(args.bin, "zero-import"), hf_dir, "--batch", str(BATCH), "-o", module])
     init = os.path.join(args.work, "m.safetensors")
@@ -166,10 +185,12 @@ def main():
         steps_rec, vals = ref.read_metrics(out("metrics"))
         if sorted(steps_rec) != list(range(1, STEPS + 1)) or STEPS not in vals:
             sys.exit("%s: expected %d step records and a val record" % (out("metrics"), STEPS))
-        from transformers import GPT2LMHeadModel
-        model = GPT2LMHeadModel.from_pretrained(hf_dir, dtype=torch.float32,
-                                                attn_implementation="sdpa")
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32,
+                                                     attn_implementation="sdpa")
         pytorch_run(model, hf_loss, batches, steps_rec, args.rel_tol, failures, tag)
+        if args.no_round_trip:
+            continue
         if i == 0:
             # Hugging Face's own files straight into --import: model.safetensors,
             # and a sharded checkpoint (index + shards) by its directory.
@@ -204,7 +225,7 @@ def main():
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures))
         sys.exit(1)
-    print("\nimport_gpt2: PyTorch agrees within %g (relative)" % args.rel_tol)
+    print("\nimport_gpt2 (%s): PyTorch agrees within %g (relative)" % (args.family, args.rel_tol))
 
 
 if __name__ == "__main__":

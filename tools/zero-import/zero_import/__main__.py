@@ -17,9 +17,10 @@ MODEL is one of
              model.safetensors (or model.safetensors.index.json + shards);
              without weights the model is built on the meta device
   FAMILY     gpt2, llama, qwen3 or mistral: that family's default config with
-             --set overrides, on the meta device (llama, qwen3 and mistral
-             need RMSNorm, SiLU, RoPE and GQA, which the train dialect does
-             not have yet: they stop at the first such op)
+             --set overrides (constructor arguments: head_dim follows
+             hidden_size / num_attention_heads; --set rope_theta=X and
+             --set rope_parameters={...} set the rotary frequencies), on
+             the meta device
   FILE.py    a Python file whose function ENTRY (--entry, default zero_model)
              returns (model, example_inputs) with model(*example_inputs) the
              scalar loss, or (model, example_inputs, loss_fn) with
@@ -41,11 +42,21 @@ Supported ATen ops (torch.export's graph) and their train ops:
   + the tanh GELU written out (0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))),
     Hugging Face's gelu_new) -> train.gelu; ops on values that depend on no
     input or parameter (arange, masks) are evaluated at import time.
+  + Llama / Qwen3 / Mistral (Hugging Face's modules, or the same math in
+    your own): RMSNorm w * (x * rsqrt(mean(x^2, -1) + eps)) (with its f32
+    casts) -> train.rms_norm (Qwen3's QK-norm per head too); silu(g) * u ->
+    train.swiglu; x * cos + rotate_half(x) * sin with cos/sin constant (from
+    inv_freq and positions 0..T-1) -> train.rope_table (theta and llama3
+    scaling of the config, checked against the values; else theta inferred)
+    + train.rope; repeat_kv's expand + reshape of k, v (or enable_gqa) ->
+    train.causal_attention with the K/V heads (grouped-query attention).
 
 Not supported (one message naming the op and your source line, exit 1):
 other ops, data-dependent control flow, in-place ops on parameters or
 buffers (BatchNorm statistics), float64/complex dtypes, dropout with p > 0,
-attention masks other than causal.
+attention masks other than causal, rope types other than default and
+llama3 (yarn, linear, dynamic, longrope), sliding windows shorter than the
+sequence, rotary tables that are not train.rope_table's.
 """
 
 

@@ -4,6 +4,7 @@ Either way the result is a `Source`: an nn.Module whose forward(*inputs)
 returns the scalar training loss, its example inputs, the name prefix of
 the user's model inside it, and (for Hugging Face models) the config.
 """
+import contextlib
 import importlib.util
 import inspect
 import json
@@ -178,21 +179,23 @@ def huggingface(spec, overrides, batch, seq, dtype):
         what = "%s (%s)" % (type(config).__name__, cfg_path)
         has_weights = any(os.path.isfile(os.path.join(spec, f)) for f in (
             "model.safetensors", "model.safetensors.index.json"))
+        _apply_overrides(config, overrides, what)
     elif spec in FAMILIES:
-        config = getattr(transformers, FAMILIES[spec])()
+        config = _family_config(getattr(transformers, FAMILIES[spec]), overrides)
         what = FAMILIES[spec]
         has_weights = False
     else:
         raise ImportFailure("'%s' is neither a .py file, a Hugging Face model "
                             "directory nor a family (%s)" % (spec, ", ".join(FAMILIES)))
-    _apply_overrides(config, overrides, what)
     user_config = config.to_dict()
     changed = _no_dropout(config)
     seq = _seq_of(config, seq)
+    hints = _decoder_hints(config, seq)
+    attention = _causal_sdpa(transformers)
     try:
         if has_weights:
             model, info = transformers.AutoModelForCausalLM.from_pretrained(
-                spec, config=config, dtype=dtype, attn_implementation="sdpa",
+                spec, config=config, dtype=dtype, attn_implementation=attention,
                 output_loading_info=True)
             tied = {k for k in getattr(model, "_tied_weights_keys", None) or ()}
             problems = [("missing", [k for k in info.get("missing_keys", ()) if k not in tied]),
@@ -211,7 +214,7 @@ def huggingface(spec, overrides, batch, seq, dtype):
         else:
             with torch.device("meta"):
                 model = transformers.AutoModelForCausalLM.from_config(
-                    config, dtype=dtype, attn_implementation="sdpa")
+                    config, dtype=dtype, attn_implementation=attention)
     except ImportFailure:
         raise
     except Exception as e:  # noqa: BLE001 - transformers raises many kinds
@@ -229,7 +232,160 @@ def huggingface(spec, overrides, batch, seq, dtype):
         desc += " (dropout set to 0: %s)" % ", ".join(changed)
     src = Source(CausalLMLoss(model), (ids, targets), "model.", config, has_weights, desc)
     src.user_config = user_config
+    src.hints = hints
+    src.export_context = _no_packed_sequences
+    if not has_weights:
+        src.buffers = _rotary_buffers(model)
     return src
+
+
+_CAUSAL_SDPA = "zero_causal_sdpa"
+
+
+def _causal_sdpa(transformers):
+    """The attention implementation the import uses: HF's SDPA attention
+    with a mask function that gives no mask (SDPA's is_causal=True) where
+    HF's mask is the plain causal one over the whole sequence, and HF's
+    own sdpa_mask otherwise (a sliding window: the lowering then checks
+    the materialized mask). Without it the [B, 1, T, T] mask is a constant
+    the import evaluates (T = 8192: gigabytes). Registered through
+    transformers' AttentionInterface / AttentionMaskInterface; "sdpa" when
+    this transformers lacks them."""
+    try:
+        from transformers import AttentionInterface
+        from transformers import masking_utils as mu
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    except ImportError:  # pragma: no cover - other transformers versions
+        return "sdpa"
+    if not all(hasattr(mu, n) for n in ("AttentionMaskInterface", "sdpa_mask",
+                                        "causal_mask_function")):
+        return "sdpa"
+
+    def mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0,
+             mask_function=mu.causal_mask_function, attention_mask=None, **kwargs):
+        if mask_function is mu.causal_mask_function and attention_mask is None and \
+                q_length == kv_length and isinstance(q_offset, int) and \
+                isinstance(kv_offset, int) and q_offset == kv_offset == 0:
+            return None
+        return mu.sdpa_mask(batch_size=batch_size, q_length=q_length, kv_length=kv_length,
+                            q_offset=q_offset, kv_offset=kv_offset,
+                            mask_function=mask_function, attention_mask=attention_mask,
+                            **kwargs)
+
+    AttentionInterface.register(_CAUSAL_SDPA, sdpa_attention_forward)
+    mu.AttentionMaskInterface.register(_CAUSAL_SDPA, mask)
+    return _CAUSAL_SDPA
+
+
+@contextlib.contextmanager
+def _no_packed_sequences():
+    """During torch.export of a CausalLMLoss: HF's test for packed
+    sequences (position ids that restart within a row) answers "none".
+    CausalLMLoss passes no position ids, so HF's are arange(T) in every
+    row — what the test finds when it can read the values; under tracing
+    it cannot and would add a packed-sequence mask to the causal one."""
+    try:
+        from transformers import masking_utils as mu
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    saved = getattr(mu, "find_packed_sequence_indices", None)
+    if saved is None:
+        yield
+        return
+    mu.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        mu.find_packed_sequence_indices = saved
+
+
+def _family_config(cls, overrides):
+    """The family's config built with the overrides as constructor
+    arguments (so derived fields follow: head_dim = hidden_size /
+    num_attention_heads, rope_parameters from rope_theta), each checked
+    against the default config's field of that name (or the constructor's
+    parameter)."""
+    import inspect
+    default = cls()
+    known = set(inspect.signature(cls.__init__).parameters)
+    theta = overrides.get("rope_theta")
+    if theta is not None and not hasattr(default, "rope_theta") and \
+            isinstance(getattr(default, "rope_parameters", None), dict):
+        # --set rope_theta=X: transformers 5 keeps it in rope_parameters.
+        if isinstance(theta, bool) or not isinstance(theta, (int, float)) or theta <= 0:
+            raise ImportFailure("--set rope_theta=%s: expected a positive number" % theta)
+        overrides = dict(overrides)
+        del overrides["rope_theta"]
+        rope = dict(overrides.get("rope_parameters") or default.rope_parameters)
+        rope["rope_theta"] = float(theta)
+        overrides["rope_parameters"] = rope
+    checked = {k: v for k, v in overrides.items() if k not in known or hasattr(default, k)}
+    _apply_overrides(default, checked, cls.__name__)
+    # The checked values (ints given for floats are floats).
+    kwargs = dict(overrides, **{k: getattr(default, k) for k in checked})
+    try:
+        return cls(**kwargs)
+    except Exception as e:  # noqa: BLE001 - transformers validates in __init__
+        raise ImportFailure("cannot build the %s model: %s" % (
+            cls.__name__, str(e).splitlines()[0] if str(e) else type(e).__name__))
+
+
+# Hugging Face rope types train.rope_table computes.
+_ROPE_TYPES = ("default", "llama3")
+
+
+def _decoder_hints(config, seq):
+    """What the lowering needs to know of a decoder's config: {"rope":
+    (theta, llama3 (factor, low, high, original) or None)}. Refuses rope
+    types train.rope_table lacks and sliding windows shorter than seq."""
+    hints = {}
+    rope = getattr(config, "rope_parameters", None)
+    if isinstance(rope, dict) and "rope_theta" in rope:
+        kind = rope.get("rope_type", rope.get("type", "default"))
+        if kind not in _ROPE_TYPES:
+            raise ImportFailure(
+                "unsupported rope_type '%s' (%s's rope_parameters): train.rope_table "
+                "has the default frequencies and llama3 scaling (%s)"
+                % (kind, type(config).__name__, ", ".join(_ROPE_TYPES)))
+        llama3 = None
+        if kind == "llama3":
+            llama3 = (float(rope["factor"]), float(rope["low_freq_factor"]),
+                      float(rope["high_freq_factor"]),
+                      int(rope["original_max_position_embeddings"]))
+        hints["rope"] = (float(rope["rope_theta"]), llama3)
+    window = getattr(config, "sliding_window", None)
+    layers = getattr(config, "layer_types", None)   # Qwen3: per layer; Mistral: None
+    if layers is not None and "sliding_attention" not in layers:
+        window = None
+    if window is not None and window < seq:
+        raise ImportFailure(
+            "sliding-window attention (sliding_window = %d < the sequence length "
+            "%d) is not supported: train.causal_attention attends to every earlier "
+            "position (use --seq %d or less, or --set sliding_window=null)"
+            % (window, seq, window))
+    return hints
+
+
+def _rotary_buffers(model):
+    """A meta-device model's rotary inv_freq buffers computed on the CPU
+    from its config (HF keeps them as non-persistent buffers computed in
+    __init__, so on the meta device they have no values):
+    {"model." + buffer name: tensor}."""
+    out = {}
+    for name, module in model.named_modules():
+        if not type(module).__name__.endswith("RotaryEmbedding"):
+            continue
+        buffers = dict(module.named_buffers(recurse=False))
+        if not any(b.is_meta for b in buffers.values()):
+            continue
+        try:
+            cpu = type(module)(module.config)
+        except Exception:  # noqa: BLE001 - a rotary class we cannot rebuild
+            continue
+        for b, t in cpu.named_buffers(recurse=False):
+            out["model." + (name + "." if name else "") + b] = t
+    return out
 
 
 def python_file(path, entry):

@@ -42,7 +42,7 @@ def export(source):
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)    # its warnings would repeat our message
     try:
-        with _stderr_discarded():
+        with _stderr_discarded(), getattr(source, "export_context", contextlib.nullcontext)():
             return torch.export.export(source.module, source.inputs)
     except Exception as e:  # noqa: BLE001 - classified below
         text = str(e)
@@ -107,6 +107,10 @@ def collect_params(source, program):
             t = program.state_dict.get(spec.target)
             if t is None:
                 t = program.constants.get(spec.target)
+            if t is None or t.is_meta:
+                # A meta-device model's buffers computed from its config
+                # (frontend: the rotary embedding's inv_freq), else none.
+                t = getattr(source, "buffers", {}).get(spec.target)
             constants[node] = None if t is None or t.is_meta else t.detach()
         elif spec.kind == gs.InputKind.USER_INPUT:
             user_inputs.append(node)
@@ -195,7 +199,8 @@ def import_source(source):
                                 "a tensor of shape %s" % list(val.shape)
                                 if isinstance(val, torch.Tensor) else type(val).__name__,
                                 node_source(loss)))
-    lowering = Lowering(program, params, mapping, constants)
+    hints = getattr(source, "hints", {})
+    lowering = Lowering(program, params, mapping, constants, hints)
     forward = lowering.run("forward", [loss], user_inputs)
     if forward.results[0].type.elem != "f32":
         forward.results[0] = forward.op("cast", [forward.results[0]], {},
@@ -207,7 +212,7 @@ def import_source(source):
     logits = _logits_node(loss)
     if logits is not None and user_inputs and source.input_names is None:
         try:
-            functions.append(Lowering(program, params, mapping, constants).run(
+            functions.append(Lowering(program, params, mapping, constants, hints).run(
                 "logits", [logits], user_inputs[:1]))
         except ImportFailure:
             pass  # the logits need more than the ids: no @logits (no sampling)

@@ -264,7 +264,7 @@ def _render_op(op, ops):
         return "train.load %s : %s" % (symbol(a["sym"]), r[0])
     if n in ("add", "mul"):
         return "train.%s %s, %s : %s" % (n, ops[0], ops[1], r[0])
-    if n in ("gelu", "relu", "softmax"):
+    if n in ("gelu", "relu", "softmax", "silu"):
         return "train.%s %s : %s" % (n, ops[0], r[0])
     if n == "scale":
         return "train.scale %s, %s : %s" % (ops[0], float_attr(a["factor"]), r[0])
@@ -287,7 +287,25 @@ def _render_op(op, ops):
         return "train.layer_norm %s, %s, %s eps(%s) : %s, %s" % (
             ops[0], ops[1], ops[2], float_attr(a["eps"]), t[0], t[1])
     if n == "causal_attention":
-        return "train.causal_attention %s, %s, %s : %s" % (ops[0], ops[1], ops[2], r[0])
+        # The key/value type is printed only when it differs (GQA).
+        kv = ", %s" % t[1] if t[1] != t[0] else ""
+        return "train.causal_attention %s, %s, %s : %s%s" % (ops[0], ops[1], ops[2], r[0], kv)
+    if n == "rms_norm":
+        return "train.rms_norm %s, %s eps(%s) : %s, %s" % (
+            ops[0], ops[1], float_attr(a["eps"]), t[0], t[1])
+    if n == "swiglu":
+        return "train.swiglu %s, %s : %s" % (ops[0], ops[1], r[0])
+    if n == "rope_table":
+        text = "train.rope_table theta(%s)" % float_attr(a["theta"])
+        if a.get("llama3") is not None:
+            factor, low, high, original = a["llama3"]
+            text += (" llama3(factor(%s) low_freq_factor(%s) high_freq_factor(%s) "
+                     "original_max_positions(%d))" % (float_attr(factor), float_attr(low),
+                                                      float_attr(high), int(original)))
+        return text + " : %s" % r[0]
+    if n == "rope":
+        return "train.rope %s, %s layout(<%s>) : %s, %s" % (
+            ops[0], ops[1], a["layout"], t[0], t[1])
     if n == "causal_attention_packed":
         return "train.causal_attention_packed %s heads(%d) : %s -> %s, %s" % (
             ops[0], a["heads"], t[0], r[0], r[1])

@@ -72,7 +72,7 @@ _RANDOM = ("rand", "randn", "randint", "randperm", "normal", "bernoulli",
 class Lowering:
     """One function's worth of lowering state over one exported graph."""
 
-    def __init__(self, program, params, placeholder_params, constants):
+    def __init__(self, program, params, placeholder_params, constants, hints=None):
         self.program = program
         self.params = params                          # name -> ir.Param
         self.placeholder_params = placeholder_params  # placeholder -> name
@@ -80,6 +80,10 @@ class Lowering:
         self.fn = None
         self.env = {}
         self.node = None                              # the node being lowered
+        # What the source knows beyond the graph: "rope" = (theta, llama3
+        # (factor, low, high, original) or None) of a Hugging Face config.
+        self.hints = hints or {}
+        self.memo = {}                                # per function: shared ops
 
     # --- diagnostics ------------------------------------------------------
 
@@ -173,6 +177,7 @@ class Lowering:
         arg_types = [self.meta_type(n, "input '%s'" % n.name) for n in inputs]
         self.fn = ir.Function(name, arg_types, self.params)
         self.env = {}
+        self.memo = {}
         for n, a in zip(inputs, self.fn.args):
             self.env[n] = a
         live = self.live_nodes(outputs)

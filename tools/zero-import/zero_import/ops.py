@@ -10,7 +10,9 @@ import math
 
 import torch
 
-from . import ir
+from . import decoder, ir
+from .decoder import is_op as _is_op, num as _num
+from .decoder import match_rms_norm, match_rope, match_swiglu, repeat_kv_source
 
 _RULES = {}       # "aten.x.overload" -> rule
 _PYTHON = {}      # Python callable (operator.getitem) -> rule
@@ -55,12 +57,16 @@ def lower(L, node):
     return fn(L, node)
 
 
-# Ops of model families the train dialect does not have yet, with the layer
-# that uses them (the message names both).
+# Ops without a train op, with the layer that may use them (the message
+# names both). RMSNorm, RoPE and SiLU have train ops in the forms
+# decoder.py matches; these are what is left of other forms.
+_ROPE_INPUT = ("rotary position embedding (RoPE) of positions that depend on an "
+               "input: train.rope_table has positions 0..T-1")
+_RMS_OTHER = "an RMSNorm not of the form w * (x * rsqrt(mean(x^2, -1) + eps))?"
 HINTS = {
-    "rsqrt": "RMSNorm", "rms_norm": "RMSNorm", "mean": "a mean (RMSNorm?)",
-    "pow": "a power (RMSNorm?)", "silu": "SiLU/SwiGLU", "sigmoid": "sigmoid/SiLU",
-    "cos": "rotary position embedding (RoPE)", "sin": "rotary position embedding (RoPE)",
+    "rsqrt": _RMS_OTHER, "mean": "a mean (%s)" % _RMS_OTHER,
+    "pow": "a power (%s)" % _RMS_OTHER, "sigmoid": "sigmoid/SiLU",
+    "cos": _ROPE_INPUT, "sin": _ROPE_INPUT,
     "neg": "negation (RoPE's rotate_half?)", "repeat_interleave": "grouped-query attention",
     "tanh": "tanh", "exp": "exp", "dropout": "dropout with p > 0",
     "native_dropout": "dropout with p > 0", "batch_norm": "BatchNorm",
@@ -183,6 +189,14 @@ def split(L, node):
     return L.fn.split(x, dim, sizes)
 
 
+@rule("aten.unbind.int", doc="train.split into size-1 pieces + train.reshape")
+def unbind(L, node):
+    x = L.tensor(node.args[0])
+    dim = arg(node, 1, "dim", 0) % x.type.rank
+    shape = x.shape[:dim] + x.shape[dim + 1:]
+    return [L.fn.reshape(p, shape) for p in L.fn.split(x, dim, [1] * x.shape[dim])]
+
+
 @rule("aten.slice.Tensor", doc="train.split (the piece kept), step 1")
 def slice_(L, node):
     x = L.tensor(node.args[0])
@@ -278,8 +292,12 @@ def binary(L, node, name, a, b):
 
 
 @rule("aten.add.Tensor", "aten.sub.Tensor", "aten.add.Scalar", "aten.sub.Scalar",
-      doc="train.add (a - b = a + scale(b, -1); + 0 is no op)")
+      doc="train.add (a - b = a + scale(b, -1); + 0 is no op); "
+          "x*cos + rotate_half(x)*sin: train.rope")
 def add(L, node):
+    rotary = match_rope(node)
+    if rotary is not None:
+        return rope_of(L, node, *rotary)
     sign = -1.0 if "sub" in str(node.target) else 1.0
     alpha = float(arg(node, 2, "alpha", 1)) * sign
     ca, cb = scalar(L, node.args[0]), scalar(L, node.args[1])
@@ -305,11 +323,18 @@ def _scaled(L, x, factor):
 
 
 @rule("aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor", "aten.div.Scalar",
-      doc="train.mul, or train.scale by a constant (x / c = scale(x, 1/c))")
+      doc="train.mul, or train.scale by a constant (x / c = scale(x, 1/c)); "
+          "HF's RMSNorm: train.rms_norm; silu(g) * u: train.swiglu")
 def mul(L, node):
     gelu = match_gelu_tanh(node)
     if gelu is not None:
         return L.fn.unary("gelu", L.tensor(gelu))
+    norm = match_rms_norm(node)
+    if norm is not None:
+        return rms_norm_of(L, node, *norm)
+    glu = match_swiglu(node)
+    if glu is not None:
+        return swiglu_of(L, node, *glu)
     div = "div" in str(node.target)
     ca, cb = scalar(L, node.args[0]), scalar(L, node.args[1])
     if div and (arg(node, 2, "rounding_mode") is not None):
@@ -349,15 +374,6 @@ def softmax(L, node):
         L.fail("unsupported op %s over dimension %d (train.softmax is over the "
                "last one)" % (node.target, node.args[1]))
     return L.fn.unary("softmax", x)
-
-
-def _is_op(n, name):
-    return isinstance(n, torch.fx.Node) and n.op == "call_function" and \
-        str(n.target) == name
-
-
-def _num(x, want, tol=1e-6):
-    return isinstance(x, (int, float)) and abs(float(x) - want) <= tol * max(1.0, abs(want))
 
 
 def match_gelu_tanh(node):
@@ -409,6 +425,16 @@ def pattern_inputs(node):
     x = match_gelu_tanh(node)
     if x is not None:
         return [x]
+    for match in (match_rms_norm, match_swiglu, match_rope):
+        found = match(node)
+        if found is not None:
+            return [v for v in found if isinstance(v, torch.fx.Node)]
+    if _is_op(node, "aten.scaled_dot_product_attention.default"):
+        k, v = (repeat_kv_source(a) for a in node.args[1:3])
+        if k is not None or v is not None:
+            args = list(node.args)
+            args[1], args[2] = k or args[1], v or args[2]
+            return [a for a in args + list(node.kwargs.values()) if isinstance(a, torch.fx.Node)]
     pair = match_nll_of_log_softmax(node)
     return list(pair) if pair is not None else None
 
@@ -499,20 +525,25 @@ def _packed_source(L, q, k, v, heads):
 
 
 @rule("aten.scaled_dot_product_attention.default",
-      doc="train.causal_attention(_packed): is_causal or the causal mask, scale 1/sqrt(D), no dropout")
+      doc="train.causal_attention(_packed): is_causal or the causal mask, scale "
+          "1/sqrt(D), no dropout; k, v with fewer heads (enable_gqa, or HF's "
+          "repeat_kv of them): grouped-query attention")
 def sdpa(L, node):
     from .lower import Const
-    q, k, v = (L.tensor(node.args[i]) for i in range(3))
+    q = L.tensor(node.args[0])
+    k, v = (L.tensor(repeat_kv_source(node.args[i]) or node.args[i]) for i in (1, 2))
     mask = L.value(arg(node, 3, "attn_mask"))
     dropout_p = arg(node, 4, "dropout_p", 0.0)
     is_causal = arg(node, 5, "is_causal", False)
     scale = node.kwargs.get("scale", node.args[6] if len(node.args) > 6 else None)
-    if node.kwargs.get("enable_gqa", False) or not (q.shape == k.shape == v.shape):
-        L.fail("scaled_dot_product_attention with q %s, k %s, v %s (grouped-query "
-               "attention or cross attention; train.causal_attention takes equal "
-               "[B, H, T, D])" % (list(q.shape), list(k.shape), list(v.shape)))
-    if q.type.rank != 4:
+    if q.type.rank != 4 or k.type.rank != 4:
         L.fail("scaled_dot_product_attention of %d-d tensors" % q.type.rank)
+    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[2:] != k.shape[2:] or \
+            q.shape[1] % k.shape[1]:
+        L.fail("scaled_dot_product_attention with q %s, k %s, v %s (cross "
+               "attention or other head dims; train.causal_attention takes q "
+               "[B, H, T, D] and k, v [B, Hkv, T, D] with Hkv dividing H)"
+               % (list(q.shape), list(k.shape), list(v.shape)))
     if dropout_p:
         L.fail("scaled_dot_product_attention with dropout_p = %g" % dropout_p)
     d = q.shape[-1]
@@ -530,13 +561,139 @@ def sdpa(L, node):
                "causal attention only)")
     b, h, t, _ = q.shape
     lse_type = ir.TensorType((b, h, t), "f32")
-    qkv = _packed_source(L, q, k, v, h)
+    qkv = _packed_source(L, q, k, v, h) if k.shape == q.shape else None
     if qkv is not None:
         y, _ = L.fn.op("causal_attention_packed", [qkv], {"heads": h},
                        [qkv.type.with_shape((b, t, h * d)), lse_type])
         return L.fn.transpose(L.fn.reshape(y, (b, t, h, d)), (0, 2, 1, 3))
     o, _ = L.fn.op("causal_attention", [q, k, v], {}, [q.type, lse_type])
     return o
+
+
+# --- the decoder: RMSNorm, SiLU/SwiGLU, RoPE (decoder.py's patterns) ---------
+
+def rms_norm_op(L, x, w, eps):
+    """train.rms_norm of x [..., C] with the weight w [C] (eps > 0)."""
+    if w.type.shape != (x.shape[-1],) or w.type.elem != x.type.elem:
+        L.fail("RMSNorm of a %s input with a %s weight (train.rms_norm takes a "
+               "[C] weight of the input's element type)" % (x.type, w.type))
+    return L.fn.op("rms_norm", [x, w], {"eps": eps}, [x.type])[0]
+
+
+def rms_norm_of(L, node, x, w, eps):
+    return rms_norm_op(L, L.tensor(x), L.tensor(w, "weight"), eps)
+
+
+@rule("aten.rms_norm.default", doc="train.rms_norm (last dimension, with weight)")
+def rms_norm(L, node):
+    x = L.tensor(node.args[0])
+    shape, w = list(arg(node, 1, "normalized_shape")), arg(node, 2, "weight")
+    eps = arg(node, 3, "eps")
+    if len(shape) != 1 or shape[0] != x.shape[-1]:
+        L.fail("unsupported op aten.rms_norm over %d dimensions (train.rms_norm "
+               "is over the last one)" % len(shape))
+    if w is None:
+        L.fail("unsupported op aten.rms_norm without weight (elementwise_affine=False)")
+    if eps is None:
+        eps = float(torch.finfo(node.args[0].meta["val"].dtype).eps)
+    return rms_norm_op(L, x, L.tensor(w, "weight"), float(eps))
+
+
+@rule("aten.silu.default", doc="train.silu (silu(g) * u: train.swiglu)")
+def silu(L, node):
+    return L.fn.unary("silu", L.tensor(node.args[0]))
+
+
+def swiglu_of(L, node, gate, up):
+    g, u = L.tensor(gate), L.tensor(up)
+    if g.type != u.type:
+        L.fail("silu(gate) * up of %s and %s tensors (train.swiglu takes equal "
+               "types)" % (g.type, u.type))
+    return L.fn.op("swiglu", [g, u], {}, [g.type])[0]
+
+
+def rope_of(L, node, x, cos, sin):
+    """train.rope of x ([B, H, T, D] as HF applies it, or [B, T, H, D]) by
+    the constant cos/sin, which must be a train.rope_table (the config's
+    theta and llama3 scaling, else theta inferred from the values)."""
+    from .lower import Const
+    xv = L.tensor(x)
+    c, s = L.value(cos), L.value(sin)
+    if not (isinstance(c, Const) and isinstance(s, Const)):
+        L.fail("rotary position embedding whose cos/sin depend on the inputs "
+               "(position ids passed to the model?); train.rope takes the "
+               "positions 0..T-1 of the batch")
+    if xv.type.rank != 4:
+        L.fail("rotary position embedding of a %d-d tensor (train.rope takes "
+               "[B, T, H, D])" % xv.type.rank)
+    table, seq_dim = _rope_table_of(L, xv, c.tensor, s.tensor)
+    rows, half = table.shape[0], table.shape[1]
+    theta, llama3 = _rope_parameters(L, table, c.tensor.dtype)
+    attrs = {"theta": theta}
+    if llama3 is not None:
+        attrs["llama3"] = tuple(llama3)
+    key = ("rope_table", rows, half, theta, llama3)
+    tab = L.memo.get(key)
+    if tab is None:
+        tab = L.memo[key] = L.fn.op("rope_table", [], attrs,
+                                    [ir.TensorType((rows, half, 2), "f32")])[0]
+    perm = (0, 2, 1, 3) if seq_dim == 2 else (0, 1, 2, 3)
+    xt = L.fn.transpose(xv, perm)
+    y = L.fn.op("rope", [xt, tab], {"layout": "rotate_half"}, [xt.type])[0]
+    return L.fn.transpose(y, perm)
+
+
+def _rope_table_of(L, x, cos, sin):
+    """The [T, D/2, 2] table of HF's cos/sin ([..., T, D], repeated as
+    cat(freqs, freqs), broadcast over batch and heads) for x [B, H, T, D]
+    (seq dim 2) or [B, T, H, D] (seq dim 1)."""
+    d = x.shape[-1]
+    for seq_dim in (2, 1):
+        t = x.shape[seq_dim]
+        ok = cos.shape == sin.shape and cos.dim() <= 4 and cos.shape[-1] == d
+        full = (1,) * (4 - cos.dim()) + tuple(cos.shape) if ok else ()
+        if not ok or full[seq_dim] != t or full[3 - seq_dim] != 1:
+            continue
+        c = cos.reshape(full).movedim(seq_dim, 2).reshape(-1, t, d)
+        s = sin.reshape(full).movedim(seq_dim, 2).reshape(-1, t, d)
+        if not (bool((c == c[:1]).all()) and bool((s == s[:1]).all())):
+            L.fail("rotary position embedding whose positions differ between "
+                   "the batch's rows (train.rope uses positions 0..T-1 for each)")
+        c, s = c[0], s[0]
+        h = d // 2
+        if not (bool((c[:, :h] == c[:, h:]).all()) and bool((s[:, :h] == s[:, h:]).all())):
+            L.fail("rotary position embedding whose cos/sin are not repeated as "
+                   "cat(freqs, freqs) (rotate_half pairs i and i + D/2 with one "
+                   "frequency)")
+        return torch.stack((c[:, :h].float(), s[:, :h].float()), dim=-1), seq_dim
+    L.fail("rotary position embedding of %s by cos/sin %s (train.rope: [B, T, H, D] "
+           "or [B, H, T, D] by [T, D] tables)" % (list(x.shape), list(cos.shape)))
+
+
+def _rope_parameters(L, table, dtype):
+    """(theta, llama3 or None) of the train.rope_table equal to `table`:
+    the Hugging Face config's (L.hints["rope"]) or, without one, theta
+    inferred from the values with the default frequencies."""
+    tol = 2e-6 if dtype == torch.float32 else 8e-3
+    hint = L.hints.get("rope")
+    candidates = [hint] if hint is not None else []
+    if table.shape[0] >= 2 and table.shape[1] >= 2:
+        theta = decoder.infer_theta(table)
+        if theta is not None:
+            candidates.append((theta, None))
+    tried = []
+    for theta, llama3 in candidates:
+        diff = decoder.table_difference(table, theta, llama3, dtype)
+        if diff <= tol:
+            return float(theta), None if llama3 is None else tuple(llama3)
+        tried.append("theta %g%s%s: max difference %.2g" % (
+            theta, " with llama3 scaling" if llama3 else "",
+            " (the config's)" if hint is not None and (theta, llama3) == hint
+            else " (inferred)", diff))
+    L.fail("rotary position embedding whose cos/sin are not a train.rope_table "
+           "(%s; the table has the frequencies theta^(-2i/D), optionally with "
+           "llama3 scaling, at positions 0..T-1, without attention scaling)"
+           % ("; ".join(tried) or "too small to infer theta"))
 
 
 # --- losses --------------------------------------------------------------------

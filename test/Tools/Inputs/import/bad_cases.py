@@ -107,3 +107,90 @@ class Shifted(nn.Module):
 
 def id_arithmetic():
     return Shifted(), (torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3, 4))
+
+
+class Rotary(nn.Module):
+    """q * cos + rotate_half(q) * sin with positions 1..T (not 0..T-1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        q = self.fc(x).view(2, 4, 1, 8).transpose(1, 2)
+        inv = 1.0 / (10000.0 ** (torch.arange(0, 8, 2).float() / 8))
+        freqs = torch.outer(torch.arange(4).float() + 1, inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        rot = torch.cat((-q[..., 4:], q[..., :4]), dim=-1)
+        return F.mse_loss(q * emb.cos() + rot * emb.sin(), y)
+
+
+def rope_offset():
+    return Rotary(), (torch.randn(2, 4, 8), torch.randn(2, 1, 4, 8))
+
+
+def _rotate(q, cos, sin):
+    return q * cos + torch.cat((-q[..., 4:], q[..., :4]), dim=-1) * sin
+
+
+class RotaryOf(nn.Module):
+    """The rotation of q [2, 1, 4, 8] (or [2, 4, 8]) by a table `kind`."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.kind = kind
+
+    def forward(self, x, pos, y):
+        q = self.fc(x)
+        inv = 1.0 / (10000.0 ** (torch.arange(0, 8, 2).float() / 8))
+        if self.kind == "input":                          # positions from an input
+            freqs = pos[:, None] * inv
+        else:
+            freqs = torch.outer(torch.arange(4).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        if self.kind == "interleaved":                    # (f0, f0, f1, f1, ...)
+            emb = freqs.repeat_interleave(2, dim=-1)
+        if self.kind != "3d":
+            q = q.view(2, 4, 1, 8).transpose(1, 2)
+        return F.mse_loss(_rotate(q, emb.cos(), emb.sin()), y)
+
+
+def rope_entry(kind):
+    shape = (2, 4, 8) if kind == "3d" else (2, 1, 4, 8)
+    return lambda: (RotaryOf(kind), (torch.randn(2, 4, 8), torch.arange(4).float(),
+                                     torch.randn(*shape)))
+
+
+rope_from_input = rope_entry("input")
+rope_3d = rope_entry("3d")
+rope_interleaved = rope_entry("interleaved")
+
+
+class Cross(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, mem, y):
+        q = self.fc(x).view(2, 1, 4, 8)
+        k = mem.view(2, 1, 6, 8)                          # 6 keys for 4 queries
+        return F.mse_loss(F.scaled_dot_product_attention(q, k, k, is_causal=True), y)
+
+
+def cross_attention():
+    return Cross(), (torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 1, 4, 8))
+
+
+class PlainRMSNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.norm = nn.RMSNorm(4, elementwise_affine=False)
+
+    def forward(self, x):
+        return self.norm(self.fc(x))
+
+
+def rms_norm_no_weight():
+    return PlainRMSNorm(), inputs(), F.mse_loss
