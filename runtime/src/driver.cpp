@@ -117,6 +117,7 @@ struct Options {
   double valFraction = 0.1;
   std::string metrics;
   int64_t sampleTokens = 200;
+  std::string sampleOut; // --sample-out: JSON lines of the sampled ids
   double temperature = 1.0;
   int64_t threads = 0; // 0: automatic
   std::string exportPath;  // --export: safetensors of the final parameters
@@ -183,6 +184,10 @@ const char *const kUsage =
     "  --sample-tokens N    tokens to sample at the end (default 200;\n"
     "                       0 = none)\n"
     "  --temperature F      sampling temperature (default 1.0; 0 = greedy)\n"
+    "  --sample-out FILE    rank 0 also writes the sample as one JSON line\n"
+    "                       {\"type\":\"sample\",\"step\":N,\"ids\":[...],...}\n"
+    "                       (a resumed run appends; `zero-data decode\n"
+    "                       --tokenizer TOK FILE` turns the ids into text)\n"
     "  --threads N          OpenMP/BLAS threads per rank (default:\n"
     "                       $OMP_NUM_THREADS, else cores / ranks on the node)\n"
     "  --import PATH        after init, load the parameters (and master\n"
@@ -300,7 +305,7 @@ std::string parseOptions(int argc, char **argv, Options *o) {
         "--resume",       "--checkpoint-crash-after-files", "--lr-schedule",
         "--warmup-type",  "--warmup-min-lr", "--decay-steps",
         "--init-loss-scale", "--loss-scale-growth-interval",
-        "--test-overflow-at"};
+        "--test-overflow-at", "--sample-out"};
     bool known = false;
     for (const char *f : kValueFlags)
       known = known || name == f;
@@ -382,6 +387,10 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       o->metrics = value;
     } else if (name == "--sample-tokens") {
       ok = parseInt(name, value, 0, INT32_MAX, &o->sampleTokens, &err);
+    } else if (name == "--sample-out") {
+      if (value.empty())
+        return "--sample-out: the path is empty";
+      o->sampleOut = value;
     } else if (name == "--temperature") {
       ok = parseDouble(name, value, &o->temperature, &err);
       if (ok && o->temperature < 0)
@@ -449,6 +458,9 @@ std::string parseOptions(int argc, char **argv, Options *o) {
   if (!o->resume.empty() && !o->importPath.empty())
     return "--resume and --import exclude each other (a checkpoint holds the "
            "parameters)";
+  if (!o->sampleOut.empty() && o->sampleTokens == 0)
+    return "--sample-out needs --sample-tokens N > 0 (with 0 nothing is "
+           "sampled)";
   if (o->minLr < 0)
     o->minLr = o->lr / 10.0;
   if (o->minLr > o->lr)
@@ -1006,6 +1018,12 @@ private:
   }
   std::FILE *metrics_ = nullptr;
   std::string metricsErr_; // rank 0: the first failed write of --metrics
+  std::FILE *sampleOut_ = nullptr; // rank 0, --sample-out
+  std::string sampleErr_;          // rank 0: its failed write
+  /// Rank 0: appends the sampled ids as one JSON line to --sample-out;
+  /// returns "" or why the file could not be written.
+  std::string writeSample(const std::vector<int32_t> &prompt,
+                          const std::vector<int32_t> &ids, int split);
   std::unique_ptr<zrt::EventWriter> tb_; // rank 0, --tensorboard
   /// Rank 0: appends the scalars of `step` to the --tensorboard file (a
   /// failed write is reported like one of --metrics).
@@ -1112,6 +1130,13 @@ void Driver::cleanup() {
       std::fprintf(stderr, "warning: could not finish writing --metrics %s\n",
                    o_.metrics.c_str());
     metrics_ = nullptr;
+  }
+  if (sampleOut_) {
+    if (std::fclose(sampleOut_) != 0)
+      std::fprintf(stderr,
+                   "warning: could not finish writing --sample-out %s\n",
+                   o_.sampleOut.c_str());
+    sampleOut_ = nullptr;
   }
   if (mpiUp_)
     zrt_finalize();
@@ -1251,7 +1276,8 @@ std::string Driver::checkOutputs() {
           {{"--data", o_.data}, {"--import", o_.importPath}},
           {{"--metrics", o_.metrics},
            {"--export", o_.exportPath},
-           {"--dump-batches", o_.dumpBatches}});
+           {"--dump-batches", o_.dumpBatches},
+           {"--sample-out", o_.sampleOut}});
       !err.empty())
     return err;
   if (!o_.exportPath.empty())
@@ -1856,6 +1882,7 @@ void Driver::sample() {
   if (int st = zrt_dataset_batch(ds_, split, 1, T, 0, 0, 0, 0, 1, ctx.data(),
                                  unused.data()))
     internalFailure("zrt_dataset_batch: " + describe(st));
+  const std::vector<int32_t> prompt = ctx;
   std::vector<int32_t> ids(static_cast<size_t>(B * T));
   std::vector<float> logits(static_cast<size_t>(B * Vp));
   std::vector<double> p(static_cast<size_t>(V));
@@ -1918,6 +1945,33 @@ void Driver::sample() {
              split == ZRT_SPLIT_VAL ? "validation" : "training"));
   say(text);
   say("--- end of sample ---");
+  if (sampleOut_)
+    sampleErr_ = writeSample(prompt, out, split);
+}
+
+std::string Driver::writeSample(const std::vector<int32_t> &prompt,
+                                const std::vector<int32_t> &ids, int split) {
+  auto array = [](Json &j, const std::vector<int32_t> &v) {
+    j.open('[');
+    for (int32_t t : v)
+      j.integer(t);
+    j.close(']');
+  };
+  Json j;
+  j.key("type").str("sample").key("step").integer(o_.steps);
+  j.key("tokens").integer(static_cast<int64_t>(ids.size()));
+  j.key("temperature").num(o_.temperature);
+  j.key("data").str(byteLevel_ ? "bytes" : "tokens");
+  j.key("prompt_split").str(split == ZRT_SPLIT_VAL ? "val" : "train");
+  j.key("prompt");
+  array(j, prompt);
+  j.key("ids");
+  array(j, ids);
+  if (std::fputs(j.line().c_str(), sampleOut_) < 0 ||
+      std::fflush(sampleOut_) != 0)
+    return format("cannot write --sample-out file '%s': %s",
+                  o_.sampleOut.c_str(), std::strerror(errno));
+  return "";
 }
 
 void Driver::printBanner() {
@@ -2124,6 +2178,19 @@ int Driver::run() {
     if (!metrics_)
       err = format("cannot write --metrics file '%s': %s", o_.metrics.c_str(),
                    std::strerror(errno));
+  }
+  if (err.empty() && !o_.sampleOut.empty() && !m_->last_logits)
+    err = format("--sample-out: model '%s' has no @logits function, so the "
+                 "program cannot sample",
+                 m_->name ? m_->name : "?");
+  if (err.empty() && rank_ == 0 && !o_.sampleOut.empty()) {
+    // Opened now, so an unwritable path fails before training; a resumed
+    // run appends its sample to those of the run it resumes.
+    sampleOut_ =
+        std::fopen(o_.sampleOut.c_str(), o_.resume.empty() ? "w" : "a");
+    if (!sampleOut_)
+      err = format("cannot write --sample-out file '%s': %s",
+                   o_.sampleOut.c_str(), std::strerror(errno));
   }
   if (err.empty() && rank_ == 0 && !o_.tensorboard.empty()) {
     tb_ = std::make_unique<zrt::EventWriter>();
@@ -2459,9 +2526,10 @@ int Driver::run() {
   // 6. Sample.
   if (m_->last_logits && o_.sampleTokens > 0)
     sample();
-  // A metrics log that could not be written fails the run (after
-  // everything else was done and saved).
-  return finish(agree(metricsErr_, kExitUser));
+  // A metrics log or sample file that could not be written fails the run
+  // (after everything else was done and saved).
+  return finish(
+      agree(metricsErr_.empty() ? sampleErr_ : metricsErr_, kExitUser));
 }
 
 } // namespace

@@ -2,8 +2,8 @@
 //
 // The training driver (fake bigram programs, see driver_test_util.h): the
 // step line's tokens seen, the metrics' tokens_seen, --tensorboard's event
-// file, checkpoint retention (--keep-checkpoints) and the errors of those
-// flags. test/e2e/tensorboard.test and test/e2e/mfu.test cover the same on
+// file, checkpoint retention (--keep-checkpoints), the sample's token ids
+// (--sample-out) and the errors of those flags. test/e2e/tensorboard.test and test/e2e/mfu.test cover the same on
 // compiled programs (the event file read by the tensorboard package; model
 // FLOPs and MFU, which the fake programs do not declare).
 //
@@ -115,6 +115,78 @@ TEST_F(DriverLoggingTest, FlagErrors) {
   expectUserError(base + " --tensorboard " + text_ + "/sub",
                   "error: --tensorboard: cannot create the directory '" +
                       text_ + "/sub'");
+}
+
+//===----------------------------------------------------------------------===//
+// --sample-out: the sampled token ids as JSON lines
+//===----------------------------------------------------------------------===//
+
+TEST_F(DriverLoggingTest, SampleOutHoldsTheSampledIds) {
+  const std::string out = path("s.jsonl"), ck = path("ck");
+  const std::string base = kFake + " --data " + text_ +
+                           " --val-every 0 --sample-tokens 24 --temperature 0"
+                           " --lr 0.3 --checkpoint-dir " + ck +
+                           " --sample-out " + out;
+  // Trained, the greedy bigram emits the data's (printable) letters.
+  Proc r = launch(base + " --steps 40");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<JValue> lines = readMetrics(out);
+  ASSERT_EQ(lines.size(), 1u);
+  const JValue &s = lines[0];
+  EXPECT_EQ(s["type"].str, "sample");
+  EXPECT_EQ(s["step"].num, 40);
+  EXPECT_EQ(s["tokens"].num, 24);
+  EXPECT_EQ(s["temperature"].num, 0);
+  EXPECT_EQ(s["data"].str, "bytes"); // a text file: byte tokens
+  ASSERT_EQ(s["ids"].arr.size(), 24u);
+  ASSERT_FALSE(s["prompt"].arr.empty());
+  // The ids are the printed sample (byte tokens of the data's alphabet),
+  // and the prompt is a piece of the data.
+  std::string ids, prompt;
+  for (const JValue &v : s["ids"].arr) {
+    ASSERT_TRUE(v.num >= 0 && v.num < 256) << v.num;
+    ids += static_cast<char>(v.num);
+  }
+  for (const JValue &v : s["prompt"].arr)
+    prompt += static_cast<char>(v.num);
+  const size_t at = r.out.find("sample (24 tokens");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(r.out.find('\n', at) + 1, ids.size()), ids) << r.out;
+  EXPECT_NE(readFile(text_).find(prompt), std::string::npos) << prompt;
+
+  // A resumed run appends its own sample.
+  r = launch(base + " --steps 42 --resume " + ck);
+  ASSERT_EQ(r.status, 0) << r.out;
+  lines = readMetrics(out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["step"].num, 40);
+  EXPECT_EQ(lines[1]["step"].num, 42);
+}
+
+TEST_F(DriverLoggingTest, SampleOutErrors) {
+  const std::string base = kFake + " --data " + text_ + " --steps 2 --val-every 0";
+  expectUserError(base + " --sample-tokens 0 --sample-out " + path("s"),
+                  "error: --sample-out needs --sample-tokens N > 0 (with 0 "
+                  "nothing is sampled)");
+  expectUserError(base + " --sample-out=", "error: --sample-out: the path is empty");
+  const std::string before = readFile(text_);
+  expectUserError(base + " --sample-out " + text_,
+                  "error: --sample-out '" + text_ + "' is the --data file");
+  EXPECT_EQ(readFile(text_), before);
+  expectUserError(base + " --metrics " + path("m") + " --sample-out " + path("m"),
+                  "error: --sample-out and --metrics name the same file '" +
+                      path("m") + "'");
+  expectUserError(base + " --sample-out " + path("no/such/dir/s.jsonl"),
+                  "error: cannot write --sample-out file '" +
+                      path("no/such/dir/s.jsonl") + "': No such file or directory");
+  // A failed write (a full disk): reported, exit 1, after the training.
+  Proc r = launch(base + " --sample-tokens 8 --sample-out /dev/full");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(count(r.out, "error: cannot write --sample-out file '/dev/full': "
+                         "No space left on device"),
+            1u)
+      << r.out;
+  EXPECT_NE(r.out.find("done: 2 steps"), std::string::npos) << r.out;
 }
 
 } // namespace

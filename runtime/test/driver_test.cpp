@@ -184,7 +184,7 @@ TEST_F(DriverTest, Help) {
         "--seed", "--val-every", "--val-batches", "--val-fraction", "--metrics",
         "--sample-tokens", "--temperature", "--threads", "--quiet", "--import",
         "--export", "--dump-batches", "--lr-schedule", "--warmup-type",
-        "--warmup-min-lr", "--decay-steps"})
+        "--warmup-min-lr", "--decay-steps", "--sample-out"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f;
 }
 
