@@ -23,7 +23,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["zero-opt", "zero-model", "zero-translate", "zero-compile", "zero-import", "zero-train"]
+tools = ["zero-opt", "zero-model", "zero-translate", "zero-compile", "zero-import", "zero-train",
+         "zero-data"]
 llvm_config.add_tool_substitutions(tools, [config.zero_tools_dir])
 
 if config.zero_have_cuda:
