@@ -302,12 +302,24 @@ def run(cfg, args, extra, tools, rank0):
     if weights and os.path.isfile(weights) and not plan.uses_run_import:
         exe_args += ["--import", weights]
     exe_args += extra
+    # data.tokenizer: the program writes its sample's ids (run.sample_out,
+    # else a temporary file) and zero-data decodes them after the run.
+    decode_samples = bool(plan.tokenizer) and plan.sample_tokens > 0 and \
+        "--sample-out" not in extra
+    sample_file, sample_tmp = plan.sample_out, None
+    if decode_samples and sample_file is None:
+        sample_file = "SAMPLES.jsonl" if args.dry_run else None
     if args.dry_run:
         if rank0:
             say("compile: zero-compile model.mlir %s -o train%s" % (shlex.join(flags), " (cached)" if
                                    os.path.isdir(entry) else ""))
             say("cache: %s" % entry)
-            say("run: %s" % shlex.join(launch_cmd(program, exe_args, world, launched)))
+            shown = exe_args + (["--sample-out", sample_file] if decode_samples and
+                                plan.sample_out is None else [])
+            say("run: %s" % shlex.join(launch_cmd(program, shown, world, launched)))
+            if decode_samples:
+                say("then: zero-data decode --tokenizer %s %s" % (
+                    shlex.quote(plan.tokenizer), sample_file))
         return 0
 
     def build(tmp):
@@ -334,15 +346,58 @@ def run(cfg, args, extra, tools, rank0):
         say("program: %s" % program)
     if args.compile_only:
         return 0
+    if decode_samples:
+        zero_data = tools.need("zero-data")
+        if sample_file is None:
+            import tempfile
+            sample_tmp = tempfile.mkdtemp(prefix="zero-train-samples-")
+            sample_file = os.path.join(sample_tmp, "samples.jsonl")
+            exe_args += ["--sample-out", sample_file]
     cmd = launch_cmd(program, exe_args, world, launched)
     if rank0:
         say("run: %s" % shlex.join(cmd))
     sys.stdout.flush()
     sys.stderr.flush()
+    if not decode_samples:
+        try:
+            os.execv(cmd[0], cmd)
+        except OSError as e:
+            return fail("cannot run %s: %s" % (cmd[0], e.strerror))
     try:
-        os.execv(cmd[0], cmd)
+        return run_and_decode(cmd, zero_data, plan.tokenizer, sample_file, rank0)
+    finally:
+        if sample_tmp:
+            shutil.rmtree(sample_tmp, ignore_errors=True)
+
+
+def run_and_decode(cmd, zero_data, tokenizer, sample_file, rank0):
+    """Runs the program; then rank 0 prints its sample decoded by zero-data
+    (the program's exit status stays the result)."""
+    try:
+        proc = subprocess.Popen(cmd)
     except OSError as e:
         return fail("cannot run %s: %s" % (cmd[0], e.strerror))
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        rc = proc.wait()  # the program got the same SIGINT
+        return rc if rc > 0 else 130
+    if rc != 0:
+        return rc if rc > 0 else 128 - rc
+    if not rank0:
+        return 0
+    if not os.path.isfile(sample_file):
+        return fail("the program wrote no sample file %s" % sample_file)
+    dec = subprocess.run([zero_data, "decode", "--tokenizer", tokenizer, sample_file],
+                         capture_output=True, text=True)
+    if dec.returncode != 0:
+        sys.stderr.write(dec.stderr)
+        return fail("decoding the sample with %s failed (exit status %d)" % (
+            tokenizer, dec.returncode))
+    say("the sample decoded with %s:" % tokenizer)
+    sys.stdout.write(dec.stdout)
+    sys.stdout.flush()
+    return 0
 
 
 def ensure(cfg, plan, cache_dir, key, build):

@@ -31,6 +31,8 @@ ZERO_MODEL_NAMES = ("gpt", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
 
 _PARAM = re.compile(r'train\.param\s+@("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*:\s*tensor<([0-9x]*?)x?(f32|bf16|f16)>')
 _FORWARD = re.compile(r"func\.func\s+@forward\s*\(\s*%[\w.$-]+\s*:\s*tensor<(\d+)x(\d+)xi32>")
+_LOGITS = re.compile(r"func\.func\s+@logits\s*\([^)]*\)\s*->\s*\(?\s*tensor<(?:\d+x)*(\d+)x(?:f32|bf16|f16)>")
+_NUM_CLASSES = re.compile(r"train\.cross_entropy\b[^\n]*?num_classes\s*=\s*(\d+)")
 _ATTR_INT = re.compile(r"\b(zero\.stage|zero\.world_size)\s*=\s*(\d+)")
 
 
@@ -47,6 +49,7 @@ class ModelFacts:
         self.stage = None     # zero.stage when already partitioned
         self.has_step = False
         self.has_optimizer = False
+        self.vocab = None     # classes of the loss (@logits' last dim, or num_classes)
 
     def largest_block(self):
         """Elements of the largest block of parameters (names sharing a
@@ -79,6 +82,9 @@ def facts_from_mlir(text):
     for m in _ATTR_INT.finditer(text):
         if m.group(1) == "zero.stage":
             f.stage = int(m.group(2))
+    m = _NUM_CLASSES.search(text) or _LOGITS.search(text)
+    if m:
+        f.vocab = int(m.group(1))
     f.has_step = "@forward_backward" in text
     f.has_optimizer = "@optimizer_step" in text
     return f

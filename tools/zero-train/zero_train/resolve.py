@@ -42,6 +42,9 @@ class Plan:
         self.pending = False      # width-derived autos wait for the import
         self.uses_run_import = False
         self.cxx = None
+        self.tokenizer = None     # data.tokenizer: decodes the samples after the run
+        self.sample_out = None    # run.sample_out: the program's --sample-out
+        self.sample_tokens = 200  # the program's --sample-tokens (its default)
 
 
 _TOP_APPLIED = ("train_batch_size", "train_micro_batch_size_per_gpu",
@@ -55,7 +58,8 @@ _RUN_KEYS = ("steps", "seed", "lr", "min_lr", "warmup_steps", "lr_schedule",
              "micro_batch", "grad_accum", "val_every", "val_batches", "metrics",
              "sample_tokens", "temperature", "threads", "checkpoint_dir",
              "checkpoint_every", "keep_checkpoints", "resume", "overwrite", "export",
-             "import", "quiet", "world_size", "tensorboard", "peak_tflops")
+             "import", "quiet", "world_size", "tensorboard", "peak_tflops",
+             "sample_out")
 _COMPILE_KEYS = ("target", "cache_dir", "grouping", "device_memory", "prefetch_distance",
                  "fuse_epilogues", "fuse_layer_norm", "fuse_cross_entropy",
                  "buffer_assign", "decay_min_rank", "cxx", "activation_checkpointing")
@@ -222,6 +226,7 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
 
     # --- data and the rest of the run ---
     _resolve_data_and_run(r, plan, steps)
+    _resolve_tokenizer(r, plan, facts)
     if facts is not None and facts.has_optimizer:
         _drop_optimizer_flags(r, plan)
     files = {}
@@ -553,7 +558,7 @@ def _resolve_data_and_run(r, plan, steps):
         data_path = path
     else:
         r.section(d)
-        r.check_keys(d, ("path", "val_fraction"))
+        r.check_keys(d, ("path", "val_fraction", "tokenizer"))
         if "path" not in v:
             raise ConfigError(d, "data needs a path (text, or llm.c .bin tokens)")
         data_path = r.path_value(d + ("path",))
@@ -582,15 +587,20 @@ def _resolve_data_and_run(r, plan, steps):
             val = r.integer(p, lo=int(kind[3:]), default=MISSING)
             if val is not MISSING:
                 plan.exe_args += [flag, str(val)]
+                if key == "sample_tokens":
+                    plan.sample_tokens = val
         else:
             val = r.number(p, lo=0, default=MISSING)
             if val is not MISSING:
                 plan.exe_args += [flag, _num(val)]
     for key, flag in (("metrics", "--metrics"), ("checkpoint_dir", "--checkpoint-dir"),
-                      ("resume", "--resume"), ("export", "--export"), ("import", "--import")):
+                      ("resume", "--resume"), ("export", "--export"), ("import", "--import"),
+                      ("sample_out", "--sample-out")):
         val = r.path_value(run + (key,), default=MISSING)
         if val is not MISSING:
             plan.exe_args += [flag, val]
+            if key == "sample_out":
+                plan.sample_out = val
             if key == "import":
                 plan.uses_run_import = True
             if key == "resume":
@@ -604,3 +614,54 @@ def _resolve_data_and_run(r, plan, steps):
     for key, flag in (("quiet", "--quiet"), ("overwrite", "--overwrite")):
         if r.boolean(run + (key,), default=False):
             plan.exe_args.append(flag)
+
+
+def tokenizer_size(path):
+    """Ids 0..N-1 of a Hugging Face tokenizers file (tokenizer.json): N from
+    its model's vocab and its added tokens; raises ValueError when the file
+    is not one (zero-train reads it with the standard library only)."""
+    import json
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError("cannot read it: %s" % (getattr(e, "strerror", None) or e))
+    except json.JSONDecodeError as e:
+        raise ValueError("not JSON (%s)" % e)
+    vocab = doc.get("model", {}).get("vocab") if isinstance(doc, dict) and \
+        isinstance(doc.get("model"), dict) else None
+    if not isinstance(vocab, dict) or not vocab:
+        raise ValueError("no model.vocab (not a Hugging Face tokenizers tokenizer.json)")
+    ids = [i for i in vocab.values() if isinstance(i, int)]
+    ids += [t["id"] for t in doc.get("added_tokens") or [] if isinstance(t, dict)
+            and isinstance(t.get("id"), int)]
+    return max(ids) + 1
+
+
+def _resolve_tokenizer(r, plan, facts):
+    """data.tokenizer: the program writes its sample's ids (--sample-out) and
+    zero-train decodes them with this tokenizer after the run."""
+    v = r.get(("data",))
+    if not isinstance(v, dict) or "tokenizer" not in v:
+        return
+    p = ("data", "tokenizer")
+    path = r.path_value(p)
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, "tokenizer.json")):
+        path = os.path.join(path, "tokenizer.json")
+    if not os.path.isfile(path):
+        raise ConfigError(p, "no such file: %s" % path)
+    try:
+        n = tokenizer_size(path)
+    except ValueError as e:
+        raise ConfigError(p, "%s is not a tokenizer file: %s" % (path, e)) from None
+    vocab = facts.vocab if facts is not None else None
+    if vocab is not None and n > vocab:
+        raise ConfigError(p, "the tokenizer has %d tokens, but the model's vocabulary is %d "
+                          "(model.vocab): its ids would not fit" % (n, vocab))
+    plan.tokenizer = path
+    if plan.sample_tokens == 0:
+        plan.notes.append((p, "data.tokenizer: run.sample_tokens is 0, so there is no "
+                              "sample to decode"))
+    elif vocab is not None and n < vocab:
+        plan.notes.append((p, "data.tokenizer: %s has %d tokens, the model %d: a sampled "
+                              "id >= %d cannot be decoded" % (path, n, vocab, n)))
