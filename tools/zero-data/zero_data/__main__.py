@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 
 from .errors import DataError
 
@@ -124,13 +125,28 @@ def train_tokenizer(args):
     if args.min_frequency < 1:
         raise DataError("--min-frequency must be at least 1")
     files = inputs.expand(args.files)
+    inputs.check_files(files)
     _check_new(args.output, args.force)
     _not_an_input(args.output, files)
-    # Read (and check) everything before training: nothing is written on a
-    # bad input, however late in the list.
-    texts = [t for _, t in inputs.documents(files, args.text_key)]
-    chars = sum(len(t) for t in texts)
-    tk = tok.train_bpe(texts, args.vocab_size, args.min_frequency, eot)
+    # The text is streamed into the trainer; a bad input found on the way
+    # (not UTF-8, a bad .jsonl line) stops it before anything is written.
+    stats, failed = {}, []
+
+    def texts():
+        try:
+            for _, piece in inputs.pieces(files, args.text_key, stats=stats):
+                yield piece
+        except DataError as e:
+            failed.append(e)
+    try:
+        tk = tok.train_bpe(texts(), args.vocab_size, args.min_frequency, eot)
+    except Exception:
+        if failed:
+            raise failed[0] from None
+        raise
+    if failed:
+        raise failed[0]
+    ndocs, chars = stats["documents"], stats["characters"]
     text = tk.to_str(pretty=True)
     shards.atomic_write(args.output, lambda f: f.write(text.encode("utf-8")))
     n = tok.vocab_size(tk)
@@ -140,7 +156,7 @@ def train_tokenizer(args):
     print("%s: wrote %s: byte-level BPE, vocabulary %d%s = 256 bytes + %d merges + %s "
           "(id %d); trained on %d document%s, %d characters"
           % (PROG, args.output, n, note, n - 257, eot, tk.token_to_id(eot),
-             len(texts), "" if len(texts) == 1 else "s", chars), file=sys.stderr)
+             ndocs, "" if ndocs == 1 else "s", chars), file=sys.stderr)
     return 0
 
 
@@ -183,6 +199,7 @@ def shard(args):
     directory = os.path.dirname(os.path.abspath(prefix))
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise DataError("cannot write '%s': '%s' is not a directory" % (prefix, directory))
+    inputs.check_files(files)
     tk = tok.load(args.tokenizer)
     tok_file = os.path.join(args.tokenizer, "tokenizer.json") \
         if os.path.isdir(args.tokenizer) else args.tokenizer
@@ -203,30 +220,60 @@ def shard(args):
     if os.path.isdir(manifest):
         raise DataError("cannot write '%s': it is a directory" % manifest)
 
-    # Encode everything first (literal "<|endoftext|>" in the text stays text).
+    # Encode the documents into a temporary token file next to the shards
+    # (2 bytes per token; the text is streamed), then cut it into shards:
+    # the validation split is the stream's end, known only at the end. A
+    # literal "<|endoftext|>" in the text stays text. On a bad input found
+    # on the way nothing stays behind (not even a directory made for it).
     tk.encode_special_tokens = True
-    pieces, ndocs, chars = [], 0, 0
-    for _, text in inputs.documents(files, args.text_key):
-        ndocs += 1
-        chars += len(text)
-        pieces.append(np.array([eot_id], dtype=np.uint16))
-        for enc in tk.encode_batch(inputs.encode_chunks(text), add_special_tokens=False):
-            pieces.append(np.asarray(enc.ids, dtype=np.uint16))
-    stream = np.concatenate(pieces)
-    n_val = int(np.ceil(stream.size * args.val_fraction)) if args.val_fraction > 0 else 0
-    n_train = stream.size - n_val
-    if n_train < 1:
-        raise DataError("the text gives %d tokens: none are left for training with "
-                        "--val-fraction %g" % (stream.size, args.val_fraction))
-
+    made_dir = not os.path.isdir(directory)
     os.makedirs(directory, exist_ok=True)
-    written = {"train": [], "val": []}
-    for split, part in (("train", stream[:n_train]), ("val", stream[n_train:])):
-        for i, start in enumerate(range(0, part.size, args.shard_tokens)):
-            chunk = part[start:start + args.shard_tokens]
-            path = "%s_%s_%06d.bin" % (prefix, split, i)
-            shards.write_bin(path, chunk)
-            written[split].append({"file": os.path.basename(path), "tokens": int(chunk.size)})
+    fd, stream_path = tempfile.mkstemp(prefix=".%s.tokens." % os.path.basename(prefix),
+                                       dir=directory)
+    try:
+        stats = {}
+        with os.fdopen(fd, "wb") as f:
+            batch = []
+
+            def flush():  # encodes the batch's pieces in parallel, in order
+                encs = tk.encode_batch([t for _, t in batch], add_special_tokens=False)
+                for (starts, _), enc in zip(batch, encs):
+                    ids = np.asarray(enc.ids, dtype="<u2")
+                    (np.concatenate(([eot_id], ids)).astype("<u2") if starts
+                     else ids).tofile(f)
+                batch.clear()
+            for starts, text in inputs.pieces(files, args.text_key, stats=stats):
+                batch.append((starts, text))
+                if len(batch) >= 64 or sum(len(t) for _, t in batch) >= 1 << 24:
+                    flush()
+            flush()
+        ndocs, chars = stats["documents"], stats["characters"]
+        total = os.path.getsize(stream_path) // 2
+        stream = np.memmap(stream_path, dtype="<u2", mode="r") if total else \
+            np.zeros(0, dtype="<u2")
+        n_val = int(np.ceil(total * args.val_fraction)) if args.val_fraction > 0 else 0
+        n_train = total - n_val
+        if n_train < 1:
+            raise DataError("the text gives %d tokens: none are left for training with "
+                            "--val-fraction %g" % (total, args.val_fraction))
+        written = {"train": [], "val": []}
+        for split, lo, hi in (("train", 0, n_train), ("val", n_train, total)):
+            for i, start in enumerate(range(lo, hi, args.shard_tokens)):
+                chunk = stream[start:min(hi, start + args.shard_tokens)]
+                path = "%s_%s_%06d.bin" % (prefix, split, i)
+                shards.write_bin(path, chunk)
+                written[split].append({"file": os.path.basename(path),
+                                       "tokens": int(chunk.size)})
+        del stream
+    except BaseException:
+        os.unlink(stream_path)
+        if made_dir:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        raise
+    os.unlink(stream_path)
     keep = {os.path.join(directory, w["file"]) for s in written.values() for w in s}
     for p in existing:  # --force: no stale shard of an earlier run stays
         if p not in keep:
@@ -253,7 +300,7 @@ def shard(args):
           "and %s: %d document%s, %d characters, %.2f characters/token, vocabulary %d"
           % (PROG, len(written["train"]), "" if len(written["train"]) == 1 else "s", n_train,
              len(written["val"]), "" if len(written["val"]) == 1 else "s", n_val, prefix,
-             manifest, ndocs, "" if ndocs == 1 else "s", chars, chars / max(1, stream.size),
+             manifest, ndocs, "" if ndocs == 1 else "s", chars, chars / max(1, total),
              vocab), file=sys.stderr)
     return 0
 

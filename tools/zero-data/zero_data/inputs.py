@@ -1,4 +1,4 @@
-"""The text that zero-data reads: files and globs -> documents.
+"""The text that zero-data reads: files and globs -> documents, streamed.
 
 A plain file (any name but *.jsonl) is one document: its UTF-8 text. A
 *.jsonl file holds one document per line, a JSON object whose `text_key`
@@ -8,13 +8,14 @@ nothing, a directory, an empty file, bytes that are not UTF-8, a JSON line
 without the key.
 """
 
+import codecs
 import glob
 import json
 import os
 
 from .errors import DataError
 
-__all__ = ["expand", "documents", "encode_chunks"]
+__all__ = ["expand", "check_files", "pieces"]
 
 _GLOB_CHARS = "*?["
 
@@ -47,70 +48,131 @@ def expand(patterns):
     return out
 
 
-def _read_text(path):
+def check_files(files):
+    """Refuses an empty or unreadable file before any work is done."""
+    for path in files:
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb"):
+                pass
+        except OSError as e:
+            raise DataError("cannot read '%s': %s" % (path, e.strerror or e)) from None
+        if size == 0:
+            raise DataError("'%s' is empty" % path)
+
+
+def _blocks(path, block_bytes):
+    """The UTF-8 text of `path` in blocks of about `block_bytes` bytes
+    (a character split between two blocks is decoded whole)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    consumed = 0
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        f = open(path, "rb")
     except OSError as e:
         raise DataError("cannot read '%s': %s" % (path, e.strerror or e)) from None
-    if not raw:
-        raise DataError("'%s' is empty" % path)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DataError("'%s' is not UTF-8 text (byte %d)" % (path, e.start)) from None
-
-
-def documents(files, text_key="text"):
-    """Yields (path, text) for every document of `files` (see the module doc)."""
-    for path in files:
-        text = _read_text(path)
-        if not path.endswith(".jsonl"):
-            yield path, text
-            continue
-        n = 0
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+    with f:
+        while True:
             try:
-                obj = json.loads(line)
-            except ValueError as e:
-                raise DataError("%s:%d: not a JSON line: %s" % (path, lineno, e)) from None
-            if not isinstance(obj, dict) or not isinstance(obj.get(text_key), str):
-                raise DataError("%s:%d: expected a JSON object with a string \"%s\" "
-                                "(the document; --text-key names another key)"
-                                % (path, lineno, text_key))
-            if obj[text_key]:
+                raw = f.read(block_bytes)
+            except OSError as e:
+                raise DataError("cannot read '%s': %s" % (path, e.strerror or e)) from None
+            pending = len(decoder.getstate()[0])
+            try:
+                text = decoder.decode(raw, final=not raw)
+            except UnicodeDecodeError as e:
+                raise DataError("'%s' is not UTF-8 text (byte %d)"
+                                % (path, consumed - pending + e.start)) from None
+            consumed += len(raw)
+            if text:
+                yield text
+            if not raw:
+                return
+
+
+def pieces(files, text_key="text", chunk_chars=1 << 20, stats=None):
+    """Yields (starts_document, text) for the documents of `files` (see the
+    module doc), a document of a plain file cut into pieces of about
+    `chunk_chars` characters at boundaries that change no token
+    (encode_chunks), so that no file is ever held whole. `stats`, a dict,
+    gets "documents" and "characters"."""
+    stats = {} if stats is None else stats
+    stats.setdefault("documents", 0)
+    stats.setdefault("characters", 0)
+    for path in files:
+        if not path.endswith(".jsonl"):
+            stats["documents"] += 1
+            first, buf = True, ""
+            for block in _blocks(path, chunk_chars):
+                buf += block
+                while len(buf) > chunk_chars:
+                    cut = _cut(buf, chunk_chars)
+                    if cut is None:
+                        break  # no safe boundary yet: read on
+                    stats["characters"] += cut
+                    yield first, buf[:cut]
+                    first, buf = False, buf[cut:]
+            if buf or first:
+                stats["characters"] += len(buf)
+                yield first, buf
+            continue
+        n, rest, lineno = 0, "", 0
+        for block in _blocks(path, chunk_chars):
+            lines = (rest + block).split("\n")
+            rest = lines.pop()
+            for line in lines:
+                lineno += 1
+                doc = _jsonl_document(path, lineno, line, text_key)
+                if doc:
+                    n += 1
+                    stats["documents"] += 1
+                    stats["characters"] += len(doc)
+                    yield True, doc
+        if rest:
+            lineno += 1
+            doc = _jsonl_document(path, lineno, rest, text_key)
+            if doc:
                 n += 1
-                yield path, obj[text_key]
+                stats["documents"] += 1
+                stats["characters"] += len(doc)
+                yield True, doc
         if n == 0:
             raise DataError("'%s' holds no documents (no line with a non-empty \"%s\")"
                             % (path, text_key))
 
 
+def _jsonl_document(path, lineno, line, text_key):
+    """The document of one .jsonl line ("" for a blank line or empty text)."""
+    if not line.strip():
+        return ""
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        raise DataError("%s:%d: not a JSON line: %s" % (path, lineno, e)) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get(text_key), str):
+        raise DataError("%s:%d: expected a JSON object with a string \"%s\" "
+                        "(the document; --text-key names another key)"
+                        % (path, lineno, text_key))
+    return obj[text_key]
+
+
 def _plain(c):
-    """A character no pre-token boundary can move across (see encode_chunks)."""
+    """A character no pre-token boundary can move across (see _cut)."""
     return c.isalnum() or "!" <= c <= "~"
 
 
-def encode_chunks(text, chunk_chars=1 << 20):
-    """`text` cut into pieces of about `chunk_chars` characters, each cut at
-    a "\\n" with a visible character on both sides ("...x\\nY...").
+def _cut(text, chunk_chars):
+    """The end of the first piece of `text` (at least `chunk_chars`
+    characters long), or None when no boundary is found yet: just after a
+    "\\n" with a visible character on both sides ("...x\\nY...").
 
     The byte-level pre-tokenizer (GPT-2's regex) always ends a pre-token
     before such a lone newline and starts one after it, and BPE merges never
     cross pre-tokens, so encoding the pieces one by one gives exactly the ids
     of encoding the whole text (test/e2e/bpe-shards-train-decode.test checks
     it on tiny Shakespeare) while the tokenizer works on bounded strings."""
-    pieces, start, n = [], 0, len(text)
-    while n - start > chunk_chars:
-        p = text.find("\n", start + chunk_chars)
-        while p != -1 and not (p >= 1 and p + 1 < n and _plain(text[p - 1]) and
-                               _plain(text[p + 1])):
-            p = text.find("\n", p + 1)
-        if p == -1:
-            break
-        pieces.append(text[start:p + 1])
-        start = p + 1
-    pieces.append(text[start:])
-    return pieces
+    n = len(text)
+    p = text.find("\n", chunk_chars)
+    while p != -1 and not (p >= 1 and p + 1 < n and _plain(text[p - 1]) and
+                           _plain(text[p + 1])):
+        p = text.find("\n", p + 1)
+    return None if p == -1 else p + 1
