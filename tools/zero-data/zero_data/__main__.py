@@ -236,7 +236,7 @@ def shard(args):
             batch = []
 
             def flush():  # encodes the batch's pieces in parallel, in order
-                encs = tk.encode_batch([t for _, t in batch], add_special_tokens=False)
+                encs = tk.encode_batch_fast([t for _, t in batch], add_special_tokens=False)
                 for (starts, _), enc in zip(batch, encs):
                     ids = np.asarray(enc.ids, dtype="<u2")
                     (np.concatenate(([eot_id], ids)).astype("<u2") if starts
@@ -244,7 +244,7 @@ def shard(args):
                 batch.clear()
             for starts, text in inputs.pieces(files, args.text_key, stats=stats):
                 batch.append((starts, text))
-                if len(batch) >= 64 or sum(len(t) for _, t in batch) >= 1 << 24:
+                if len(batch) >= 64 or sum(len(t) for _, t in batch) >= 1 << 20:
                     flush()
             flush()
         ndocs, chars = stats["documents"], stats["characters"]

@@ -89,7 +89,14 @@ def _blocks(path, block_bytes):
                 return
 
 
-def pieces(files, text_key="text", chunk_chars=1 << 20, stats=None):
+BLOCK_BYTES = 1 << 20  # read size
+# Piece size: the tokenizer's working memory is a few hundred bytes per
+# character of the strings it encodes at once (its normalized-string
+# alignments), so pieces are small and encoded in batches (bench/data-prep).
+PIECE_CHARS = 1 << 16
+
+
+def pieces(files, text_key="text", chunk_chars=PIECE_CHARS, stats=None):
     """Yields (starts_document, text) for the documents of `files` (see the
     module doc), a document of a plain file cut into pieces of about
     `chunk_chars` characters at boundaries that change no token
@@ -101,22 +108,23 @@ def pieces(files, text_key="text", chunk_chars=1 << 20, stats=None):
     for path in files:
         if not path.endswith(".jsonl"):
             stats["documents"] += 1
-            first, buf = True, ""
-            for block in _blocks(path, chunk_chars):
-                buf += block
-                while len(buf) > chunk_chars:
-                    cut = _cut(buf, chunk_chars)
+            first, buf, pos = True, "", 0
+            for block in _blocks(path, BLOCK_BYTES):
+                buf = buf[pos:] + block
+                pos = 0
+                while len(buf) - pos > chunk_chars:
+                    cut = _cut(buf, pos + chunk_chars)
                     if cut is None:
                         break  # no safe boundary yet: read on
-                    stats["characters"] += cut
-                    yield first, buf[:cut]
-                    first, buf = False, buf[cut:]
-            if buf or first:
-                stats["characters"] += len(buf)
-                yield first, buf
+                    stats["characters"] += cut - pos
+                    yield first, buf[pos:cut]
+                    first, pos = False, cut
+            if len(buf) > pos or first:
+                stats["characters"] += len(buf) - pos
+                yield first, buf[pos:]
             continue
         n, rest, lineno = 0, "", 0
-        for block in _blocks(path, chunk_chars):
+        for block in _blocks(path, BLOCK_BYTES):
             lines = (rest + block).split("\n")
             rest = lines.pop()
             for line in lines:
@@ -160,10 +168,10 @@ def _plain(c):
     return c.isalnum() or "!" <= c <= "~"
 
 
-def _cut(text, chunk_chars):
-    """The end of the first piece of `text` (at least `chunk_chars`
-    characters long), or None when no boundary is found yet: just after a
-    "\\n" with a visible character on both sides ("...x\\nY...").
+def _cut(text, at):
+    """The end of a piece of `text` that ends at `at` or after, or None when
+    no boundary is found yet: just after a "\\n" with a visible character
+    on both sides ("...x\\nY...").
 
     The byte-level pre-tokenizer (GPT-2's regex) always ends a pre-token
     before such a lone newline and starts one after it, and BPE merges never
@@ -171,7 +179,7 @@ def _cut(text, chunk_chars):
     of encoding the whole text (test/e2e/bpe-shards-train-decode.test checks
     it on tiny Shakespeare) while the tokenizer works on bounded strings."""
     n = len(text)
-    p = text.find("\n", chunk_chars)
+    p = text.find("\n", at)
     while p != -1 and not (p >= 1 and p + 1 < n and _plain(text[p - 1]) and
                            _plain(text[p + 1])):
         p = text.find("\n", p + 1)
