@@ -330,6 +330,10 @@ def _records(name, text, vocab):
                 raise DataError("%s: not a JSON line: %s" % (where, e)) from None
             step = None
             if isinstance(obj, dict):
+                if obj.get("data") == "bytes":
+                    raise DataError("%s: the sample is of byte-level data (the program "
+                                    "trained on a text file): its ids are bytes, not the "
+                                    "tokenizer's (the program printed it as text)" % where)
                 if "ids" not in obj:
                     raise DataError("%s: the JSON object has no \"ids\" (a list of "
                                     "token ids)" % where)

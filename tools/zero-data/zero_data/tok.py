@@ -44,7 +44,8 @@ def load(path):
     if not os.path.exists(file):
         if os.path.isdir(path):
             raise DataError("--tokenizer '%s' is a directory without tokenizer.json" % path)
-        raise DataError("--tokenizer '%s': no such file" % path)
+        raise DataError("--tokenizer '%s': no such file (zero-data downloads nothing: "
+                        "give a tokenizer.json, or a directory holding one)" % path)
     try:
         tok = Tokenizer.from_file(file)
     except Exception as e:  # noqa: BLE001 - tokenizers raises plain Exception

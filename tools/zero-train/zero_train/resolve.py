@@ -650,6 +650,10 @@ def _resolve_tokenizer(r, plan, facts):
         path = os.path.join(path, "tokenizer.json")
     if not os.path.isfile(path):
         raise ConfigError(p, "no such file: %s" % path)
+    if not v.get("path", "").endswith(".bin"):
+        raise ConfigError(p, "data.path is a text file, which the program reads as bytes; "
+                          "a tokenizer goes with .bin token files (zero-data shard makes "
+                          "them)")
     try:
         n = tokenizer_size(path)
     except ValueError as e:
