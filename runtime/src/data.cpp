@@ -35,12 +35,19 @@ struct Shard {
   int64_t headerBytes = 0; ///< 0 (text) or 1024 (llm.c header).
   int64_t tokens = 0;      ///< Tokens of this shard.
   int64_t start = 0;       ///< Position of its first token in the stream.
+  bool dirty = false;      ///< Read since the last releasePages.
 };
 
-/// Mapped pages the sampler lets accumulate before it drops them from the
+/// Mapped bytes the sampler lets accumulate before it drops them from the
 /// process (madvise MADV_DONTNEED; the kernel's page cache keeps them), so
 /// that a rank's resident set stays bounded however much data it reads.
 constexpr int64_t kReleaseBytes = int64_t(64) << 20;
+
+/// What one read may map: the kernel maps a page-cache folio of up to 2 MiB
+/// (naturally aligned in the file) whole on one fault (measured on Linux
+/// 6.18: about 1.6 MB per random 2-byte read of a file just written), so a
+/// window costs 2 MiB per 2 MiB-aligned block of the file it touches.
+constexpr int64_t kFolioBytes = int64_t(2) << 20;
 
 constexpr int64_t kHeaderBytes = 256 * sizeof(int32_t);
 
@@ -53,7 +60,8 @@ struct zrt_dataset_s {
   int64_t nTrain = 0;  // train = [0, nTrain)
   int64_t valBegin = 0, nVal = 0; // val = [valBegin, valBegin + nVal)
   int64_t limit = 0;   // ids must be < limit (0: no check)
-  int64_t touched = 0; // bytes read since the last release of pages
+  int64_t mapped = 0;  // bytes mapped (bound) since the last release
+  std::vector<size_t> dirty; // shards read since the last release
   ~zrt_dataset_s() {
     for (Shard &s : shards)
       if (s.map)
@@ -96,18 +104,25 @@ int splitRange(const char *fn, zrt_dataset ds, int split, int64_t T,
 /// Tokens [pos, pos + n) of the stream as int32 into `dst` (they may span
 /// shards). A token id >= ds->limit fails with ZRT_ERR_OUT_OF_RANGE naming
 /// the file and the byte offset; dst is then partly written.
+/// The 2 MiB blocks of the files they touch count in ds->mapped.
 int readTokens(zrt_dataset ds, int64_t pos, int64_t n, int32_t *dst) {
   auto it = std::upper_bound(
       ds->shards.begin(), ds->shards.end(), pos,
       [](int64_t p, const Shard &s) { return p < s.start; });
   size_t i = static_cast<size_t>(it - ds->shards.begin()) - 1;
   const int64_t elem = ds->text ? 1 : 2;
-  ds->touched += n * elem;
   while (n > 0) {
-    const Shard &s = ds->shards[i];
+    Shard &s = ds->shards[i];
     const int64_t local = pos - s.start;
     const int64_t take = std::min(n, s.tokens - local);
-    const unsigned char *p = s.map + s.headerBytes + local * elem;
+    const int64_t first = s.headerBytes + local * elem;
+    const int64_t last = first + take * elem - 1;
+    ds->mapped += (last / kFolioBytes - first / kFolioBytes + 1) * kFolioBytes;
+    if (!s.dirty) {
+      s.dirty = true;
+      ds->dirty.push_back(i);
+    }
+    const unsigned char *p = s.map + first;
     if (ds->text) {
       for (int64_t k = 0; k < take; ++k)
         dst[k] = p[k];
@@ -134,6 +149,21 @@ int readTokens(zrt_dataset ds, int64_t pos, int64_t n, int32_t *dst) {
   return ZRT_OK;
 }
 
+/// Drops the mapped pages read so far from the process once kReleaseBytes
+/// may be mapped (they stay in the page cache): only the shards read since
+/// the last release.
+void releasePages(zrt_dataset ds) {
+  if (ds->mapped < kReleaseBytes)
+    return;
+  for (size_t i : ds->dirty) {
+    Shard &s = ds->shards[i];
+    ::madvise(const_cast<unsigned char *>(s.map), s.mapBytes, MADV_DONTNEED);
+    s.dirty = false;
+  }
+  ds->dirty.clear();
+  ds->mapped = 0;
+}
+
 /// Row `b`'s window starting at stream position `start`: inputs = tokens
 /// [start, start + T), targets = [start + 1, start + T].
 int readWindow(zrt_dataset ds, int64_t start, int64_t T, int32_t *inputs,
@@ -141,17 +171,10 @@ int readWindow(zrt_dataset ds, int64_t start, int64_t T, int32_t *inputs,
   if (int st = readTokens(ds, start, T, inputs))
     return st;
   std::memcpy(targets, inputs + 1, static_cast<size_t>(T - 1) * 4);
-  return readTokens(ds, start + T, 1, targets + T - 1);
-}
-
-/// Drops the mapped pages read so far from the process once
-/// kReleaseBytes have been read (they stay in the page cache).
-void releasePages(zrt_dataset ds) {
-  if (ds->touched < kReleaseBytes)
-    return;
-  for (const Shard &s : ds->shards)
-    ::madvise(const_cast<unsigned char *>(s.map), s.mapBytes, MADV_DONTNEED);
-  ds->touched = 0;
+  // (Its block is counted again: a release comes early, never late.)
+  int st = readTokens(ds, start + T, 1, targets + T - 1);
+  releasePages(ds);
+  return st;
 }
 
 bool isBinPath(const char *path) {
@@ -287,6 +310,12 @@ int openDataset(const char *fn, const char *const *paths, int num_paths,
     delete ds;
     return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   }
+  try {
+    ds->dirty.reserve(ds->shards.size()); // no allocation while sampling
+  } catch (const std::bad_alloc &) {
+    delete ds;
+    return zrt::fail(ZRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
   if (num_val_paths > 0) {
     ds->valBegin = ds->nTrain;
     ds->nVal = ds->total - ds->nTrain;
@@ -398,7 +427,6 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
                             targets + lb * T))
       return st;
   }
-  releasePages(ds);
   return ZRT_OK;
 }
 
@@ -428,7 +456,6 @@ int zrt_dataset_sequences(zrt_dataset ds, int split, int64_t T, uint64_t seed,
             readWindow(ds, base + start, T, inputs + i * T, targets + i * T))
       return st;
   }
-  releasePages(ds);
   return ZRT_OK;
 }
 

@@ -853,8 +853,9 @@ int64_t zrt_heap_allocations(void);
 /// shards (they read the concatenated stream, as nanoGPT's and llm.c's
 /// loaders read one file) but never cross from the train split into the
 /// validation split. The mapped pages a rank has read are dropped from its
-/// resident set (madvise MADV_DONTNEED; the page cache keeps them) after
-/// every 64 MiB read. The files must not be truncated while open (a mapped
+/// resident set (madvise MADV_DONTNEED; the page cache keeps them) once
+/// they may reach 64 MiB (counting 2 MiB per aligned block of a file a read
+/// touches: the kernel may map a whole page-cache folio on one fault). The files must not be truncated while open (a mapped
 /// page past the end would raise SIGBUS). Not thread-safe: one thread
 /// samples a dataset at a time.
 typedef struct zrt_dataset_s *zrt_dataset;
