@@ -1300,6 +1300,8 @@ std::string Driver::openData() {
 
 std::vector<zrt::NamedPath> Driver::dataInputs() const {
   std::vector<zrt::NamedPath> in;
+  if (dataFiles_.empty()) // an array model's file or directory
+    in.push_back({"--data", o_.data});
   for (const std::string &f : dataFiles_)
     in.push_back({"--data", f});
   for (const std::string &f : valFiles_)
