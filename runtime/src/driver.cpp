@@ -22,6 +22,7 @@
 
 #include "arrays.h"
 #include "checkpoint.h"
+#include "data_files.h"
 #include "describe.h"
 #include "fileio.h"
 #include "host_comm.h"
@@ -101,7 +102,8 @@ double nowSeconds() {
 enum class Schedule { Cosine, Constant, Warmup, WarmupDecay, WarmupCosine };
 
 struct Options {
-  std::string data;
+  std::string data;    // --data: comma-separated paths and globs (shards)
+  std::string valData; // --val-data: the same, the validation split
   int64_t steps = 200;
   int64_t gradAccum = 1;
   double lr = 1e-3;
@@ -115,6 +117,7 @@ struct Options {
   int64_t valEvery = 50;
   int64_t valBatches = 8;
   double valFraction = 0.1;
+  bool valFractionGiven = false; // --val-fraction on the command line
   std::string metrics;
   int64_t sampleTokens = 200;
   std::string sampleOut; // --sample-out: JSON lines of the sampled ids
@@ -149,12 +152,17 @@ const char *const kUsage =
     "Trains the compiled model on PATH (a text file read as byte tokens, or\n"
     "an llm.c .bin token file). Launch with `mpirun -np N` for N ranks.\n"
     "\n"
-    "  --data PATH          training data (required): a text file (bytes)\n"
-    "                       or llm.c .bin tokens for token models; for a\n"
+    "  --data PATH          training data (required): for token models a\n"
+    "                       text file (bytes) or llm.c .bin tokens, or a\n"
+    "                       comma-separated list of them and globs (quoted,\n"
+    "                       e.g. 'fineweb_train_*.bin', sorted) read as one\n"
+    "                       memory-mapped stream (docs/data.md); for a\n"
     "                       model with named inputs (zero-model mlp), a\n"
     "                       safetensors file or a directory of NAME.npy\n"
     "                       with one array per input (first dim = samples;\n"
     "                       no sampling at the end)\n"
+    "  --val-data PATH      validation tokens, the same forms (instead of the\n"
+    "                       last --val-fraction of --data)\n"
     "  --steps N            optimizer steps (default 200)\n"
     "  --grad-accum K       micro-batches per step (default 1)\n"
     "  --lr F               maximum learning rate (default 1e-3)\n"
@@ -296,7 +304,7 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       continue;
     }
     static const char *const kValueFlags[] = {
-        "--data",        "--steps",        "--grad-accum", "--lr",
+        "--data",        "--val-data",     "--steps",        "--grad-accum", "--lr",
         "--min-lr",      "--warmup",       "--seed",       "--val-every",
         "--val-batches", "--val-fraction", "--metrics",    "--sample-tokens",
         "--temperature", "--threads",      "--export",     "--import",
@@ -317,11 +325,11 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       value = argv[++i];
     }
     bool ok = true;
-    if (name == "--data") {
+    if (name == "--data" || name == "--val-data") {
       if (value.empty())
-        return "--data: the path is empty";
-      o->data = value;
-      sawData = true;
+        return format("%s: the path is empty", name.c_str());
+      (name == "--data" ? o->data : o->valData) = value;
+      sawData = sawData || name == "--data";
     } else if (name == "--steps") {
       ok = parseInt(name, value, 0, INT64_MAX / 4, &o->steps, &err);
     } else if (name == "--grad-accum") {
@@ -379,6 +387,7 @@ std::string parseOptions(int argc, char **argv, Options *o) {
       ok = parseInt(name, value, 1, INT32_MAX, &o->valBatches, &err);
     } else if (name == "--val-fraction") {
       ok = parseDouble(name, value, &o->valFraction, &err);
+      o->valFractionGiven = true;
       if (ok && !(o->valFraction >= 0 && o->valFraction < 1))
         return format("--val-fraction: %s must be in [0, 1)", value.c_str());
     } else if (name == "--metrics") {
@@ -448,6 +457,9 @@ std::string parseOptions(int argc, char **argv, Options *o) {
     return "";
   if (!sawData)
     return "--data PATH is required (see --help)";
+  if (o->valFractionGiven && !o->valData.empty())
+    return "--val-fraction splits --data; it cannot be combined with "
+           "--val-data (the validation split is then all of --val-data)";
   if (o->checkpointEvery > 0 && o->checkpointDir.empty())
     return "--checkpoint-every needs --checkpoint-dir DIR";
   if (o->keepCheckpoints > 0 && o->checkpointDir.empty())
@@ -959,6 +971,9 @@ private:
 
   std::string checkModel();
   std::string openData();
+  /// The input files of the run for checkOutputs (--data, --val-data and
+  /// --import).
+  std::vector<zrt::NamedPath> dataInputs() const;
   /// Rank 0: "" or why an output path would destroy a file (paths.h).
   std::string checkOutputs();
   void chooseThreads();
@@ -968,12 +983,21 @@ private:
   void printBanner();
   void writeConfig();
   double allMean(double local); // mean over ranks (host_comm, not counted)
-  double validate();
-  void sample();
-  void fetchBatch(int split, int64_t index, int shuffle);
+  /// The mean validation loss into *loss; "" or the data error.
+  std::string validate(double *loss);
+  /// "" or the data error of the prompt.
+  std::string sample();
+  /// This rank's rows of global batch `index` of `split`
+  /// (zrt_dataset_batch); "" or the data error (a token id outside the
+  /// vocabulary), the same on every rank.
+  std::string fetchBatch(int split, int64_t index, int shuffle);
   /// This rank's rows of the next global training micro-batch: samples
-  /// [samplePos_ + rank*B, +B) of the stream; advances samplePos_.
-  void fetchTrainBatch();
+  /// [samplePos_ + rank*B, +B) of the stream; advances samplePos_. "" or
+  /// the data error, the same on every rank.
+  std::string fetchTrainBatch();
+  /// The message of a failed draw: zrt_last_error() (naming the file and
+  /// offset) and what stopped.
+  std::string dataError(const char *what) const;
 
   // --import / --export / --dump-batches.
   std::string openImport();
@@ -1016,6 +1040,11 @@ private:
     return backward ? m_->forward_backward(ids_.data(), targets_.data(), loss)
                     : m_->forward(ids_.data(), targets_.data(), loss);
   }
+  std::vector<std::string> dataFiles_, valFiles_; // expanded --data, --val-data
+  /// Every rank draws the whole global batch (inputs, targets), then takes
+  /// its rows: a token outside the vocabulary stops all ranks at the same
+  /// micro-batch with the same message, with no extra collective.
+  std::vector<int32_t> globalIds_, globalTargets_;
   std::FILE *metrics_ = nullptr;
   std::string metricsErr_; // rank 0: the first failed write of --metrics
   std::FILE *sampleOut_ = nullptr; // rank 0, --sample-out
@@ -1213,67 +1242,102 @@ std::string Driver::checkModel() {
 }
 
 std::string Driver::openData() {
-  const std::string &path = o_.data;
   if (arrayModel()) {
+    if (!o_.valData.empty())
+      return "--val-data takes token files; a model with named inputs "
+             "validates on the last --val-fraction of its --data arrays";
     validation_ = o_.valEvery > 0;
-    return arrays_.open(path, m_, o_.valFraction, validation_);
+    return arrays_.open(o_.data, m_, o_.valFraction, validation_);
   }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return format("cannot open data file '%s': %s", path.c_str(),
-                  std::strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    return format("data file '%s' is a directory (arrays of .npy files "
-                  "feed models with named inputs only; this one takes "
-                  "token ids)",
-                  path.c_str());
-  if (st.st_size == 0)
-    return format("data file '%s' is empty", path.c_str());
-  auto endsWith = [&](const char *ext) {
-    const size_t n = std::strlen(ext);
-    return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
-  };
-  if (endsWith(".safetensors") || endsWith(".npy"))
-    return format("data file '%s' holds arrays, which feed models with "
-                  "named inputs only; this one takes token ids (a text "
-                  "file or llm.c .bin tokens)",
-                  path.c_str());
+  if (std::string err = zrt::expandDataFiles("--data", o_.data, &dataFiles_);
+      !err.empty())
+    return err;
+  if (!o_.valData.empty())
+    if (std::string err =
+            zrt::expandDataFiles("--val-data", o_.valData, &valFiles_);
+        !err.empty())
+      return err;
+  std::vector<const char *> train, val;
+  for (const std::string &f : dataFiles_)
+    train.push_back(f.c_str());
+  for (const std::string &f : valFiles_)
+    val.push_back(f.c_str());
+  for (const std::string &f : dataFiles_) {
+    auto endsWith = [&](const char *ext) {
+      const size_t n = std::strlen(ext);
+      return f.size() >= n && f.compare(f.size() - n, n, ext) == 0;
+    };
+    if (endsWith(".safetensors") || endsWith(".npy"))
+      return format("data file '%s' holds arrays, which feed models with "
+                    "named inputs only; this one takes token ids (a text "
+                    "file or llm.c .bin tokens)",
+                    f.c_str());
+  }
   zrt_clear_error();
-  if (zrt_dataset_open(path.c_str(), o_.valFraction, &ds_) != ZRT_OK)
-    return format("cannot load data file '%s': %s", path.c_str(),
-                  zrt_last_error());
-  byteLevel_ =
-      !(path.size() >= 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
+  if (zrt_dataset_open_shards(train.data(), static_cast<int>(train.size()),
+                              val.data(), static_cast<int>(val.size()),
+                              valFiles_.empty() ? o_.valFraction : 0.0,
+                              &ds_) != ZRT_OK) {
+    // The runtime's message names the file: "zrt_dataset_open_shards:
+    // 'x.bin' has bad magic ...".
+    std::string why = zrt_last_error();
+    const std::string prefix = "zrt_dataset_open_shards: ";
+    if (why.compare(0, prefix.size(), prefix) == 0)
+      why = why.substr(prefix.size());
+    return "data file " + why;
+  }
+  byteLevel_ = zrt_dataset_is_text(ds_) == 1;
   dataVocab_ = zrt_dataset_vocab_size(ds_);
+  // Every window drawn checks its ids against the model's vocabulary.
+  zrt_dataset_set_vocab_limit(ds_, m_->vocab);
+  const std::string what =
+      dataFiles_.size() == 1 ? "'" + dataFiles_[0] + "'"
+                             : format("--data (%zu files)", dataFiles_.size());
   const int64_t T = m_->seq;
   const int64_t nTrain = zrt_dataset_num_tokens(ds_, ZRT_SPLIT_TRAIN);
   const int64_t nVal = zrt_dataset_num_tokens(ds_, ZRT_SPLIT_VAL);
   if (nTrain < T + 1)
-    return format("the training split of '%s' has %lld tokens, but the model "
+    return format("the training split of %s has %lld tokens, but the model "
                   "was compiled for sequence length %lld and one sequence "
-                  "needs seq + 1 = %lld tokens (more data, or a smaller "
-                  "--val-fraction)",
-                  path.c_str(), (long long)nTrain, (long long)T,
-                  (long long)(T + 1));
-  if (dataVocab_ > m_->vocab)
-    return format("data file '%s' needs a vocabulary of %lld tokens%s, but "
-                  "the model was compiled for vocab %lld",
-                  path.c_str(), (long long)dataVocab_,
-                  byteLevel_ ? " (text is read as bytes 0..255)" : "",
-                  (long long)m_->vocab);
+                  "needs seq + 1 = %lld tokens (more data%s)",
+                  what.c_str(), (long long)nTrain, (long long)T,
+                  (long long)(T + 1),
+                  valFiles_.empty() ? ", or a smaller --val-fraction" : "");
+  if (byteLevel_ && dataVocab_ > m_->vocab)
+    return format("data file %s needs a vocabulary of %lld tokens (text is "
+                  "read as bytes 0..255), but the model was compiled for "
+                  "vocab %lld",
+                  what.c_str(), (long long)dataVocab_, (long long)m_->vocab);
   validation_ = o_.valEvery > 0;
-  if (validation_ && nVal < T + 1)
-    return format("the validation split of '%s' has %lld tokens (last %g of "
+  if (validation_ && nVal < T + 1) {
+    if (!valFiles_.empty())
+      return format("--val-data has %lld tokens, fewer than seq + 1 = %lld; "
+                    "use more validation data, or --val-every 0",
+                    (long long)nVal, (long long)(T + 1));
+    return format("the validation split of %s has %lld tokens (last %g of "
                   "the data), fewer than seq + 1 = %lld; use a larger "
-                  "--val-fraction, more data, or --val-every 0",
-                  path.c_str(), (long long)nVal, o_.valFraction,
+                  "--val-fraction, more data, --val-data, or --val-every 0",
+                  what.c_str(), (long long)nVal, o_.valFraction,
                   (long long)(T + 1));
+  }
   return "";
+}
+
+std::vector<zrt::NamedPath> Driver::dataInputs() const {
+  std::vector<zrt::NamedPath> in;
+  if (dataFiles_.empty()) // an array model's file or directory
+    in.push_back({"--data", o_.data});
+  for (const std::string &f : dataFiles_)
+    in.push_back({"--data", f});
+  for (const std::string &f : valFiles_)
+    in.push_back({"--val-data", f});
+  in.push_back({"--import", o_.importPath});
+  return in;
 }
 
 std::string Driver::checkOutputs() {
   if (std::string err = zrt::checkOutputPaths(
-          {{"--data", o_.data}, {"--import", o_.importPath}},
+          dataInputs(),
           {{"--metrics", o_.metrics},
            {"--export", o_.exportPath},
            {"--dump-batches", o_.dumpBatches},
@@ -1388,14 +1452,33 @@ double Driver::allMean(double local) {
   return sum / world_;
 }
 
-void Driver::fetchBatch(int split, int64_t index, int shuffle) {
-  if (arrayModel()) // validation batches only (fetchTrainBatch trains)
-    return arrays_.fetchVal(index, globalBatch_, rank_);
+std::string Driver::dataError(const char *what) const {
+  // zrt_last_error(): "'x.bin': token id 300 at token 7 of the file (byte
+  // offset 1038) is outside the vocabulary of 256".
+  return format("data file %s (the model's); %s stopped", zrt_last_error(),
+                what);
+}
+
+std::string Driver::fetchBatch(int split, int64_t index, int shuffle) {
+  if (arrayModel()) { // validation batches only (fetchTrainBatch trains)
+    arrays_.fetchVal(index, globalBatch_, rank_);
+    return "";
+  }
+  const size_t rows = static_cast<size_t>(m_->batch * m_->seq);
+  globalIds_.resize(rows * static_cast<size_t>(world_));
+  globalTargets_.resize(globalIds_.size());
   zrt_clear_error();
   if (int st = zrt_dataset_batch(ds_, split, globalBatch_, m_->seq, o_.seed,
-                                 index, shuffle, rank_, world_, ids_.data(),
-                                 targets_.data()))
+                                 index, shuffle, 0, 1, globalIds_.data(),
+                                 globalTargets_.data())) {
+    if (st == ZRT_ERR_OUT_OF_RANGE)
+      return dataError(split == ZRT_SPLIT_VAL ? "validation" : "training");
     internalFailure("zrt_dataset_batch: " + describe(st));
+  }
+  const size_t off = rows * static_cast<size_t>(rank_);
+  std::copy_n(globalIds_.begin() + off, rows, ids_.begin());
+  std::copy_n(globalTargets_.begin() + off, rows, targets_.begin());
+  return "";
 }
 
 std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
@@ -1425,20 +1508,30 @@ std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
                 o_.exportPath.empty() ? "" : "; --export was not written");
 }
 
-void Driver::fetchTrainBatch() {
+std::string Driver::fetchTrainBatch() {
   if (arrayModel()) {
     arrays_.fetchTrain(o_.seed, streamBatch_,
                        samplePos_ + static_cast<int64_t>(rank_) * m_->batch);
     samplePos_ += globalBatch_;
-    return;
+    return "";
   }
+  const size_t rows = static_cast<size_t>(m_->batch * m_->seq);
+  globalIds_.resize(rows * static_cast<size_t>(world_));
+  globalTargets_.resize(globalIds_.size());
   zrt_clear_error();
-  if (int st = zrt_dataset_sequences(
-          ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed, streamBatch_,
-          samplePos_ + static_cast<int64_t>(rank_) * m_->batch, m_->batch,
-          ids_.data(), targets_.data()))
+  if (int st = zrt_dataset_sequences(ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed,
+                                     streamBatch_, samplePos_, globalBatch_,
+                                     globalIds_.data(),
+                                     globalTargets_.data())) {
+    if (st == ZRT_ERR_OUT_OF_RANGE)
+      return dataError("training");
     internalFailure("zrt_dataset_sequences: " + describe(st));
+  }
+  const size_t off = rows * static_cast<size_t>(rank_);
+  std::copy_n(globalIds_.begin() + off, rows, ids_.begin());
+  std::copy_n(globalTargets_.begin() + off, rows, targets_.begin());
   samplePos_ += globalBatch_;
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
@@ -1856,20 +1949,23 @@ std::string Driver::closeDump() {
   return dumpErr_;
 }
 
-double Driver::validate() {
+std::string Driver::validate(double *mean) {
   double sum = 0.0;
   for (int64_t i = 0; i < o_.valBatches; ++i) {
-    fetchBatch(ZRT_SPLIT_VAL, i, /*shuffle=*/0);
+    if (std::string err = fetchBatch(ZRT_SPLIT_VAL, i, /*shuffle=*/0);
+        !err.empty())
+      return err;
     float loss = 0.0f;
     zrt_clear_error();
     if (int st = runStep(/*backward=*/false, &loss))
       internalFailure("forward (validation): " + describe(st));
     sum += loss;
   }
-  return allMean(sum / static_cast<double>(o_.valBatches));
+  *mean = allMean(sum / static_cast<double>(o_.valBatches));
+  return "";
 }
 
-void Driver::sample() {
+std::string Driver::sample() {
   const int64_t B = m_->batch, T = m_->seq, Vp = m_->padded_vocab;
   // Byte-level data: only the 256 byte tokens are meaningful.
   const int64_t V = byteLevel_ ? std::min<int64_t>(m_->vocab, 256) : m_->vocab;
@@ -1880,8 +1976,11 @@ void Driver::sample() {
   std::vector<int32_t> ctx(static_cast<size_t>(T)), unused(ctx.size());
   zrt_clear_error();
   if (int st = zrt_dataset_batch(ds_, split, 1, T, 0, 0, 0, 0, 1, ctx.data(),
-                                 unused.data()))
+                                 unused.data())) {
+    if (st == ZRT_ERR_OUT_OF_RANGE)
+      return dataError("sampling");
     internalFailure("zrt_dataset_batch: " + describe(st));
+  }
   const std::vector<int32_t> prompt = ctx;
   std::vector<int32_t> ids(static_cast<size_t>(B * T));
   std::vector<float> logits(static_cast<size_t>(B * Vp));
@@ -1930,7 +2029,7 @@ void Driver::sample() {
     ctx.back() = tok;
   }
   if (rank_ != 0)
-    return;
+    return "";
   std::string text;
   if (byteLevel_) {
     std::string bytes(out.begin(), out.end());
@@ -1947,6 +2046,7 @@ void Driver::sample() {
   say("--- end of sample ---");
   if (sampleOut_)
     sampleErr_ = writeSample(prompt, out, split);
+  return "";
 }
 
 std::string Driver::writeSample(const std::vector<int32_t> &prompt,
@@ -1983,17 +2083,30 @@ void Driver::printBanner() {
              m_->name ? m_->name : "?", world_, m_->stage, (long long)m_->batch,
              (long long)m_->seq, (long long)globalBatch_, (long long)m_->seq,
              (long long)o_.gradAccum, (long long)m_->num_params, threads_));
-  if (arrayModel())
+  if (arrayModel()) {
     say(format("data %s | arrays %s | train %lld samples | val %lld samples",
                o_.data.c_str(), arrays_.describe().c_str(),
                (long long)arrays_.samples(0), (long long)arrays_.samples(1)));
-  else
-    say(format("data %s | %s | train %lld tokens | val %lld tokens | vocab "
-               "%lld (model %lld)",
-               o_.data.c_str(), byteLevel_ ? "bytes" : "llm.c tokens",
+  } else {
+    // .bin ids are checked window by window (the data is never read whole).
+    const std::string files =
+        zrt_dataset_num_files(ds_) == 1
+            ? std::string()
+            : format(" (%lld files)", (long long)zrt_dataset_num_files(ds_));
+    const std::string vocab =
+        byteLevel_ ? format("vocab 256 (model %lld)", (long long)m_->vocab)
+                   : format("ids checked per window against the model's "
+                            "vocab %lld",
+                            (long long)m_->vocab);
+    say(format("data %s%s%s%s | %s, memory-mapped | train %lld tokens | val "
+               "%lld tokens | %s",
+               o_.data.c_str(), o_.valData.empty() ? "" : ", val ",
+               o_.valData.c_str(), files.c_str(),
+               byteLevel_ ? "bytes" : "llm.c tokens",
                (long long)zrt_dataset_num_tokens(ds_, ZRT_SPLIT_TRAIN),
                (long long)zrt_dataset_num_tokens(ds_, ZRT_SPLIT_VAL),
-               (long long)dataVocab_, (long long)m_->vocab));
+               vocab.c_str()));
+  }
   int64_t measured[5] = {};
   for (int i = 0; i < m_->num_states; ++i) {
     const zrt_state_desc &s = m_->states[i];
@@ -2055,6 +2168,8 @@ void Driver::writeConfig() {
   j.key("seed").integer(static_cast<int64_t>(o_.seed));
   j.key("threads").integer(threads_);
   j.key("data").str(o_.data);
+  if (!o_.valData.empty())
+    j.key("val_data").str(o_.valData);
   if (ckpt_ && !o_.resume.empty())
     j.key("resumed_from_step").integer(ckpt_->resumed().step);
   j.key("measured_state_bytes").intArray(measured, 5);
@@ -2326,7 +2441,8 @@ int Driver::run() {
                         describe(st));
     }
     for (int64_t k = 0; k < K; ++k) {
-      fetchTrainBatch();
+      if (std::string err = fetchTrainBatch(); !err.empty())
+        return finish(agree(err, kExitUser));
       if (!o_.dumpBatches.empty())
         dumpBatch(step, k);
       const Snapshot before = Snapshot::take();
@@ -2463,7 +2579,8 @@ int Driver::run() {
           agree(nonFiniteMessage(step, loss, norm, lastSaved), kExitUser));
 
     if (validation_ && step % o_.valEvery == 0) {
-      lastVal = validate();
+      if (std::string err = validate(&lastVal); !err.empty())
+        return finish(agree(err, kExitUser));
       say(format("val loss %.4f", lastVal));
       Json v;
       v.key("type").str("val").key("step").integer(step);
@@ -2500,7 +2617,8 @@ int Driver::run() {
       return finish(code);
   // Final validation unless the last step just ran one.
   if (validation_ && (o_.steps == 0 || o_.steps % o_.valEvery != 0)) {
-    lastVal = validate();
+    if (std::string err = validate(&lastVal); !err.empty())
+      return finish(agree(err, kExitUser));
     say(format("val loss %.4f", lastVal));
     Json v;
     v.key("type").str("val").key("step").integer(o_.steps);
@@ -2525,7 +2643,8 @@ int Driver::run() {
 
   // 6. Sample.
   if (m_->last_logits && o_.sampleTokens > 0)
-    sample();
+    if (std::string err = sample(); !err.empty())
+      return finish(agree(err, kExitUser));
   // A metrics log or sample file that could not be written fails the run
   // (after everything else was done and saved).
   return finish(

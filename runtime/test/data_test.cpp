@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace zrt_test;
@@ -108,10 +109,10 @@ TEST_F(DataTest, BinFileAndDispatchByExtension) {
   keep(ds);
   EXPECT_EQ(zrt_dataset_num_tokens(ds, ZRT_SPLIT_TRAIN), 150);
   EXPECT_EQ(zrt_dataset_num_tokens(ds, ZRT_SPLIT_VAL), 50);
-  uint16_t mx = 0;
-  for (uint16_t t : toks)
-    mx = std::max(mx, t);
-  EXPECT_EQ(zrt_dataset_vocab_size(ds), mx + 1);
+  // The uint16 id range: the ids themselves are checked per window.
+  EXPECT_EQ(zrt_dataset_vocab_size(ds), 65536);
+  EXPECT_EQ(zrt_dataset_is_text(ds), 0);
+  EXPECT_EQ(zrt_dataset_num_files(ds), 1);
   // Sequential mode: window w starts at w*T.
   const int B = 2, T = 8;
   std::vector<int32_t> in(B * T), tg(B * T);
@@ -302,4 +303,160 @@ TEST_F(DataTest, ErrorMessages) {
   EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 2, 47, 0, 3, 0, 0, 1,
                               in.data(), tg.data()),
             ZRT_OK);
+}
+
+// Shards are one stream: cut anywhere (windows spanning two or three files),
+// they give the batches and sample stream of the one file, and separate
+// validation files give the split --val-fraction would.
+TEST_F(DataTest, ShardsReadAsOneStream) {
+  std::vector<uint16_t> toks(3000);
+  for (size_t i = 0; i < toks.size(); ++i)
+    toks[i] = static_cast<uint16_t>((i * 7919) % 50257);
+  auto piece = [&](size_t b, size_t e) {
+    return std::vector<uint16_t>(toks.begin() + b, toks.begin() + e);
+  };
+  const std::string one = writeBin("one.bin", toks);
+  // A 5-token shard is shorter than one window of T + 1 = 17 tokens.
+  const std::string s0 = writeBin("s0.bin", piece(0, 1001));
+  const std::string s1 = writeBin("s1.bin", piece(1001, 1006));
+  const std::string s2 = writeBin("s2.bin", piece(1006, 2700));
+  const std::string v0 = writeBin("v0.bin", piece(2700, 3000));
+  zrt_dataset whole = nullptr, shards = nullptr, split = nullptr;
+  ASSERT_EQ(zrt_dataset_open(one.c_str(), 0.1, &whole), ZRT_OK);
+  keep(whole);
+  const char *three[] = {s0.c_str(), s1.c_str(), s2.c_str(), v0.c_str()};
+  ASSERT_EQ(zrt_dataset_open_shards(three, 4, nullptr, 0, 0.1, &shards),
+            ZRT_OK) << zrt_last_error();
+  keep(shards);
+  ASSERT_EQ(zrt_dataset_open_shards(three, 3, three + 3, 1, 0.0, &split),
+            ZRT_OK) << zrt_last_error();
+  keep(split);
+  EXPECT_EQ(zrt_dataset_num_files(split), 4);
+  for (zrt_dataset d : {shards, split}) {
+    EXPECT_EQ(zrt_dataset_num_tokens(d, ZRT_SPLIT_TRAIN), 2700);
+    EXPECT_EQ(zrt_dataset_num_tokens(d, ZRT_SPLIT_VAL), 300);
+  }
+  const int T = 16, n = 400;
+  std::vector<int32_t> in(n * T), tg(n * T), in2(n * T), tg2(n * T);
+  ASSERT_EQ(zrt_dataset_sequences(whole, ZRT_SPLIT_TRAIN, T, 3, 8, 0, n,
+                                  in.data(), tg.data()),
+            ZRT_OK);
+  for (zrt_dataset d : {shards, split}) {
+    ASSERT_EQ(zrt_dataset_sequences(d, ZRT_SPLIT_TRAIN, T, 3, 8, 0, n,
+                                    in2.data(), tg2.data()),
+              ZRT_OK);
+    EXPECT_EQ(in, in2);
+    EXPECT_EQ(tg, tg2);
+  }
+  // Sequential windows 62..63 start at 992 and 1008: across s0|s1|s2.
+  for (int split_ : {ZRT_SPLIT_TRAIN, ZRT_SPLIT_VAL})
+    for (int64_t step : {0, 31}) {
+      std::vector<int32_t> a(2 * T), at(2 * T), b(2 * T), bt(2 * T);
+      ASSERT_EQ(zrt_dataset_batch(whole, split_, 2, T, 0, step, 0, 0, 1,
+                                  a.data(), at.data()),
+                ZRT_OK);
+      ASSERT_EQ(zrt_dataset_batch(split, split_, 2, T, 0, step, 0, 0, 1,
+                                  b.data(), bt.data()),
+                ZRT_OK);
+      EXPECT_EQ(a, b);
+      EXPECT_EQ(at, bt);
+    }
+  std::vector<int32_t> a(2 * T), at(2 * T);
+  ASSERT_EQ(zrt_dataset_batch(split, ZRT_SPLIT_TRAIN, 2, T, 0, 31, 0, 0, 1,
+                              a.data(), at.data()),
+            ZRT_OK);
+  for (int t = 0; t < T; ++t) {
+    EXPECT_EQ(a[t], toks[992 + t]);
+    EXPECT_EQ(at[T + t], toks[1008 + t + 1]);
+  }
+}
+
+TEST_F(DataTest, VocabLimitNamesFileAndOffset) {
+  std::vector<uint16_t> good(100, 7), bad(100, 7);
+  bad[42] = 300;
+  const std::string g = writeBin("g.bin", good), b = writeBin("b.bin", bad);
+  const char *files[] = {g.c_str(), b.c_str()};
+  zrt_dataset ds = nullptr;
+  ASSERT_EQ(zrt_dataset_open_shards(files, 2, nullptr, 0, 0.0, &ds), ZRT_OK);
+  keep(ds);
+  std::vector<int32_t> in(10 * 8), tg(10 * 8);
+  // Without a limit every id passes; window 17 holds token 136 = b[36..44].
+  EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 1, 8, 0, 17, 0, 0, 1,
+                              in.data(), tg.data()),
+            ZRT_OK);
+  EXPECT_EQ(in[6], 300);
+  ASSERT_EQ(zrt_dataset_set_vocab_limit(ds, 301), ZRT_OK);
+  EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 1, 8, 0, 17, 0, 0, 1,
+                              in.data(), tg.data()),
+            ZRT_OK);
+  ASSERT_EQ(zrt_dataset_set_vocab_limit(ds, 300), ZRT_OK);
+  // Windows without the bad token still pass.
+  EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 1, 8, 0, 3, 0, 0, 1,
+                              in.data(), tg.data()),
+            ZRT_OK);
+  EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 1, 8, 0, 17, 0, 0, 1,
+                              in.data(), tg.data()),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(std::string(zrt_last_error()),
+            "'" + b + "': token id 300 at token 42 of the file (byte offset "
+                      "1108) is outside the vocabulary of 300");
+  // The last token of a window (a target only) is checked too: window 1
+  // of T = 71 has inputs 71..141 and targets 72..142.
+  EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 1, 71, 0, 1, 0, 0, 1,
+                              in.data(), tg.data()),
+            ZRT_ERR_OUT_OF_RANGE);
+  EXPECT_NE(std::string(zrt_last_error()).find("at token 42 of the file"),
+            std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_dataset_batch(ds, ZRT_SPLIT_TRAIN, 1, 70, 0, 1, 0, 0, 1,
+                              in.data(), tg.data()),
+            ZRT_OK); // inputs 70..139, targets 71..140
+  EXPECT_EQ(zrt_dataset_set_vocab_limit(ds, -1), ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_dataset_set_vocab_limit(nullptr, 5), ZRT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(DataTest, ShardErrors) {
+  zrt_dataset ds = nullptr;
+  auto expectError = [&](std::vector<std::string> paths, int want,
+                         const std::string &needle) {
+    std::vector<const char *> p;
+    for (const std::string &s : paths)
+      p.push_back(s.c_str());
+    EXPECT_EQ(zrt_dataset_open_shards(p.data(), static_cast<int>(p.size()),
+                                      nullptr, 0, 0.1, &ds),
+              want)
+        << zrt_last_error();
+    EXPECT_EQ(std::string(zrt_last_error()), needle);
+    EXPECT_EQ(ds, nullptr);
+  };
+  const std::string ok = writeBin("ok.bin", std::vector<uint16_t>(64, 5));
+  const std::string txt = writeText("t.txt", "hello");
+  expectError({ok, txt}, ZRT_ERR_FORMAT,
+              "zrt_dataset_open_shards: '" + txt + "' is text but '" + ok +
+                  "' is an llm.c .bin token file: the files of one dataset "
+                  "must all be llm.c .bin token files or all text");
+  expectError({txt, ok}, ZRT_ERR_FORMAT,
+              "zrt_dataset_open_shards: '" + ok +
+                  "' is an llm.c .bin token file but '" + txt +
+                  "' is text: the files of one dataset must all be llm.c "
+                  ".bin token files or all text");
+  const std::string empty = writeText("e.bin", "");
+  expectError({ok, empty}, ZRT_ERR_IO,
+              "zrt_dataset_open_shards: '" + empty + "' is empty");
+  const std::string trunc =
+      writeBin("tr.bin", std::vector<uint16_t>(10, 1), ZRT_LLMC_MAGIC, 1, 11);
+  expectError({ok, trunc}, ZRT_ERR_FORMAT,
+              "zrt_dataset_open_shards: '" + trunc +
+                  "' is truncated: header declares 11 tokens but the file "
+                  "holds 10");
+  const std::string sub = path("sub.bin"); // removed by TearDown
+  ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+  expectError({ok, sub}, ZRT_ERR_IO,
+              "zrt_dataset_open_shards: '" + sub + "' is not a regular file");
+  const char *one[] = {ok.c_str()};
+  EXPECT_EQ(zrt_dataset_open_shards(one, 0, nullptr, 0, 0.1, &ds),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zrt_dataset_open_shards(one, 1, one, 1, 0.1, &ds),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("must be 0"), std::string::npos);
 }

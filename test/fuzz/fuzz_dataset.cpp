@@ -48,6 +48,10 @@ void tryOpen(const uint8_t *data, size_t size, const char *suffix) {
           zrt_dataset_batch(ds, split, 4, 8, 7, 3, shuffle, 1, 2, in.data(),
                             tg.data());
         zrt_dataset_sequences(ds, split, 8, 7, 3, 5, 2, in.data(), tg.data());
+        // The per-window id check (its error path on most inputs).
+        zrt_dataset_set_vocab_limit(ds, 100);
+        zrt_dataset_sequences(ds, split, 8, 7, 3, 5, 2, in.data(), tg.data());
+        zrt_dataset_set_vocab_limit(ds, 0);
       }
       zrt_dataset_vocab_size(ds);
       zrt_dataset_close(ds);

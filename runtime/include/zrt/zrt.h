@@ -844,7 +844,20 @@ int64_t zrt_heap_allocations(void);
 // Data loading
 //===----------------------------------------------------------------------===*/
 
-/// Opaque token dataset (all tokens held in memory as int32).
+/// Opaque token dataset: one stream of tokens, the concatenation of its
+/// files (shards) in the order given, each mapped read-only with mmap and
+/// never read whole. Opening reads only the 1024-byte header of a .bin
+/// file; a window of T + 1 tokens is converted to int32 (and its ids
+/// checked, zrt_dataset_set_vocab_limit) when a batch draws it, so memory
+/// and start-up do not grow with the data. Windows may span two or more
+/// shards (they read the concatenated stream, as nanoGPT's and llm.c's
+/// loaders read one file) but never cross from the train split into the
+/// validation split. The mapped pages a rank has read are dropped from its
+/// resident set (madvise MADV_DONTNEED; the page cache keeps them) once
+/// they may reach 64 MiB (counting 2 MiB per aligned block of a file a read
+/// touches: the kernel may map a whole page-cache folio on one fault). The files must not be truncated while open (a mapped
+/// page past the end would raise SIGBUS). Not thread-safe: one thread
+/// samples a dataset at a time.
 typedef struct zrt_dataset_s *zrt_dataset;
 
 /// Default validation fraction (last 10% of the tokens).
@@ -852,44 +865,76 @@ typedef struct zrt_dataset_s *zrt_dataset;
 
 /// Data split selector.
 enum zrt_split {
-  ZRT_SPLIT_TRAIN = 0, ///< First L - floor(L * val_fraction) tokens.
-  ZRT_SPLIT_VAL = 1,   ///< Last floor(L * val_fraction) tokens.
+  ZRT_SPLIT_TRAIN = 0, ///< First L - floor(L * val_fraction) tokens, or all
+                       ///< tokens of the train files when validation files
+                       ///< are given.
+  ZRT_SPLIT_VAL = 1,   ///< Last floor(L * val_fraction) tokens, or all
+                       ///< tokens of the validation files.
 };
 
 /// Magic number of llm.c token files (header[0]).
 #define ZRT_LLMC_MAGIC 20240520
 
-/// Opens a raw byte-level text file: every byte is one token id in
-/// [0, 255] (UTF-8 is not decoded). Splits off the last
-/// floor(L * val_fraction) tokens as validation, val_fraction in [0, 1).
-/// Errors: ZRT_ERR_IO (missing/unreadable/empty file),
-/// ZRT_ERR_INVALID_ARGUMENT (bad fraction, NULL).
+/// Opens a dataset of `num_paths` files (paths[0..num_paths), num_paths >=
+/// 1) read as one stream. A file whose name ends in ".bin" is an llm.c /
+/// nanoGPT token file: a header of 256 little-endian int32 (header[0] =
+/// 20240520, header[1] = 1 (version), header[2] = token count n, at most
+/// 2^31 - 1), then n uint16 tokens (trailing bytes are ignored; source:
+/// llm.c dev/data/data_common.py write_datafile). Any other file is raw
+/// byte-level text: every byte one token id in [0, 255] (UTF-8 is not
+/// decoded). All files of a dataset, validation files included, are of
+/// one kind. With num_val_paths = 0 the last floor(L * val_fraction) of
+/// the stream's L tokens are the validation split (val_fraction in [0,
+/// 1)); with validation files (val_fraction must then be 0) the train
+/// split is all of `paths` and the validation split all of `val_paths`.
+/// Errors (each naming the file): ZRT_ERR_IO (missing, unreadable, not a
+/// regular file, empty, cannot be mapped), ZRT_ERR_FORMAT (a .bin file
+/// shorter than its header, with bad magic, an unsupported version, a
+/// count <= 0, or fewer tokens than its header says; .bin and text files
+/// mixed), ZRT_ERR_INVALID_ARGUMENT (no path, NULL, bad fraction),
+/// ZRT_ERR_OUT_OF_MEMORY.
+int zrt_dataset_open_shards(const char *const *paths, int num_paths,
+                            const char *const *val_paths, int num_val_paths,
+                            double val_fraction, zrt_dataset *out);
+
+/// Opens one file as raw byte-level text, whatever its name (see
+/// zrt_dataset_open_shards), and splits off the last
+/// floor(L * val_fraction) tokens as validation.
 int zrt_dataset_open_text(const char *path, double val_fraction,
                           zrt_dataset *out);
 
-/// Opens an llm.c / nanoGPT token file: a header of 256 little-endian
-/// int32 (header[0] = 20240520, header[1] = 1 (version), header[2] = token
-/// count L), then L uint16 tokens. Split as zrt_dataset_open_text.
-/// Source: llm.c dev/data/data_common.py write_datafile.
-/// Errors: ZRT_ERR_IO (missing/unreadable), ZRT_ERR_FORMAT (short header,
-/// bad magic, unsupported version, zero or negative count, fewer tokens
-/// than the header says), ZRT_ERR_INVALID_ARGUMENT.
+/// Opens one file as an llm.c / nanoGPT .bin token file, whatever its name
+/// (see zrt_dataset_open_shards). Split as zrt_dataset_open_text.
 int zrt_dataset_open_bin(const char *path, double val_fraction,
                          zrt_dataset *out);
 
-/// Opens `path` as .bin (zrt_dataset_open_bin) if it ends in ".bin",
-/// otherwise as text (zrt_dataset_open_text).
+/// Opens one file, as .bin if its name ends in ".bin", else as text.
 int zrt_dataset_open(const char *path, double val_fraction, zrt_dataset *out);
 
-/// Frees the dataset. NULL is a no-op.
+/// Unmaps the files and frees the dataset. NULL is a no-op.
 void zrt_dataset_close(zrt_dataset ds);
 
 /// Number of tokens in `split`; -1 for a NULL dataset or a bad split.
 int64_t zrt_dataset_num_tokens(zrt_dataset ds, int split);
 
-/// Smallest vocabulary covering the data: 256 for text, max token + 1 for
-/// .bin files; -1 for NULL.
+/// The id range of the data's format: 256 for text, 65536 for .bin files
+/// (uint16 ids; which of them occur is known only window by window, see
+/// zrt_dataset_set_vocab_limit); -1 for NULL.
 int64_t zrt_dataset_vocab_size(zrt_dataset ds);
+
+/// 1 for byte-level text, 0 for .bin token files, -1 for NULL.
+int zrt_dataset_is_text(zrt_dataset ds);
+
+/// Number of files (train and validation) of the dataset; -1 for NULL.
+int64_t zrt_dataset_num_files(zrt_dataset ds);
+
+/// From now on every window drawn (zrt_dataset_batch, _sequences) checks
+/// its token ids against `vocab`: an id >= vocab fails the call with
+/// ZRT_ERR_OUT_OF_RANGE and the message "'<file>': token id <id> at token
+/// <i> of the file (byte offset <o>) is outside the vocabulary of <vocab>"
+/// (the output rows are then partly written). vocab = 0 turns the check
+/// off (the default). Errors: ZRT_ERR_INVALID_ARGUMENT (NULL, vocab < 0).
+int zrt_dataset_set_vocab_limit(zrt_dataset ds, int64_t vocab);
 
 /// Samples this rank's part of global batch `step`. The global batch is B
 /// sequences of T+1 consecutive tokens from `split` (L tokens); sequence b
@@ -903,7 +948,8 @@ int64_t zrt_dataset_vocab_size(zrt_dataset ds);
 /// [r*B/N, (r+1)*B/N) in inputs and targets, each [B/N, T] int32.
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (B < 1, T < 1, step < 0, world_size < 1,
 /// B % world_size != 0, rank outside [0, world_size), bad split, NULL),
-/// ZRT_ERR_OUT_OF_RANGE (T + 1 > L: the split is shorter than one sequence).
+/// ZRT_ERR_OUT_OF_RANGE (T + 1 > L: the split is shorter than one sequence;
+/// a token id at or above the vocabulary limit).
 int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
                       uint64_t seed, int64_t step, int shuffle, int rank,
                       int world_size, int32_t *inputs, int32_t *targets);
@@ -920,7 +966,8 @@ int zrt_dataset_batch(zrt_dataset ds, int split, int64_t B, int64_t T,
 /// [count, T] int32.
 /// Errors: ZRT_ERR_INVALID_ARGUMENT (T < 1, stream_batch < 1, first < 0,
 /// count < 0, first + count overflowing, bad split, NULL),
-/// ZRT_ERR_OUT_OF_RANGE (T + 1 > L).
+/// ZRT_ERR_OUT_OF_RANGE (T + 1 > L; a token id at or above the vocabulary
+/// limit).
 int zrt_dataset_sequences(zrt_dataset ds, int split, int64_t T, uint64_t seed,
                           int64_t stream_batch, int64_t first, int64_t count,
                           int32_t *inputs, int32_t *targets);

@@ -13,13 +13,14 @@ parameters); None while the model is still to be imported, in which case the
 width-derived "auto" values are left open (Plan.pending).
 """
 
+import glob
 import os
 
 from . import keys
 from .config import ConfigError, dotted
 from .model import ZERO_MODEL_FLAGS, ZERO_MODEL_NAMES
 from .reader import (AUTO, MISSING, _check_betas, _fmt, _is_num, _note_value, _num,
-                     _Reader)
+                     _Reader, _type_name)
 from .schedule import _resolve_scheduler
 from .zero_section import _resolve_zero
 
@@ -547,29 +548,62 @@ def _resolve_compile(r, plan):
     plan.compile_args.append("--model-name=%s" % plan.model_name)
 
 
+def _data_files(r, path):
+    """The value of data / data.path / data.val_path as the program's --data
+    value: a string (a path, a glob, or a comma-separated list of them) or a
+    list of such strings, each entry relative to the config's directory.
+    Every path must exist and every glob match a file (the program expands
+    the globs itself, sorted, docs/data.md)."""
+    v = r.get(path)
+    if isinstance(v, list):
+        if not v:
+            raise ConfigError(path, "expected a path or a non-empty list of paths, got []")
+        items = []
+        for i, item in enumerate(v):
+            if not isinstance(item, str) or not item:
+                raise ConfigError(path + (i,), "expected a non-empty string, got %s %s" % (
+                    _type_name(item), _fmt(item)))
+            if "," in item:
+                raise ConfigError(path + (i,), "a path in a list cannot contain ',': %s" % _fmt(item))
+            items.append(item)
+    else:
+        items = r.string(path).split(",")
+    entries = []
+    for item in items:
+        if not item:
+            raise ConfigError(path, "empty entry in %s" % _fmt(v))
+        full = item if os.path.isabs(item) else os.path.normpath(os.path.join(r.cfg.dir, item))
+        if glob.has_magic(full):
+            if not glob.glob(full):
+                raise ConfigError(path, "no file matches %s" % full)
+        elif not os.path.exists(full):  # a file, or (array models) a directory of .npy
+            raise ConfigError(path, "no such file: %s" % full)
+        entries.append(full)
+    return ",".join(entries)
+
+
 def _resolve_data_and_run(r, plan, steps):
     d = ("data",)
     v = r.get(d)
     if v is MISSING:
         raise ConfigError((), "the config has no data (\"data\": {\"path\": ...})")
-    if isinstance(v, str):
-        path = r.path_value(d)
-        plan.exe_args += ["--data", path]
-        data_path = path
+    if isinstance(v, (str, list)):
+        plan.exe_args += ["--data", _data_files(r, d)]
     else:
         r.section(d)
-        r.check_keys(d, ("path", "val_fraction", "tokenizer"))
+        r.check_keys(d, ("path", "val_path", "val_fraction", "tokenizer"))
         if "path" not in v:
             raise ConfigError(d, "data needs a path (text, or llm.c .bin tokens)")
-        data_path = r.path_value(d + ("path",))
-        plan.exe_args += ["--data", data_path]
+        plan.exe_args += ["--data", _data_files(r, d + ("path",))]
         vf = r.number(d + ("val_fraction",), lo=0, hi=1, open_hi=True, default=MISSING)
+        if "val_path" in v:
+            if vf is not MISSING:
+                raise ConfigError(d + ("val_fraction",), "splits data.path; it cannot be "
+                                  "combined with data.val_path (the validation split is "
+                                  "then all of data.val_path)")
+            plan.exe_args += ["--val-data", _data_files(r, d + ("val_path",))]
         if vf is not MISSING:
             plan.exe_args += ["--val-fraction", _num(vf)]
-    # A file, or (array models) a directory of NAME.npy arrays.
-    if not os.path.exists(data_path):
-        raise ConfigError(d if isinstance(v, str) else d + ("path",),
-                          "no such file: %s" % data_path)
     run = ("run",)
     if steps is MISSING and plan.total_steps:
         steps = plan.total_steps
@@ -650,7 +684,9 @@ def _resolve_tokenizer(r, plan, facts):
         path = os.path.join(path, "tokenizer.json")
     if not os.path.isfile(path):
         raise ConfigError(p, "no such file: %s" % path)
-    if not v.get("path", "").endswith(".bin"):
+    paths = v.get("path", "")
+    paths = paths.split(",") if isinstance(paths, str) else paths
+    if not all(isinstance(x, str) and x.endswith(".bin") for x in paths):
         raise ConfigError(p, "data.path is a text file, which the program reads as bytes; "
                           "a tokenizer goes with .bin token files (zero-data shard makes "
                           "them)")
