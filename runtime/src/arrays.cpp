@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "arrays.h"
+#include "strformat.h"
 
 #include "internal.h"
 #include "safetensors.h"
@@ -33,15 +34,6 @@
 namespace zrt {
 namespace {
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-  char buf[2048];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
 
 /// Stream constant of the array sampler ("ARRY"); the token sampler's is
 /// "BATC" (data.cpp).

@@ -25,6 +25,7 @@
 #include "fileio.h"
 #include "host_comm.h"
 #include "state_io.h"
+#include "strformat.h"
 
 #include "zrt/zrt.h"
 
@@ -61,15 +62,7 @@ constexpr int kExitUser = 1;
 const char *const kKindNames[5] = {"param", "grad", "master", "exp_avg",
                                    "exp_avg_sq"};
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-  char buf[2048];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
+using zrt::format;
 
 /// FNV-1a, 64 bit, incremental.
 struct Fnv64 {

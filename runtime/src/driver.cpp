@@ -29,6 +29,7 @@
 #include "import_files.h"
 #include "internal.h"
 #include "paths.h"
+#include "strformat.h"
 #include "tensorboard.h"
 #include "safetensors.h"
 #include "rng_math.h"
@@ -79,15 +80,7 @@ const char *const kCollNames[ZRT_COLL_NUM_KINDS] = {
 const char *const kStateNames[5] = {"param", "grad", "master", "exp_avg",
                                     "exp_avg_sq"};
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-  char buf[2048];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
+using zrt::format;
 
 double nowSeconds() {
   using clock = std::chrono::steady_clock;

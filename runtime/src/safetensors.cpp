@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "safetensors.h"
+#include "strformat.h"
 
 #include "state_io.h"
 #include "zrt/zrt.h"
@@ -22,15 +23,6 @@
 namespace zrt {
 namespace {
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...) {
-  char buf[2048];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
 
 /// A JSON integer literal in [0, 2^62]; false for anything else.
 bool jsonIndex(const nlohmann::ordered_json &v, int64_t *out) {
