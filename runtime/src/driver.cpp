@@ -1001,6 +1001,8 @@ private:
   std::string openDump();
   void dumpBatch(int64_t step, int64_t micro);
   void dumpRows(int64_t step, int64_t micro); // dumpBatch of an array model
+  /// Rank 0: appends the gathered record (dumpRecord_) to --dump-batches.
+  void writeDumpRecord();
   std::string closeDump();
 
   /// The one line that stops a run whose loss or gradient norm at `step`
@@ -1897,11 +1899,15 @@ void Driver::dumpBatch(int64_t step, int64_t micro) {
       !zrt::host::gatherBytes(targets_.data(), bytes,
                               rec ? rec + 4 + global : nullptr))
     internalFailure("the gather of a batch for --dump-batches failed");
+  writeDumpRecord();
+}
+
+void Driver::writeDumpRecord() {
   if (rank_ != 0 || !dumpErr_.empty())
     return;
   // Little-endian int32 (the host order of every target we build for).
-  if (std::fwrite(rec, sizeof(int32_t), dumpRecord_.size(), dump_) !=
-      dumpRecord_.size())
+  if (std::fwrite(dumpRecord_.data(), sizeof(int32_t), dumpRecord_.size(),
+                  dump_) != dumpRecord_.size())
     dumpErr_ = format("cannot write --dump-batches file '%s': %s",
                       o_.dumpBatches.c_str(), std::strerror(errno));
 }
@@ -1924,12 +1930,7 @@ void Driver::dumpRows(int64_t step, int64_t micro) {
   int32_t *rec = rank_ == 0 ? dumpRecord_.data() : nullptr;
   if (!zrt::host::gatherBytes(mine.data(), B * 4, rec ? rec + 4 : nullptr))
     internalFailure("the gather of a batch for --dump-batches failed");
-  if (rank_ != 0 || !dumpErr_.empty())
-    return;
-  if (std::fwrite(rec, sizeof(int32_t), dumpRecord_.size(), dump_) !=
-      dumpRecord_.size())
-    dumpErr_ = format("cannot write --dump-batches file '%s': %s",
-                      o_.dumpBatches.c_str(), std::strerror(errno));
+  writeDumpRecord();
 }
 
 std::string Driver::closeDump() {

@@ -22,7 +22,6 @@ relative. The dumped rows are also checked against the sampler's contract
 rank, rank r's slice [r*B, (r+1)*B)), recomputed here.
 """
 import argparse
-import importlib.util
 import os
 import sys
 
@@ -33,6 +32,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import import_gpt2 as gpt  # noqa: E402  run, pytorch_run, STEPS, LR
+from import_user_lm import load_entry  # noqa: E402
 import reference_gpt as ref  # noqa: E402  read_metrics
 
 SAMPLES, FEATURES, HIDDEN, OUTPUTS, CLASSES, BATCH = 512, 8, 16, 4, 3, 4
@@ -114,13 +114,6 @@ def write_data(work):
         np.save(os.path.join(npy, k + ".npy"), v)
     out["reg-npy"] = (npy, reg)
     return out
-
-
-def load_entry(path):
-    spec = importlib.util.spec_from_file_location("user_model", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main():
