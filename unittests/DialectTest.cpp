@@ -2,6 +2,7 @@
 
 #include "Train/TrainOps.h"
 #include "Zero/ZeroOps.h"
+#include "zero/InitAll.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

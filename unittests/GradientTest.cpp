@@ -16,6 +16,7 @@
 #include "ReferenceEval.h"
 
 #include "Train/TrainOps.h"
+#include "zero/InitAll.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -21,11 +21,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Conversion/Passes.h"
-#include "zero/Conversion/BufferPlan.h"
 #include "zero/Conversion/CompileInfo.h"
 #include "zero/Analysis/Report.h"
+#include "zero/Analysis/StepPlan.h"
 
-#include "NarrowFloat.h"
 #include "TrainToEmitC/OpEmitter.h"
 
 #include "Train/TrainOps.h"
@@ -58,59 +57,18 @@ namespace mlir::zero {
 } // namespace mlir::zero
 
 using namespace mlir;
+using namespace mlir::zero::plan;
 
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Constants of the runtime ABI
+// Emission helpers
 //===----------------------------------------------------------------------===//
-
-/// Arenas (zrt_mem_kind, zrt/abi.h: the ones the lowering uses).
-enum MemKind : int {
-  kMemParams = ZRT_MEM_PARAMETERS,
-  kMemGrads = ZRT_MEM_GRADIENTS,
-  kMemMaster = ZRT_MEM_MASTER_WEIGHTS,
-  kMemMoments = ZRT_MEM_MOMENTS,
-  kMemActs = ZRT_MEM_ACTIVATIONS,
-  kMemTemps = ZRT_MEM_TEMPORARIES,
-  /// The program's constants (ZRT_MEM_CONSTANTS; the lowering's arenas skip
-  /// the comm buffers, so its index here is not the zrt kind).
-  kMemConsts = ZRT_MEM_COMM_BUFFERS,
-  kNumMem
-};
-constexpr const char *kMemEnum[kNumMem] = {
-    "ZRT_MEM_PARAMETERS", "ZRT_MEM_GRADIENTS",   "ZRT_MEM_MASTER_WEIGHTS",
-    "ZRT_MEM_MOMENTS",    "ZRT_MEM_ACTIVATIONS", "ZRT_MEM_TEMPORARIES",
-    "ZRT_MEM_CONSTANTS"};
-constexpr const char *kMemName[kNumMem] = {
-    "parameters",  "gradients",   "master_weights", "moments",
-    "activations", "temporaries", "constants"};
-
-/// zrt_state_kind (zrt/abi.h).
-enum StateKindC : int {
-  kStateParam = ZRT_STATE_PARAM,
-  kStateGrad = ZRT_STATE_GRAD,
-  kStateMaster = ZRT_STATE_MASTER,
-  kStateExpAvg = ZRT_STATE_EXP_AVG,
-  kStateExpAvgSq = ZRT_STATE_EXP_AVG_SQ
-};
-
-constexpr int64_t kAlign = zero::kArenaAlignment;
-
-int64_t alignUp(int64_t bytes) { return zero::alignToArena(bytes); }
-
-/// Storage bytes of one element; 0 for types the lowering cannot store.
-int64_t elementBytes(Type t) { return zero::storageBytes(t); }
 
 using zero::emit::elementType;
 using zero::emit::numel;
 using zero::emit::rowsCols;
 using zero::emit::tensorType;
-/// Bytes of a tensor's buffer (a 0-D tensor is one element).
-int64_t tensorBytes(RankedTensorType t) {
-  return t.getNumElements() * elementBytes(t.getElementType());
-}
-
 /// ZRT_F32 / ZRT_BF16 / ZRT_F16 for collective and copy dtypes.
 std::optional<StringRef> dtypeName(Type t) {
   if (std::optional<const char *> d = zero::narrow::dtype(t))
@@ -128,76 +86,6 @@ std::string cString(StringRef s) {
   }
   return out + "\"";
 }
-
-//===----------------------------------------------------------------------===//
-// Module-level description
-//===----------------------------------------------------------------------===//
-
-/// A byte placement in one arena.
-struct Placement {
-  int mem = -1;
-  int64_t offset = 0;
-  bool operator==(const Placement &o) const {
-    return mem == o.mem && offset == o.offset;
-  }
-};
-
-/// One state symbol (train.param, train.state, zero.shard).
-struct StateInfo {
-  Operation *op = nullptr;
-  std::string name;
-  RankedTensorType type;
-  int kind = kStateParam; ///< zrt_state_kind.
-  int group = -1;         ///< Group index of a zero.shard, else -1.
-  bool hasStorage = true; ///< false for a {zero.sharded} train.param.
-  Placement place;
-};
-
-/// One zero.group.
-struct GroupInfo {
-  zero::GroupOp op;
-  std::string name;
-  SmallVector<std::string> members;
-  SmallVector<int64_t> offsets, numels;
-  SmallVector<bool> decay;
-  int64_t padded = 0, shard = 0;
-  /// The members' parameters (and gradient states) lie back to back in
-  /// their arena in member order, from `paramSpan` (`gradSpan`), with
-  /// (padded - total) zero elements reserved after them: a flat buffer of
-  /// the group may be that range (decideStateSpans).
-  std::optional<Placement> paramSpan, gradSpan;
-};
-
-/// The role of a function in the model.h contract.
-enum class Role { Forward, ForwardBackward, OptimizerStep, Logits };
-
-/// How values and scratch get their offsets in the activation and
-/// temporary arenas.
-enum class Assign {
-  Bump,      ///< In program order, no reuse; one scratch pool at the end.
-  BestFit,   ///< Greedy best fit over live intervals (zero-buffer-assign).
-  Annotated, ///< The offsets zero-buffer-assign recorded in the IR, checked.
-};
-
-/// One block of the activation or temporary arena: a value's own buffer or
-/// the scratch of one op, live over [first, last] (op positions; -1 is the
-/// function's entry).
-struct PlanBlock {
-  int mem = kMemTemps;
-  int64_t bytes = 0;
-  int64_t first = 0, last = 0;
-  Value value;                    ///< Null for scratch.
-  Operation *scratchOp = nullptr; ///< The op whose scratch this is.
-  int64_t offset = -1;
-};
-
-/// Where a tensor value lives.
-struct Buffer {
-  enum Kind { None, Arena, View } kind = None;
-  Placement place;        ///< Arena.
-  Value base;             ///< View: the value viewed.
-  int64_t elemOffset = 0; ///< View: element offset into `base`.
-};
 
 using zero::emit::CArg;
 
@@ -218,27 +106,20 @@ class ModuleLowering;
 // One function
 //===----------------------------------------------------------------------===//
 
-class FunctionLowering : public zero::emit::EmitContext {
+/// Prints one function from its plan (zero::plan::FunctionPlan, which it
+/// only reads).
+class FunctionLowering : public FunctionPlan, public zero::emit::EmitContext {
 public:
   FunctionLowering(ModuleLowering &ml, func::FuncOp fn, Role role,
-                   Assign assign = Assign::Bump)
-      : ml(ml), fn(fn), role(role), assign(assign) {}
+                   Assign assign = Assign::Bump);
 
-  /// Places every value; fills the arena high-water marks of `ml`.
-  LogicalResult plan();
-  /// Writes the placement into the IR (zero-buffer-assign), after plan().
-  void annotate();
-  /// Bytes of the activation / temporary arena this function needs.
-  int64_t arenaExtent(int mem) const { return bump[mem]; }
-  /// Sum of the sizes of its blocks in `mem` (no reuse).
-  int64_t blockSum(int mem) const;
   /// Emits the emitc.func (after plan()).
   LogicalResult emit(OpBuilder &mb, StringRef symbol);
 
   // zero::emit::EmitContext: what the per-op emitters may ask.
   Value ptr(Value tensor) override;
   Value scalar(Value tensor) override;
-  Value scratch(int64_t elems) override;
+  Value scratch() override;
   void call(StringRef callee, ArrayRef<CArg> args) override;
   Attribute i64(int64_t v) override;
   Attribute f32(double v) override;
@@ -246,44 +127,11 @@ public:
   Attribute opq(StringRef text) override;
 
 private:
-  // Planning.
-  LogicalResult planArguments();
   /// `const void *const *`: an array model's inputs argument.
   Type inputsPtrType() {
     return emitc::PointerType::get(
         emitc::OpaqueType::get(fn.getContext(), "const void *const"));
   }
-  void decideLoadCopies();
-  void decideInPlaceUpdates();
-  void decidePackSlots();
-  void decideFusedCasts();
-  void decideFillRuns();
-  void decideAdamWRuns();
-  void decideSumSquaresRuns();
-  void decideStateSpans();
-  const StateInfo *loadedState(Value v);
-  const StateInfo *stateAt(Value v);
-  /// One access of a state by `op`, effective over positions [first, last].
-  struct Access {
-    Operation *op;
-    int64_t first, last;
-    bool write;
-  };
-  SmallVector<Access> accesses(StringRef sym);
-  /// Whether an access of `sym` other than by `own` overlaps [from, to]:
-  /// reads when `reads`, writes when `writes`.
-  bool accessedIn(StringRef sym, int64_t from, int64_t to, bool reads,
-                  bool writes, ArrayRef<Operation *> own = {});
-  void shareActivations();
-  int64_t scratchBytes(Operation *op);
-  void request(Value v, int mem, int64_t first);
-  LogicalResult assignOffsets();
-  void bestFit(int mem);
-  LogicalResult readAnnotations();
-  SmallVector<Value> aliasSet(Value v);
-  int64_t lastUse(Value v);
-  bool isActivation(Value v);
-
   // Emission helpers.
   Location loc() { return curLoc; }
   Value memBase(int mem);
@@ -295,6 +143,11 @@ private:
     return (f32Name + (nativeBf16 ? "_bf16" : "")).str();
   }
   Value literal(Type t, StringRef text);
+  /// The next `elems` 4-byte words of the op's planned scratch.
+  Value scratchWords(int64_t elems);
+  /// Calls `e` on `op` with the op's kernel scratch blocks to hand out.
+  LogicalResult emitWith(const zero::emit::OpEmitter &e, Operation *op,
+                         bool native);
   Value rankValue();
   /// A `zrt_request` variable for a nonblocking collective; returns its
   /// address.
@@ -316,92 +169,6 @@ private:
                           int group);
 
   ModuleLowering &ml;
-  func::FuncOp fn;
-  Role role;
-  Assign assign;
-
-  // Plan.
-  DenseMap<Operation *, int64_t> pos;
-  int64_t seedPos = INT64_MAX;
-  DenseMap<Value, Buffer> buffers;
-  DenseSet<Operation *> copyLoads;             ///< Loads that copy.
-  DenseSet<Value> inPlaceResults;              ///< AdamW results on the state.
-  DenseMap<Value, StringRef> forwardedResults; ///< Computed in this state.
-  /// Values computed in their slot of a zero.pack's flat result (a view of
-  /// it at an element offset), so the pack copies nothing for them.
-  DenseMap<Value, std::pair<Value, int64_t>> packSlots;
-  /// A zero.pack result with slot members -> the first member's position
-  /// (where the flat buffer's life begins).
-  DenseMap<Value, int64_t> packFirst;
-  /// train.adamw -> the train.cast of its new parameter to bf16 that the
-  /// AdamW call writes itself (out_bf16); the cast emits nothing.
-  DenseMap<Operation *, Operation *> fusedCasts;
-  DenseSet<Operation *> castsInAdamW;
-  /// Zero fills of adjacent states merged into one call: the fill op where
-  /// the merged call goes -> (state placement, bytes, element type); the
-  /// other fills of the run emit nothing.
-  struct FillRun {
-    Placement place;
-    int64_t bytes = 0;
-    Type elt;
-  };
-  DenseMap<Operation *, FillRun> fillRuns;
-  DenseSet<Operation *> fillsInRuns;
-  /// Multi-tensor AdamW (PyTorch's fused AdamW over a flat buffer): the
-  /// train.adamw ops of a run update states that lie back to back in every
-  /// arena; the first op of the run emits one zrt_shard_adamw over the
-  /// whole range (and one bf16 cast when their casts are fused), the others
-  /// nothing.
-  struct AdamWRun {
-    SmallVector<train::AdamWOp> ops;
-    SmallVector<int64_t> offsets, numels;
-    SmallVector<bool> decay;
-    double weightDecay = 0.0;
-    int64_t total = 0;
-  };
-  DenseMap<Operation *, AdamWRun> adamwRuns;
-  DenseSet<Operation *> adamwInRuns;
-  /// Gradient norm over back-to-back states: the last train.add of a chain
-  /// add(...add(x, sum_squares(a))..., sum_squares(z)) whose a..z are
-  /// adjacent states (x another such sum, or any value) emits one sum of
-  /// squares over the range (and adds x), the rest of the chain nothing.
-  struct SumSquaresRun {
-    Value first;     ///< The first state's value (its pointer starts the range).
-    int64_t total;   ///< Elements of the range.
-    Value base;      ///< Added to the sum (null: none).
-  };
-  DenseMap<Operation *, SumSquaresRun> sumSquaresRuns;
-  /// Values read later than their uses in the IR say (a sum-of-squares
-  /// chain's base, read at the chain's last add) -> that position.
-  DenseMap<Value, int64_t> extendedLife;
-  DenseSet<Operation *> inSumSquaresRuns;
-  /// Flat buffers of a group that are its members' states (FSDP's flat
-  /// parameter, DeepSpeed's contiguous gradients): a zero.pack of the
-  /// members' gradient (or parameter) loads, and the flat value a
-  /// zero.unpack spreads into the members' parameter stores, placed at the
-  /// group's span of that arena (GroupInfo), so the pack and the stores
-  /// copy nothing.
-  DenseMap<Value, Placement> stateSpans;
-  /// All-reduces that run in place in a gradient span (decideStateSpans):
-  /// they write the members' gradient states from the start to the wait.
-  struct InPlaceReduction {
-    int64_t start, wait;
-    SmallVector<std::string> syms;
-  };
-  SmallVector<InPlaceReduction> inPlaceReductions;
-  int64_t bump[kNumMem] = {};                  ///< Per-function acts / temps.
-  SmallVector<PlanBlock> blocks;               ///< Acts / temps blocks.
-  DenseMap<Value, unsigned> valueBlock;        ///< value -> its block.
-  DenseMap<Operation *, int64_t> scratchAt;    ///< op -> its scratch offset.
-  DenseMap<Operation *, int64_t> scratchLen;   ///< op -> its scratch bytes.
-  int64_t scratchBase = 0, scratchSize = 0;
-  SmallVector<std::pair<unsigned, Value>> scalarArgs; ///< (emitc arg, IR arg).
-  /// The `which` of the loss scale in scalarArgs: read from the global
-  /// kLossScaleGlobal, not from an argument of the emitted function.
-  static constexpr unsigned kLossScaleArg = ~0u;
-  static constexpr const char *kLossScaleGlobal = "zrt_gen_loss_scale";
-  /// Token ids / targets copied into their arena buffers at entry.
-  SmallVector<BlockArgument> inputArgs;
 
   // Emission.
   OpBuilder b{fn.getContext()};
@@ -416,46 +183,32 @@ private:
   Operation *prologueEnd = nullptr; ///< Arena bases and the rank go before it.
   int64_t scratchCursor = 0;
   bool nativeBf16 = false; ///< The op being emitted calls zrt_X_bf16.
+  /// The kernel scratch blocks (words) of the op being emitted, and the
+  /// next one EmitContext::scratch hands out.
+  SmallVector<int64_t, 2> kernelScratch;
+  unsigned kernelScratchNext = 0;
 };
 
 //===----------------------------------------------------------------------===//
 // The module
 //===----------------------------------------------------------------------===//
 
-class ModuleLowering {
+/// Prints the module: the plan of ModulePlan, the tables, init, destroy,
+/// the model description and the functions.
+class ModuleLowering : public ModulePlan {
 public:
   ModuleLowering(ModuleOp module, bool emitMain, bool emitComments)
-      : module(module), ctx(module.getContext()), emitMain(emitMain),
-        emitComments(emitComments) {}
+      : ModulePlan(module), emitMain(emitMain), emitComments(emitComments) {}
 
   LogicalResult run();
-  /// Plans the buffers only (BestFit), optionally annotating the IR.
-  FailureOr<zero::BufferPlan> planOnly(bool annotate);
 
   // Shared with FunctionLowering.
-  ModuleOp module;
-  MLIRContext *ctx;
   bool emitMain, emitComments;
-  std::vector<StateInfo> states;
-  llvm::StringMap<unsigned> stateIndex;
-  std::vector<GroupInfo> groups;
-  llvm::StringMap<unsigned> groupIndex;
-  llvm::StringMap<train::ParamOp> params;
-  int64_t arenaBytes[kNumMem] = {};
-  /// Whether the program has arena `m` (the constants arena only when it
-  /// has constants, so programs without any are unchanged).
-  bool hasArena(int m) const { return m != kMemConsts || arenaBytes[m] > 0; }
-  /// The activation arena @forward_backward's plan needs (-1 before it is
-  /// planned): what the other functions may use of it (shareActivations).
-  int64_t forwardBackwardActivations = -1;
   OpBuilder globals{module.getContext()};
   unsigned numPermutations = 0;
   /// zero-report's analysis of the module, for the model's plan.
   zero::StepReport report;
 
-  /// A state by symbol name; emits an error at `user` when missing or
-  /// without storage.
-  const StateInfo *lookupState(Operation *user, StringRef name);
   /// Emitted C type of an element type.
   Type cType(Type elt);
   Type ptrType(Type elt) { return emitc::PointerType::get(cType(elt)); }
@@ -466,44 +219,20 @@ public:
   std::string uint8Array(StringRef prefix, ArrayRef<int64_t> values);
 
 private:
-  LogicalResult collectDeclarations();
-  LogicalResult describe();
-  /// describe() of an array model: every argument of @forward named (a
-  /// unique C-identifier `train.name`), a static tensor of rank >= 1 of
-  /// f32/bf16/f16/i32/i64 with one leading batch size B; seq = 1, vocab 0.
-  LogicalResult describeInputs(func::FuncOp forward);
   void emitPrologue(OpBuilder &mb);
   void emitTables(OpBuilder &mb);
   void emitInit(OpBuilder &mb);
   void emitDestroy(OpBuilder &mb);
   void emitModelDesc(OpBuilder &mb);
 
-  // Description.
-  std::string modelName = "model";
   /// describeCompiledStep of the IR before the rewrite (compile_info).
   std::string compileInfo;
-  int64_t worldSize = 1, stage = 0, batch = 0, seq = 0, vocab = 0,
-          paddedVocab = 0, numParams = 0, numParamInfos = 0;
-  func::FuncOp functions[4];
   std::string functionSymbols[4];
-
-public:
-  /// One named input of an array model (model.h zrt_input_desc): an
-  /// argument of @forward with a `train.name`, in argument order.
-  struct InputInfo {
-    std::string name;
-    RankedTensorType type; ///< The per-rank [B, ...] tensor.
-  };
-  /// Set when @forward's arguments carry `train.name`s (describe()): the
-  /// program takes these inputs through forward_inputs /
-  /// forward_backward_inputs instead of (ids, targets).
-  SmallVector<InputInfo> inputs;
-  bool arrayInputs() const { return !inputs.empty(); }
-
-  /// Whether @forward_backward takes the loss scale (fp16-mixed): the
-  /// program then defines zrt_gen_loss_scale and zrt_gen_set_loss_scale.
-  bool lossScaled = false;
 };
+
+FunctionLowering::FunctionLowering(ModuleLowering &ml, func::FuncOp fn,
+                                   Role role, Assign assign)
+    : FunctionPlan(ml, fn, role, assign), ml(ml) {}
 
 //===----------------------------------------------------------------------===//
 // ModuleLowering: declarations and description
@@ -517,248 +246,6 @@ Type ModuleLowering::cType(Type elt) {
   if (elt.isInteger(32))
     return emitc::OpaqueType::get(ctx, "const int32_t");
   return elt; // f32, i64
-}
-
-const StateInfo *ModuleLowering::lookupState(Operation *user, StringRef name) {
-  auto it = stateIndex.find(name);
-  if (it == stateIndex.end()) {
-    user->emitOpError("refers to @") << name << ", which is not a state symbol";
-    return nullptr;
-  }
-  const StateInfo &s = states[it->second];
-  if (!s.hasStorage) {
-    user->emitOpError("reads parameter @")
-        << name
-        << " which has no storage of its own (zero.sharded: its data lives in "
-           "its group's zero.shard of kind param)";
-    return nullptr;
-  }
-  return &s;
-}
-
-static int stateKindOf(train::StateKind k) {
-  switch (k) {
-  case train::StateKind::grad:
-    return kStateGrad;
-  case train::StateKind::master:
-    return kStateMaster;
-  case train::StateKind::exp_avg:
-    return kStateExpAvg;
-  case train::StateKind::exp_avg_sq:
-    return kStateExpAvgSq;
-  }
-  return kStateGrad;
-}
-
-static int stateKindOf(zero::ShardKind k) {
-  switch (k) {
-  case zero::ShardKind::param:
-    return kStateParam;
-  case zero::ShardKind::grad:
-    return kStateGrad;
-  case zero::ShardKind::master:
-    return kStateMaster;
-  case zero::ShardKind::exp_avg:
-    return kStateExpAvg;
-  case zero::ShardKind::exp_avg_sq:
-    return kStateExpAvgSq;
-  }
-  return kStateGrad;
-}
-
-/// Checks the element type of a state or value the lowering must store.
-static LogicalResult checkStorable(Operation *op, RankedTensorType t) {
-  Type e = t.getElementType();
-  if (!e.isF32() && !zero::narrow::isNarrowFloat(e) && !e.isInteger(32) &&
-      !e.isInteger(64))
-    return op->emitOpError("element type ")
-           << e << " is not supported by the CPU lowering";
-  return success();
-}
-
-LogicalResult ModuleLowering::collectDeclarations() {
-  // Groups first: shards refer to them by index.
-  for (auto g : module.getOps<zero::GroupOp>()) {
-    GroupInfo info;
-    info.op = g;
-    info.name = g.getSymName().str();
-    info.padded = g.getPadded();
-    info.shard = g.getShardSize();
-    for (auto [i, m] : llvm::enumerate(g.getMembers())) {
-      StringRef name = cast<FlatSymbolRefAttr>(m).getValue();
-      auto param = module.lookupSymbol<train::ParamOp>(name);
-      if (!param)
-        return g.emitOpError("member @")
-               << name
-               << " is not a train.param; the lowering initializes "
-                  "shards from their members' declarations";
-      info.members.push_back(name.str());
-      info.offsets.push_back(g.getOffsets()[i]);
-      info.numels.push_back(param.getTensorType().getNumElements());
-      info.decay.push_back(g.getDecay()[i]);
-    }
-    groupIndex[info.name] = groups.size();
-    groups.push_back(std::move(info));
-  }
-
-  for (Operation &op : module.getBody()->getOperations()) {
-    StateInfo s;
-    s.op = &op;
-    if (auto p = dyn_cast<train::ParamOp>(op)) {
-      params[p.getSymName()] = p;
-      s.name = p.getSymName().str();
-      s.type = p.getTensorType();
-      s.kind = kStateParam;
-      s.hasStorage = !p->hasAttr("zero.sharded");
-      numParams += s.type.getNumElements();
-    } else if (auto st = dyn_cast<train::StateOp>(op)) {
-      s.name = st.getSymName().str();
-      s.type = st.getTensorType();
-      s.kind = stateKindOf(st.getKind());
-    } else if (auto sh = dyn_cast<zero::ShardOp>(op)) {
-      s.name = sh.getSymName().str();
-      s.type = sh.getTensorType();
-      s.kind = stateKindOf(sh.getKind());
-      auto it = groupIndex.find(sh.getGroup());
-      if (it == groupIndex.end())
-        return sh.emitOpError("refers to @")
-               << sh.getGroup() << ", which is not a zero.group";
-      s.group = it->second;
-    } else if (isa<zero::GroupOp, func::FuncOp>(op)) {
-      continue;
-    } else {
-      return op.emitOpError("is not supported at module level by "
-                            "convert-train-to-emitc");
-    }
-    if (failed(checkStorable(&op, s.type)))
-      return failure();
-    if (!s.type.getElementType().isF32() &&
-        !zero::narrow::isNarrowFloat(s.type.getElementType()))
-      return op.emitOpError("state of element type ")
-             << s.type.getElementType()
-             << " is not supported by the CPU lowering (f32, bf16 or f16)";
-    stateIndex[s.name] = states.size();
-    states.push_back(std::move(s));
-  }
-  // The state layout is zero-layout-states' (#zero.slot): read, never
-  // decided here.
-  auto sizes = module->getAttrOfType<DictionaryAttr>(
-      zero::ZeroDialect::kStateArenaBytesAttrName);
-  if (!sizes)
-    return module.emitError("convert-train-to-emitc: the module has no state "
-                            "layout (")
-           << zero::ZeroDialect::kStateArenaBytesAttrName
-           << "); run zero-layout-states first";
-  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments, kMemConsts})
-    if (auto bytes = sizes.getAs<IntegerAttr>(kMemName[m]))
-      arenaBytes[m] = bytes.getInt();
-  for (StateInfo &s : states) {
-    if (!s.hasStorage)
-      continue;
-    auto slot = s.op->getAttrOfType<zero::SlotAttr>(
-        zero::ZeroDialect::kSlotAttrName);
-    if (!slot)
-      return s.op->emitOpError("has no ")
-             << zero::ZeroDialect::kSlotAttrName
-             << " (its place in the state arenas); run zero-layout-states "
-                "after the last pass that adds states";
-    s.place = {static_cast<int>(slot.getArena()), slot.getOffset()};
-  }
-  for (GroupInfo &g : groups) {
-    auto span = [&](StringRef name) -> std::optional<Placement> {
-      if (auto a = g.op->getAttrOfType<zero::SlotAttr>(name))
-        return Placement{static_cast<int>(a.getArena()), a.getOffset()};
-      return std::nullopt;
-    };
-    g.paramSpan = span(zero::ZeroDialect::kParamSpanAttrName);
-    g.gradSpan = span(zero::ZeroDialect::kGradSpanAttrName);
-  }
-  return success();
-}
-
-LogicalResult ModuleLowering::describe() {
-  if (auto name = module->getAttrOfType<StringAttr>("zero.model_name"))
-    modelName = name.getValue().str();
-  if (auto ws = module->getAttrOfType<IntegerAttr>("zero.world_size"))
-    worldSize = ws.getInt();
-  if (auto st = module->getAttrOfType<IntegerAttr>("zero.stage"))
-    stage = st.getInt();
-
-  static constexpr StringLiteral names[4] = {"forward", "forward_backward",
-                                             "optimizer_step", "logits"};
-  for (auto f : module.getOps<func::FuncOp>()) {
-    auto it = llvm::find(names, f.getSymName());
-    if (it == std::end(names))
-      return f.emitOpError("@")
-             << f.getSymName()
-             << " is not part of the model.h contract (@forward, "
-                "@forward_backward, @optimizer_step, @logits)";
-    if (f.isExternal() || !f.getBody().hasOneBlock())
-      return f.emitOpError("must have a body of exactly one block");
-    functions[it - std::begin(names)] = f;
-  }
-  func::FuncOp forward = functions[0];
-  if (!forward)
-    return module.emitError("convert-train-to-emitc: the module has no "
-                            "@forward (the model.h contract needs it)");
-  if (forward.getNumArguments() &&
-      llvm::any_of(llvm::seq(forward.getNumArguments()), [&](unsigned i) {
-        return forward.getArgAttr(i, "train.name") != nullptr;
-      }))
-    return describeInputs(forward);
-  auto ids = forward.getNumArguments()
-                 ? dyn_cast<RankedTensorType>(forward.getArgumentTypes()[0])
-                 : RankedTensorType();
-  if (!ids || ids.getRank() != 2 || !ids.getElementType().isInteger(32))
-    return forward.emitOpError(
-        "must take token ids tensor<BxTxi32> as its first argument (the "
-        "model.h contract)");
-  batch = ids.getDimSize(0);
-  seq = ids.getDimSize(1);
-  forward.walk([&](train::CrossEntropyOp ce) {
-    paddedVocab = ce.getLogits().getType().getShape().back();
-    vocab = ce.getEffectiveNumClasses();
-  });
-  return success();
-}
-
-LogicalResult ModuleLowering::describeInputs(func::FuncOp forward) {
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-    auto name = forward.getArgAttrOfType<StringAttr>(i, "train.name");
-    if (!name || name.getValue().empty())
-      return forward.emitOpError("argument #")
-             << i
-             << " has no train.name; either every argument of @forward is "
-                "a named input (an array model) or none is (token ids and "
-                "targets)";
-    StringRef n = name.getValue();
-    if (!llvm::all_of(n, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
-      return forward.emitOpError("input name '")
-             << n << "' is not made of letters, digits and '_'";
-    if (llvm::any_of(inputs, [&](const InputInfo &in) { return in.name == n; }))
-      return forward.emitOpError("input name '") << n << "' appears twice";
-    auto t = dyn_cast<RankedTensorType>(forward.getArgumentTypes()[i]);
-    Type elt = t ? t.getElementType() : Type();
-    if (!t || t.getRank() < 1 || !t.hasStaticShape() ||
-        !(elt.isF32() || elt.isBF16() || elt.isF16() || elt.isInteger(32) ||
-          elt.isInteger(64)))
-      return forward.emitOpError("input '")
-             << n << "' has type " << forward.getArgumentTypes()[i]
-             << "; the model.h contract passes static tensors [B, ...] of "
-                "f32, bf16, f16, i32 or i64";
-    if (!inputs.empty() && t.getDimSize(0) != inputs[0].type.getDimSize(0))
-      return forward.emitOpError("input '")
-             << n << "' has batch size " << t.getDimSize(0) << ", input '"
-             << inputs[0].name << "' " << inputs[0].type.getDimSize(0)
-             << " (the first dimension of every input is the batch)";
-    inputs.push_back({n.str(), t});
-  }
-  batch = inputs[0].type.getDimSize(0);
-  seq = 1; // one row is one sample (model.h)
-  if (functions[3])
-    return functions[3].emitOpError(
-        "is for token models; a model with named inputs has no @logits");
-  return success();
 }
 
 std::string ModuleLowering::int64Array(StringRef prefix,
@@ -788,1398 +275,6 @@ std::string ModuleLowering::uint8Array(StringRef prefix,
       DenseIntElementsAttr::get(RankedTensorType::get({n}, u8), bits),
       /*extern=*/false, /*static=*/true, /*const=*/true);
   return name;
-}
-
-//===----------------------------------------------------------------------===//
-// FunctionLowering: planning
-//===----------------------------------------------------------------------===//
-
-static bool isLoad(Operation *op) {
-  return isa<train::LoadOp, zero::ShardLoadOp>(op);
-}
-static StringRef loadSymbol(Operation *op) {
-  if (auto l = dyn_cast<train::LoadOp>(op))
-    return l.getName();
-  return cast<zero::ShardLoadOp>(op).getName();
-}
-/// The symbol an op writes (store, accumulate), or "".
-static StringRef writtenSymbol(Operation *op) {
-  return TypeSwitch<Operation *, StringRef>(op)
-      .Case([](train::StoreOp o) { return o.getName(); })
-      .Case([](train::AccumulateOp o) { return o.getName(); })
-      .Case([](zero::ShardStoreOp o) { return o.getName(); })
-      .Case([](zero::ShardAccumulateOp o) { return o.getName(); })
-      .Default([](Operation *) { return StringRef(); });
-}
-static Value storedValue(Operation *op) {
-  return TypeSwitch<Operation *, Value>(op)
-      .Case([](train::StoreOp o) { return o.getValue(); })
-      .Case([](zero::ShardStoreOp o) { return o.getValue(); })
-      .Default([](Operation *) { return Value(); });
-}
-
-SmallVector<Value> FunctionLowering::aliasSet(Value v) {
-  SmallVector<Value> set{v};
-  for (unsigned i = 0; i < set.size(); ++i)
-    for (Operation *user : set[i].getUsers())
-      if (isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp>(user) ||
-          (isa<zero::PackOp>(user) && stateSpans.count(user->getResult(0))))
-        llvm::append_range(set, user->getResults());
-      else if (auto ce = dyn_cast<train::CrossEntropyFusedOp>(user))
-        set.push_back(ce.getGrad()); // over the logits
-  return set;
-}
-
-/// The zero.wait of a zero.*_start op, or null.
-static Operation *waitOf(Operation *start) {
-  if (!isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
-           zero::AllReduceStartOp>(start))
-    return nullptr;
-  for (Operation *user : start->getResult(0).getUsers())
-    if (isa<zero::WaitOp>(user))
-      return user;
-  return nullptr;
-}
-
-int64_t FunctionLowering::lastUse(Value v) {
-  int64_t last = -1;
-  for (Value a : aliasSet(v)) {
-    last = std::max(last, extendedLife.lookup_or(a, -1));
-    for (Operation *user : a.getUsers()) {
-      // A nonblocking collective reads its input until its wait.
-      if (Operation *wait = waitOf(user))
-        user = wait;
-      last = std::max(last, pos.lookup(user));
-    }
-  }
-  return last;
-}
-
-bool FunctionLowering::isActivation(Value v) {
-  if (role != Role::ForwardBackward || seedPos == INT64_MAX)
-    return false;
-  Operation *def = v.getDefiningOp();
-  if (!def || pos.lookup(def) >= seedPos)
-    return false;
-  return lastUse(v) > seedPos;
-}
-
-void FunctionLowering::request(Value v, int mem, int64_t first) {
-  PlanBlock blk;
-  blk.mem = mem;
-  blk.bytes = alignUp(std::max<int64_t>(tensorBytes(tensorType(v)), 1));
-  blk.first = first;
-  blk.last = std::max(first, lastUse(v));
-  blk.value = v;
-  valueBlock[v] = blocks.size();
-  blocks.push_back(blk);
-  buffers[v] = {Buffer::Arena, Placement{mem, -1}};
-}
-
-int64_t FunctionLowering::blockSum(int mem) const {
-  // What bump allocation needs: every value, plus one scratch pool.
-  int64_t sum = 0, pool = 0;
-  for (const PlanBlock &blk : blocks)
-    if (blk.mem == mem) {
-      if (blk.value)
-        sum += blk.bytes;
-      else
-        pool = std::max(pool, blk.bytes);
-    }
-  return sum + pool;
-}
-
-/// The functions run one at a time and the activation arena only matters
-/// to @forward_backward: the values of another function (@forward's logits
-/// at validation, @logits, the optimizer step) go to the activation arena
-/// instead of the temporaries when they fit into what @forward_backward
-/// already needs there, so the temporaries arena is sized by the largest
-/// function that does not fit (scratch stays in the temporaries). Best-fit
-/// planning only; the annotations record the arena, which the lowering
-/// then follows.
-void FunctionLowering::shareActivations() {
-  if (role == Role::ForwardBackward || ml.forwardBackwardActivations <= 0)
-    return;
-  for (PlanBlock &blk : blocks)
-    if (blk.value)
-      blk.mem = kMemActs;
-  bestFit(kMemActs);
-  if (bump[kMemActs] <= ml.forwardBackwardActivations)
-    return;
-  for (PlanBlock &blk : blocks)
-    if (blk.value)
-      blk.mem = kMemTemps;
-  bump[kMemActs] = 0;
-}
-
-/// Greedy best fit, largest block first: each block goes into the smallest
-/// gap (lowest offset on ties) between the blocks already placed whose live
-/// intervals overlap its own, else above all of them.
-void FunctionLowering::bestFit(int mem) {
-  SmallVector<unsigned> order;
-  for (auto [i, blk] : llvm::enumerate(blocks))
-    if (blk.mem == mem)
-      order.push_back(i);
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    if (blocks[a].bytes != blocks[b].bytes)
-      return blocks[a].bytes > blocks[b].bytes;
-    return blocks[a].first < blocks[b].first;
-  });
-  SmallVector<unsigned> placed;
-  int64_t extent = 0;
-  for (unsigned i : order) {
-    PlanBlock &blk = blocks[i];
-    SmallVector<std::pair<int64_t, int64_t>> busy; // [offset, end)
-    for (unsigned j : placed) {
-      const PlanBlock &o = blocks[j];
-      if (o.first <= blk.last && blk.first <= o.last)
-        busy.push_back({o.offset, o.offset + o.bytes});
-    }
-    llvm::sort(busy);
-    int64_t cursor = 0, best = -1, bestGap = INT64_MAX;
-    for (auto [begin, end] : busy) {
-      int64_t gap = begin - cursor;
-      if (gap >= blk.bytes && gap < bestGap) {
-        best = cursor;
-        bestGap = gap;
-      }
-      cursor = std::max(cursor, end);
-    }
-    blk.offset = best >= 0 ? best : cursor;
-    extent = std::max(extent, blk.offset + blk.bytes);
-    placed.push_back(i);
-  }
-  bump[mem] = extent;
-}
-
-static constexpr StringLiteral kPlacementAttr = "zero.placement";
-static constexpr StringLiteral kScratchAttr = "zero.scratch";
-static constexpr StringLiteral kArenaBytesAttr = "zero.arena_bytes";
-
-/// The arena of a zero.placement / zero.scratch entry, or -1.
-static int arenaOf(DictionaryAttr d) {
-  auto a = d ? d.getAs<StringAttr>("arena") : StringAttr();
-  if (!a)
-    return -1;
-  if (a.getValue() == kMemName[kMemActs])
-    return kMemActs;
-  if (a.getValue() == kMemName[kMemTemps])
-    return kMemTemps;
-  return -1;
-}
-
-static int64_t intOf(DictionaryAttr d, StringRef key) {
-  auto a = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
-  return a ? a.getInt() : -1;
-}
-
-/// The zero.placement entry of a block's value (an op result or, for the
-/// optimizer step's scalars, a function argument).
-static DictionaryAttr placementEntry(func::FuncOp fn, Value v) {
-  if (auto a = dyn_cast<BlockArgument>(v))
-    return fn.getArgAttrOfType<DictionaryAttr>(a.getArgNumber(),
-                                               kPlacementAttr);
-  auto r = cast<OpResult>(v);
-  auto list = r.getOwner()->getAttrOfType<ArrayAttr>(kPlacementAttr);
-  if (!list || list.size() != r.getOwner()->getNumResults())
-    return {};
-  return dyn_cast<DictionaryAttr>(list[r.getResultNumber()]);
-}
-
-LogicalResult FunctionLowering::readAnnotations() {
-  for (PlanBlock &blk : blocks) {
-    Operation *where = blk.value ? blk.value.getDefiningOp() : blk.scratchOp;
-    if (!where)
-      where = fn;
-    DictionaryAttr d =
-        blk.value ? placementEntry(fn, blk.value)
-                  : blk.scratchOp->getAttrOfType<DictionaryAttr>(kScratchAttr);
-    int64_t offset = intOf(d, "offset"), bytes = intOf(d, "bytes");
-    // Outside @forward_backward a value may use either arena
-    // (shareActivations); scratch is always a temporary.
-    if (blk.value && role != Role::ForwardBackward && arenaOf(d) >= 0)
-      blk.mem = arenaOf(d);
-    if (arenaOf(d) != blk.mem || offset < 0 || offset % kAlign ||
-        bytes < blk.bytes) {
-      InFlightDiagnostic diag = where->emitOpError("has no ");
-      diag << (blk.value ? kPlacementAttr : kScratchAttr) << " for "
-           << (blk.value ? "a result" : "its scratch")
-           << " that matches the plan (arena \"" << kMemName[blk.mem]
-           << "\", at least " << blk.bytes
-           << " bytes, 64-byte aligned offset); rerun zero-buffer-assign "
-              "after the last transformation";
-      return diag;
-    }
-    blk.offset = offset;
-  }
-  // Values live at the same time must not share a byte.
-  for (auto [i, a] : llvm::enumerate(blocks))
-    for (unsigned j = i + 1; j < blocks.size(); ++j) {
-      const PlanBlock &c = blocks[j];
-      if (a.mem != c.mem || a.last < c.first || c.last < a.first ||
-          a.offset + a.bytes <= c.offset || c.offset + c.bytes <= a.offset)
-        continue;
-      const PlanBlock &later = a.first >= c.first ? a : c;
-      const PlanBlock &other = &later == &a ? c : a;
-      Operation *where =
-          later.value ? later.value.getDefiningOp() : later.scratchOp;
-      if (!where)
-        where = fn;
-      InFlightDiagnostic diag = where->emitOpError("zero.placement: bytes [");
-      diag << later.offset << ", " << later.offset + later.bytes << ") of the "
-           << kMemName[later.mem] << " arena overlap bytes [" << other.offset
-           << ", " << other.offset + other.bytes
-           << ") of a buffer live at the same time";
-      Operation *otherOp =
-          other.value ? other.value.getDefiningOp() : other.scratchOp;
-      if (otherOp)
-        diag.attachNote(otherOp->getLoc()) << "the other buffer is defined here";
-      return diag;
-    }
-  for (int m : {kMemActs, kMemTemps}) {
-    bump[m] = 0;
-    for (const PlanBlock &blk : blocks)
-      if (blk.mem == m)
-        bump[m] = std::max(bump[m], blk.offset + blk.bytes);
-  }
-  return success();
-}
-
-LogicalResult FunctionLowering::assignOffsets() {
-  switch (assign) {
-  case Assign::Bump: {
-    // Values in program order, then one scratch pool as large as the
-    // largest op's scratch.
-    for (PlanBlock &blk : blocks)
-      if (blk.value) {
-        blk.offset = bump[blk.mem];
-        bump[blk.mem] += blk.bytes;
-      }
-    for (PlanBlock &blk : blocks)
-      if (!blk.value)
-        blk.offset = bump[kMemTemps];
-    bump[kMemTemps] += scratchSize;
-    break;
-  }
-  case Assign::BestFit:
-    bestFit(kMemActs);
-    bestFit(kMemTemps);
-    break;
-  case Assign::Annotated:
-    if (failed(readAnnotations()))
-      return failure();
-    break;
-  }
-  for (const PlanBlock &blk : blocks) {
-    if (blk.value)
-      buffers[blk.value].place = {blk.mem, blk.offset};
-    else
-      scratchAt[blk.scratchOp] = blk.offset;
-  }
-  return success();
-}
-
-void FunctionLowering::annotate() {
-  MLIRContext *ctx = fn.getContext();
-  Builder bld(ctx);
-  auto entry = [&](const PlanBlock &blk) {
-    SmallVector<NamedAttribute> attrs{
-        bld.getNamedAttr("arena", bld.getStringAttr(kMemName[blk.mem])),
-        bld.getNamedAttr("offset", bld.getI64IntegerAttr(blk.offset)),
-        bld.getNamedAttr("bytes", bld.getI64IntegerAttr(blk.bytes)),
-        bld.getNamedAttr("live",
-                         bld.getDenseI64ArrayAttr({blk.first, blk.last}))};
-    return bld.getDictionaryAttr(attrs);
-  };
-  for (Operation &op : fn.getBody().front()) {
-    op.removeAttr(kPlacementAttr);
-    op.removeAttr(kScratchAttr);
-    SmallVector<Attribute> list;
-    bool any = false;
-    for (Value r : op.getResults()) {
-      auto it = valueBlock.find(r);
-      if (it == valueBlock.end()) {
-        list.push_back(bld.getDictionaryAttr({}));
-        continue;
-      }
-      list.push_back(entry(blocks[it->second]));
-      any = true;
-    }
-    if (any)
-      op.setAttr(kPlacementAttr, bld.getArrayAttr(list));
-  }
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    fn.removeArgAttr(i, kPlacementAttr);
-    auto it = valueBlock.find(fn.getArgument(i));
-    if (it != valueBlock.end())
-      fn.setArgAttr(i, kPlacementAttr, entry(blocks[it->second]));
-  }
-  for (const PlanBlock &blk : blocks)
-    if (!blk.value) {
-      SmallVector<NamedAttribute> attrs{
-          bld.getNamedAttr("arena", bld.getStringAttr(kMemName[blk.mem])),
-          bld.getNamedAttr("offset", bld.getI64IntegerAttr(blk.offset)),
-          bld.getNamedAttr("bytes", bld.getI64IntegerAttr(blk.bytes))};
-      blk.scratchOp->setAttr(kScratchAttr, bld.getDictionaryAttr(attrs));
-    }
-  fn->setAttr(kArenaBytesAttr,
-              bld.getDictionaryAttr(
-                  {bld.getNamedAttr("activations",
-                                    bld.getI64IntegerAttr(bump[kMemActs])),
-                   bld.getNamedAttr("temporaries",
-                                    bld.getI64IntegerAttr(bump[kMemTemps]))}));
-  (void)ctx;
-}
-
-void FunctionLowering::decideLoadCopies() {
-  // Writes per symbol, by position.
-  llvm::StringMap<SmallVector<int64_t>> writes;
-  for (Operation &op : fn.getBody().front()) {
-    StringRef sym = writtenSymbol(&op);
-    if (!sym.empty())
-      writes[sym].push_back(pos.lookup(&op));
-  }
-  for (Operation &op : fn.getBody().front()) {
-    if (!isLoad(&op))
-      continue;
-    int64_t p = pos.lookup(&op), last = lastUse(op.getResult(0));
-    for (int64_t q : writes.lookup(loadSymbol(&op)))
-      if (q > p && q < last)
-        copyLoads.insert(&op);
-  }
-}
-
-void FunctionLowering::decideInPlaceUpdates() {
-  Block &block = fn.getBody().front();
-  for (Operation &op : block) {
-    SmallVector<std::pair<Value, Value>> pairs; // (operand, result)
-    if (auto a = dyn_cast<train::AdamWOp>(op))
-      pairs = {{a.getParam(), a.getNewParam()},
-               {a.getExpAvg(), a.getNewExpAvg()},
-               {a.getExpAvgSq(), a.getNewExpAvgSq()}};
-    else if (auto a = dyn_cast<zero::ShardAdamWOp>(op))
-      pairs = {{a.getParam(), a.getNewParam()},
-               {a.getExpAvg(), a.getNewExpAvg()},
-               {a.getExpAvgSq(), a.getNewExpAvgSq()}};
-    else
-      continue;
-    int64_t p = pos.lookup(&op);
-    for (auto [x, r] : pairs) {
-      Operation *load = x.getDefiningOp();
-      if (!load || !isLoad(load) || copyLoads.contains(load) || !x.hasOneUse())
-        continue;
-      StringRef sym = loadSymbol(load);
-      // The update must be stored back into the same symbol.
-      bool stored = false;
-      for (Operation *user : r.getUsers())
-        stored |= writtenSymbol(user) == sym && storedValue(user) == r;
-      if (!stored)
-        continue;
-      int64_t lastR = lastUse(r);
-      bool ok = true;
-      for (Operation &other : block) {
-        int64_t q = pos.lookup(&other);
-        // No other write of the symbol while the result is live.
-        if (writtenSymbol(&other) == sym && q > p && q <= lastR &&
-            storedValue(&other) != r)
-          ok = false;
-        // No other load of the symbol that would observe the early write.
-        if (&other != load && isLoad(&other) && loadSymbol(&other) == sym) {
-          if (q > p && q <= lastR)
-            ok = false;
-          if (q < p && !copyLoads.contains(&other) &&
-              lastUse(other.getResult(0)) >= p)
-            ok = false;
-        }
-      }
-      if (ok)
-        inPlaceResults.insert(r);
-    }
-  }
-
-  // Store forwarding: a value computed only to be stored into a state is
-  // computed in the state (e.g. `fill 0` then `store` zeroes a gradient in
-  // place), when nothing reads or writes the state in between.
-  for (Operation &op : block) {
-    if (isLoad(&op) ||
-        isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::WaitOp,
-            train::AdamWOp, zero::ShardAdamWOp>(op))
-      continue;
-    int64_t p = pos.lookup(&op);
-    for (Value r : op.getResults()) {
-      if (!r.hasOneUse())
-        continue;
-      Operation *store = *r.getUsers().begin();
-      StringRef sym = writtenSymbol(store);
-      if (sym.empty() || storedValue(store) != r)
-        continue;
-      int64_t q = pos.lookup(store);
-      bool ok = true;
-      for (Operation &other : block) {
-        int64_t o = pos.lookup(&other);
-        if (writtenSymbol(&other) == sym && o > p && o < q)
-          ok = false;
-        if (isLoad(&other) && loadSymbol(&other) == sym) {
-          if (o > p && o < q)
-            ok = false;
-          if (o < p && !copyLoads.contains(&other) &&
-              lastUse(other.getResult(0)) >= p)
-            ok = false;
-        }
-      }
-      if (ok)
-        forwardedResults[r] = sym;
-    }
-  }
-}
-
-/// Contiguous gradients (DeepSpeed's contiguous_gradients, XLA's in-place
-/// concatenation): a value whose only use is a zero.pack is computed
-/// directly in its slot of the pack's flat buffer, so the pack copies
-/// nothing for it and the value and the flat buffer never coexist. The
-/// flat buffer then lives from its first such member's definition. Only
-/// values that would otherwise get a buffer of their own qualify (not
-/// loads, views, collective results, AdamW updates in place or values
-/// computed in a state), defined after the loss seed or in a function
-/// without one, so that no activation moves into the flat buffer; a pack
-/// whose result is itself computed in a state keeps its copies.
-void FunctionLowering::decidePackSlots() {
-  for (Operation &op : fn.getBody().front()) {
-    auto pack = dyn_cast<zero::PackOp>(op);
-    if (!pack || forwardedResults.count(pack.getResult()) ||
-        inPlaceResults.contains(pack.getResult()))
-      continue;
-    auto g = ml.groupIndex.find(pack.getGroup());
-    if (g == ml.groupIndex.end())
-      continue; // the emission reports it
-    const GroupInfo &gi = ml.groups[g->second];
-    for (auto [i, m] : llvm::enumerate(pack.getMembers())) {
-      auto r = dyn_cast<OpResult>(m);
-      if (!r || !m.hasOneUse() || i >= gi.offsets.size())
-        continue;
-      Operation *def = r.getOwner();
-      if (def->getBlock() != pack->getBlock() || isLoad(def) ||
-          isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::WaitOp,
-              train::AdamWOp, zero::ShardAdamWOp>(def) ||
-          inPlaceResults.contains(m) || forwardedResults.count(m) ||
-          pos.lookup(def) < (seedPos == INT64_MAX ? 0 : seedPos))
-        continue;
-      packSlots[m] = {pack.getResult(), gi.offsets[i]};
-      int64_t p = pos.lookup(def);
-      auto [it, inserted] = packFirst.try_emplace(pack.getResult(), p);
-      if (!inserted)
-        it->second = std::min(it->second, p);
-    }
-  }
-}
-
-/// The AdamW kernels write the bf16 copy of the updated master weights
-/// themselves (zrt_adamw_step's out_bf16, the same round-to-nearest-even as
-/// zrt_cast_f32_to_bf16): a `train.cast` f32 -> bf16 of a `train.adamw`'s
-/// new parameter that is computed in a state (the bf16 parameter) is
-/// folded into the AdamW call when nothing reads or writes that state
-/// between the two, and no earlier load that reads the state in place is
-/// still read at the AdamW (the write moves from the cast to the AdamW).
-/// Not under skip_nonfinite (fp16-mixed), where the update may not run.
-void FunctionLowering::decideFusedCasts() {
-  Block &block = fn.getBody().front();
-  for (Operation &op : block) {
-    auto adamw = dyn_cast<train::AdamWOp>(op);
-    if (!adamw || adamw.getFiniteCheck())
-      continue;
-    for (Operation *user : adamw.getNewParam().getUsers()) {
-      auto cast = dyn_cast<train::CastOp>(user);
-      if (!cast || !cast.getType().getElementType().isBF16() ||
-          cast->getBlock() != &block)
-        continue;
-      StringRef sym = forwardedResults.lookup(cast.getResult());
-      if (sym.empty())
-        continue;
-      // The write moves from the cast to the AdamW: no other access of the
-      // parameter (a read still live there included) may fall in between.
-      SmallVector<Operation *> own(cast.getResult().getUsers().begin(),
-                                   cast.getResult().getUsers().end());
-      if (accessedIn(sym, pos.lookup(&op), pos.lookup(cast), /*reads=*/true,
-                     /*writes=*/true, own))
-        continue;
-      fusedCasts[&op] = cast;
-      castsInAdamW.insert(cast);
-      break;
-    }
-  }
-}
-
-/// Zeroing gradients after the update is one `train.fill 0` computed in
-/// each gradient state: fills of states that lie back to back in their
-/// arena (each state 64-byte aligned, the gaps belong to no state) become
-/// one call over the whole range, at the last fill's position, when no
-/// state of the run is read or written between its own fill and there
-/// (PyTorch's zero_grad over a flat gradient buffer; stage 0 of GPT-2: 148
-/// calls become 1).
-void FunctionLowering::decideFillRuns() {
-  Block &block = fn.getBody().front();
-  struct Fill {
-    Operation *op;
-    StringRef sym;
-    const StateInfo *state;
-  };
-  SmallVector<Fill> fills;
-  for (Operation &op : block) {
-    auto fill = dyn_cast<train::FillOp>(op);
-    if (!fill || fill.getValue().convertToDouble() != 0.0)
-      continue;
-    StringRef sym = forwardedResults.lookup(fill.getResult());
-    auto it = ml.stateIndex.find(sym);
-    if (sym.empty() || it == ml.stateIndex.end() ||
-        !ml.states[it->second].hasStorage)
-      continue;
-    fills.push_back({&op, sym, &ml.states[it->second]});
-  }
-  llvm::stable_sort(fills, [](const Fill &a, const Fill &b) {
-    return std::make_pair(a.state->place.mem, a.state->place.offset) <
-           std::make_pair(b.state->place.mem, b.state->place.offset);
-  });
-  auto end = [](const Fill &f) {
-    return f.state->place.offset + alignUp(tensorBytes(f.state->type));
-  };
-  for (size_t i = 0; i < fills.size();) {
-    size_t j = i + 1;
-    while (j < fills.size() &&
-           fills[j].state->place.mem == fills[i].state->place.mem &&
-           fills[j].state->place.offset == end(fills[j - 1]) &&
-           fills[j].state->type.getElementType() ==
-               fills[i].state->type.getElementType())
-      ++j;
-    if (j - i >= 2) {
-      Operation *last = fills[i].op;
-      for (size_t k = i; k < j; ++k)
-        if (pos.lookup(fills[k].op) > pos.lookup(last))
-          last = fills[k].op;
-      // Each zeroing moves from its fill to the last: no other access of
-      // its state may fall in between.
-      bool ok = true;
-      for (size_t k = i; k < j && ok; ++k) {
-        Value z = fills[k].op->getResult(0);
-        SmallVector<Operation *> own(z.getUsers().begin(), z.getUsers().end());
-        ok = !accessedIn(fills[k].sym, pos.lookup(fills[k].op) + 1,
-                         pos.lookup(last), /*reads=*/true, /*writes=*/true,
-                         own);
-      }
-      if (ok) {
-        fillRuns[last] = {fills[i].state->place,
-                          end(fills[j - 1]) - fills[i].state->place.offset,
-                          fills[i].state->type.getElementType()};
-        for (size_t k = i; k < j; ++k)
-          fillsInRuns.insert(fills[k].op);
-      }
-    }
-    i = j;
-  }
-}
-
-/// The state a non-copying train.load defines `v` as (nullptr otherwise).
-const StateInfo *FunctionLowering::loadedState(Value v) {
-  auto load = v.getDefiningOp<train::LoadOp>();
-  if (!load || copyLoads.contains(load))
-    return nullptr;
-  auto it = ml.stateIndex.find(load.getName());
-  if (it == ml.stateIndex.end() || !ml.states[it->second].hasStorage)
-    return nullptr;
-  return &ml.states[it->second];
-}
-
-/// The state whose memory `v` is: a non-copying load's, or the member's of
-/// a zero.unpack result whose flat value is a state span (stateSpans).
-const StateInfo *FunctionLowering::stateAt(Value v) {
-  if (const StateInfo *s = loadedState(v))
-    return s;
-  auto r = dyn_cast<OpResult>(v);
-  auto u = r ? dyn_cast<zero::UnpackOp>(r.getOwner()) : zero::UnpackOp();
-  if (!u)
-    return nullptr;
-  auto span = stateSpans.find(u.getFlat());
-  auto g = ml.groupIndex.find(u.getGroup());
-  if (span == stateSpans.end() || g == ml.groupIndex.end())
-    return nullptr;
-  Placement p = span->second;
-  p.offset += ml.groups[g->second].offsets[r.getResultNumber()] *
-              elementBytes(elementType(v));
-  for (const StateInfo &s : ml.states)
-    if (s.hasStorage && s.place == p && s.type == tensorType(v))
-      return &s;
-  return nullptr;
-}
-
-/// The accesses of state `sym`, where they take effect: a non-copying load
-/// reads it from the load to its value's last use (views read the state
-/// where the value is used); a copying load at the load. A store or
-/// accumulate writes it at its position, or, when the stored value may
-/// have been computed in the state (store forwarding, AdamW in place, a
-/// flat buffer placed in a state span: anything but a copy), from the
-/// stored value's definition on (a collective's result from its start).
-SmallVector<FunctionLowering::Access>
-FunctionLowering::accesses(StringRef sym) {
-  SmallVector<Access> out;
-  for (Operation &op : fn.getBody().front()) {
-    int64_t p = pos.lookup(&op);
-    if (isLoad(&op) && loadSymbol(&op) == sym) {
-      out.push_back({&op, p,
-                     copyLoads.contains(&op) ? p : std::max(p, lastUse(op.getResult(0))),
-                     false});
-      continue;
-    }
-    if (writtenSymbol(&op) != sym)
-      continue;
-    int64_t first = p;
-    if (Value v = storedValue(&op))
-      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == op.getBlock()) {
-        first = std::min(first, pos.lookup(def));
-        if (auto w = dyn_cast<zero::WaitOp>(def))
-          if (Operation *start = w->getOperand(0).getDefiningOp())
-            first = std::min(first, pos.lookup(start));
-        // An unpack's results are views of its flat value.
-        if (auto u = dyn_cast<zero::UnpackOp>(def))
-          if (Operation *fd = u.getFlat().getDefiningOp()) {
-            first = std::min(first, pos.lookup(fd));
-            if (auto w = dyn_cast<zero::WaitOp>(fd))
-              if (Operation *start = w->getOperand(0).getDefiningOp())
-                first = std::min(first, pos.lookup(start));
-          }
-      }
-    out.push_back({&op, first, p, true});
-  }
-  for (const InPlaceReduction &r : inPlaceReductions)
-    if (llvm::is_contained(r.syms, sym))
-      out.push_back({nullptr, r.start, r.wait, true});
-  return out;
-}
-
-bool FunctionLowering::accessedIn(StringRef sym, int64_t from, int64_t to,
-                                  bool reads, bool writes,
-                                  ArrayRef<Operation *> own) {
-  for (const Access &a : accesses(sym))
-    if ((a.write ? writes : reads) && !llvm::is_contained(own, a.op) &&
-        a.first <= to && a.last >= from)
-      return true;
-  return false;
-}
-
-/// Whether state b starts exactly where state a ends (no alignment gap), in
-/// the same arena: elements of a run then share one flat index.
-static bool backToBack(const StateInfo *a, const StateInfo *b) {
-  return a && b && a->place.mem == b->place.mem &&
-         b->place.offset == a->place.offset + tensorBytes(a->type);
-}
-
-/// Multi-tensor AdamW (AdamWRun): consecutive train.adamw ops (in program
-/// order) whose parameter or master weights, gradient, moments and fused
-/// bf16 copy each start where the previous op's end (PyTorch's fused AdamW
-/// and DeepSpeed's flat optimizer buffers; stage 0 of GPT-2: 148 calls
-/// become one), with the same step, learning rate, clip coefficient and
-/// hyperparameters (weight decay W or 0 per tensor), and each updated in
-/// place. The run's call happens at its first op, so no op before a later
-/// member's own position may read or write that member's states (other than
-/// its own loads). zrt_shard_adamw is bit-identical to zrt_adamw_step per
-/// element, so the numbers do not change.
-void FunctionLowering::decideAdamWRuns() {
-  struct Member {
-    train::AdamWOp op;
-    const StateInfo *p, *g, *m, *v, *bf16;
-    SmallVector<Operation *> loads;
-  };
-  auto describe = [&](train::AdamWOp a) -> std::optional<Member> {
-    if (a.getFiniteCheck())
-      return std::nullopt;
-    for (Value r : a->getResults())
-      if (!inPlaceResults.contains(r))
-        return std::nullopt;
-    Member mb{a,
-              loadedState(a.getParam()),
-              stateAt(a.getGrad()),
-              loadedState(a.getExpAvg()),
-              loadedState(a.getExpAvgSq()),
-              nullptr,
-              {}};
-    if (!mb.p || !mb.g || !mb.m || !mb.v)
-      return std::nullopt;
-    for (Value x : {a.getParam(), a.getGrad(), a.getExpAvg(), a.getExpAvgSq()})
-      mb.loads.push_back(x.getDefiningOp());
-    if (auto c = fusedCasts.find(a); c != fusedCasts.end()) {
-      auto it = ml.stateIndex.find(forwardedResults.lookup(c->second->getResult(0)));
-      if (it == ml.stateIndex.end())
-        return std::nullopt;
-      mb.bf16 = &ml.states[it->second];
-    }
-    return mb;
-  };
-  auto syms = [](const Member &mb) {
-    SmallVector<StringRef> out = {mb.p->name, mb.g->name, mb.m->name,
-                                  mb.v->name};
-    if (mb.bf16)
-      out.push_back(mb.bf16->name);
-    return out;
-  };
-  auto close = [&](SmallVector<Member> &run) {
-    if (run.size() >= 2) {
-      AdamWRun r;
-      for (Member &mb : run) {
-        double wd = mb.op.getWeightDecay().convertToDouble();
-        r.ops.push_back(mb.op);
-        r.offsets.push_back(r.total);
-        r.numels.push_back(mb.p->type.getNumElements());
-        r.decay.push_back(wd != 0.0);
-        if (wd != 0.0)
-          r.weightDecay = wd;
-        r.total += mb.p->type.getNumElements();
-        if (mb.op != run.front().op)
-          adamwInRuns.insert(mb.op);
-      }
-      adamwRuns[run.front().op] = std::move(r);
-    }
-    run.clear();
-  };
-  SmallVector<Member> run;
-  double runDecay = 0.0;
-  for (Operation &op : fn.getBody().front()) {
-    auto a = dyn_cast<train::AdamWOp>(op);
-    if (!a)
-      continue;
-    std::optional<Member> mb = describe(a);
-    if (!mb) {
-      close(run);
-      continue;
-    }
-    double wd = a.getWeightDecay().convertToDouble();
-    bool extends = false;
-    if (!run.empty()) {
-      const Member &last = run.back();
-      train::AdamWOp first = run.front().op;
-      extends =
-          backToBack(last.p, mb->p) && backToBack(last.g, mb->g) &&
-          backToBack(last.m, mb->m) && backToBack(last.v, mb->v) &&
-          (!last.bf16) == (!mb->bf16) &&
-          (!mb->bf16 || backToBack(last.bf16, mb->bf16)) &&
-          mb->p->type.getElementType() == last.p->type.getElementType() &&
-          mb->g->type.getElementType() == last.g->type.getElementType() &&
-          a.getLr() == first.getLr() && a.getStep() == first.getStep() &&
-          a.getCoef() == first.getCoef() &&
-          a.getBeta1() == first.getBeta1() &&
-          a.getBeta2() == first.getBeta2() && a.getEps() == first.getEps() &&
-          (wd == 0.0 || runDecay == 0.0 || wd == runDecay);
-      // The member's update moves from its own op to the run's first: no
-      // other access of its states may fall in between (its operand loads
-      // and the stores of its results, in place, are its own).
-      int64_t from = pos.lookup(first), to = pos.lookup(a);
-      SmallVector<Operation *> own(mb->loads.begin(), mb->loads.end());
-      for (Value r : a->getResults())
-        for (Operation *user : r.getUsers())
-          if (writtenSymbol(user).size())
-            own.push_back(user);
-      if (auto c = fusedCasts.find(a); c != fusedCasts.end())
-        for (Operation *user : c->second->getResult(0).getUsers())
-          own.push_back(user);
-      for (StringRef sym : syms(*mb))
-        extends = extends && !accessedIn(sym, from, to, /*reads=*/true,
-                                         /*writes=*/true, own);
-    }
-    if (!extends) {
-      close(run);
-      runDecay = 0.0;
-    }
-    if (wd != 0.0)
-      runDecay = wd;
-    run.push_back(std::move(*mb));
-  }
-  close(run);
-}
-
-/// One sum of squares over adjacent gradient states (sumSquaresRuns): the
-/// gradient norm of stage 0 sums the squares of each gradient and adds the
-/// per-tensor sums in f32; over states that lie back to back, one call sums
-/// all of them (in double, as each call does) instead. The result differs
-/// from the chain only in f32 rounding (it is the more accurate one). The
-/// call happens at the chain's last add: no gradient of the chain may be
-/// written between its own sum and there.
-void FunctionLowering::decideSumSquaresRuns() {
-  // Only the gradient norm (the optimizer step): elsewhere (a loss with a
-  // penalty) the f32 result must stay the IR's.
-  if (role != Role::OptimizerStep)
-    return;
-  // A chain value -> its first input, last state, elements, the value it
-  // adds the chain's sum to (base: null when the chain starts with two
-  // sums), its sum_squares and add ops, and the states it reads.
-  struct Chain {
-    Value first, base;
-    const StateInfo *last = nullptr;
-    int64_t total = 0;
-    int leaves = 0;
-    SmallVector<Operation *> ops;
-    SmallVector<std::pair<const StateInfo *, Operation *>> reads;
-  };
-  DenseMap<Value, Chain> chains;
-  DenseSet<Value> extended; // chain values that a later add continues
-  auto leaf = [&](Value v) -> std::optional<Chain> {
-    auto ss = v.getDefiningOp<train::SumSquaresOp>();
-    if (!ss || !v.hasOneUse())
-      return std::nullopt;
-    const StateInfo *s = stateAt(ss.getInput());
-    if (!s)
-      return std::nullopt;
-    return Chain{ss.getInput(), {}, s, s->type.getNumElements(), 1, {ss},
-                 {{s, ss}}};
-  };
-  auto follows = [](const Chain &a, const Chain &b) {
-    return backToBack(a.last, b.last) &&
-           a.last->type.getElementType() == b.last->type.getElementType();
-  };
-  SmallVector<train::AddOp> adds;
-  for (Operation &op : fn.getBody().front()) {
-    auto add = dyn_cast<train::AddOp>(op);
-    if (!add || add.getResult().getType().getRank() != 0)
-      continue;
-    std::optional<Chain> rhs = leaf(add.getRhs());
-    if (!rhs)
-      continue;
-    Chain c;
-    auto it = chains.find(add.getLhs());
-    std::optional<Chain> lhsLeaf;
-    if (it != chains.end() && add.getLhs().hasOneUse() &&
-        follows(it->second, *rhs)) {
-      c = it->second; // continues the chain
-      extended.insert(add.getLhs());
-    } else if ((lhsLeaf = leaf(add.getLhs())) && follows(*lhsLeaf, *rhs)) {
-      c = *lhsLeaf; // two adjacent sums start a chain
-    } else {
-      // The chain's sum is added to the left side later (at the chain's
-      // last add): only a value with a buffer of its own (a sum or an add
-      // computed here), not a view of a state that may change meanwhile.
-      Operation *def = add.getLhs().getDefiningOp();
-      if (!def || !isa<train::AddOp, train::SumSquaresOp>(def) ||
-          forwardedResults.count(add.getLhs()) ||
-          inSumSquaresRuns.contains(def))
-        continue;
-      c = *rhs;
-      c.base = add.getLhs();
-      c.ops.push_back(add);
-      chains[add.getResult()] = std::move(c);
-      adds.push_back(add);
-      continue;
-    }
-    c.last = rhs->last;
-    c.total += rhs->total;
-    c.leaves += rhs->leaves;
-    c.ops.append(rhs->ops);
-    c.reads.append(rhs->reads);
-    c.ops.push_back(add);
-    chains[add.getResult()] = std::move(c);
-    adds.push_back(add);
-  }
-  // Maximal chains of two sums or more.
-  for (train::AddOp add : adds) {
-    Value r = add.getResult();
-    const Chain &c = chains[r];
-    if (extended.contains(r) || c.leaves < 2)
-      continue;
-    // Each state is read at the last add instead of at its own sum.
-    int64_t to = pos.lookup(add);
-    bool ok = true;
-    for (auto [s, read] : c.reads)
-      ok = ok && !accessedIn(s->name, pos.lookup(read) + 1, to,
-                             /*reads=*/false, /*writes=*/true);
-    if (!ok)
-      continue;
-    sumSquaresRuns[add] = {c.first, c.total, c.base};
-    if (c.base)
-      extendedLife[c.base] = std::max(extendedLife.lookup_or(c.base, -1), to);
-    for (Operation *op : c.ops)
-      if (op != add)
-        inSumSquaresRuns.insert(op);
-  }
-}
-
-/// Flat buffers that are state spans (stateSpans). A zero.pack whose
-/// member i is a non-copying load of the state at the group's span plus
-/// its offset (gradients at stages 0-1: the reduce-scatter or all-reduce
-/// reads the gradients where they live) when none of those states is
-/// written while the flat value is live. A zero.unpack whose flat operand
-/// has no other use and is computed into a buffer of its own (a cast, a
-/// collective's result), and whose results are each stored into its
-/// member's parameter only: the flat value is computed in the group's
-/// parameter span (stages 1-2: the all-gather writes the parameters) when
-/// nothing else reads or writes those parameters from its definition (a
-/// collective's start) to the last store.
-void FunctionLowering::decideStateSpans() {
-  Block &block = fn.getBody().front();
-  for (Operation &op : block) {
-    if (auto pack = dyn_cast<zero::PackOp>(op)) {
-      auto g = ml.groupIndex.find(pack.getGroup());
-      Value flat = pack.getResult();
-      if (g == ml.groupIndex.end() || packFirst.count(flat) ||
-          forwardedResults.count(flat) || inPlaceResults.contains(flat))
-        continue;
-      const GroupInfo &gi = ml.groups[g->second];
-      const int64_t eb = elementBytes(elementType(flat));
-      std::optional<Placement> span;
-      bool ok = pack.getMembers().size() == gi.members.size();
-      for (auto [i, m] : llvm::enumerate(pack.getMembers())) {
-        const StateInfo *s = ok ? loadedState(m) : nullptr;
-        if (!s) {
-          ok = false;
-          break;
-        }
-        Placement want = *(span ? span : (span = s->place));
-        want.offset += gi.offsets[i] * eb;
-        std::optional<Placement> groupSpan =
-            s->kind == kStateGrad ? gi.gradSpan : gi.paramSpan;
-        ok = groupSpan && *groupSpan == *span && s->place == want;
-      }
-      if (!ok)
-        continue;
-      // The states must not change while the flat value is live.
-      int64_t from = pos.lookup(pack), to = lastUse(flat);
-      for (Value m : pack.getMembers())
-        ok = ok && !accessedIn(loadSymbol(m.getDefiningOp()), from, to,
-                               /*reads=*/false, /*writes=*/true);
-      if (ok)
-        stateSpans[flat] = *span;
-      continue;
-    }
-    // An all-reduce of a gradient span, in place (stage 0: the averaged
-    // gradients overwrite the gradients they average) when the span's
-    // states are not read again and not written until it completes.
-    Value input, reduced;
-    Operation *start = nullptr;
-    if (auto ar = dyn_cast<zero::AllReduceOp>(op)) {
-      input = ar.getInput();
-      reduced = ar.getResult();
-      start = ar;
-    } else if (auto w = dyn_cast<zero::WaitOp>(op)) {
-      if (auto st = w->getOperand(0).getDefiningOp<zero::AllReduceStartOp>()) {
-        input = st.getInput();
-        reduced = w.getResult();
-        start = st;
-      }
-    }
-    if (reduced) {
-      auto span = stateSpans.find(input);
-      auto pack = input.getDefiningOp<zero::PackOp>();
-      if (span == stateSpans.end() || !pack || !input.hasOneUse() ||
-          input.getType() != reduced.getType() ||
-          inPlaceResults.contains(reduced) || forwardedResults.count(reduced))
-        continue;
-      // The states hold the averages from the start on, read through the
-      // result's views until its last use: nothing else may access them
-      // from the start until a store overwrites each of them after that
-      // last use (so no average outlives the function, e.g. into the next
-      // step's gradient accumulation).
-      bool ok = true;
-      const int64_t from = pos.lookup(start), waitPos = pos.lookup(&op);
-      // Where each member's averages are last read: its unpacked view's
-      // last use; any other use of the result reads every member.
-      int64_t whole = waitPos;
-      SmallVector<int64_t> memberLive(pack.getMembers().size(), waitPos);
-      for (Operation *user : reduced.getUsers()) {
-        auto u = dyn_cast<zero::UnpackOp>(user);
-        if (!u || u.getMembers().size() != memberLive.size()) {
-          whole = std::max(whole, pos.lookup(user));
-          continue;
-        }
-        for (auto [k, r] : llvm::enumerate(u.getMembers()))
-          memberLive[k] = std::max(memberLive[k], lastUse(r));
-      }
-      SmallVector<Operation *> own;
-      for (Value m : pack.getMembers())
-        own.push_back(m.getDefiningOp());
-      InPlaceReduction rec{from, waitPos, {}};
-      for (auto [k, m] : llvm::enumerate(pack.getMembers())) {
-        const int64_t live = std::max(whole, memberLive[k]);
-        StringRef sym = loadSymbol(m.getDefiningOp());
-        rec.syms.push_back(sym.str());
-        int64_t overwrite = INT64_MAX;
-        for (Operation &other : block)
-          if (isa<train::StoreOp>(other) && writtenSymbol(&other) == sym &&
-              pos.lookup(&other) > live)
-            overwrite = std::min(overwrite, pos.lookup(&other));
-        if (overwrite == INT64_MAX) {
-          ok = false;
-          break;
-        }
-        // The overwriting store's own write interval may start earlier
-        // (a fill computed in the state): it must start after `live` too.
-        for (const Access &a : accesses(sym)) {
-          if (llvm::is_contained(own, a.op))
-            continue;
-          if (a.op && pos.lookup(a.op) == overwrite) {
-            ok = ok && a.first > live;
-            continue;
-          }
-          if (a.first <= overwrite && a.last > from)
-            ok = false;
-        }
-      }
-      if (ok) {
-        stateSpans[reduced] = span->second;
-        inPlaceReductions.push_back(std::move(rec));
-      }
-      continue;
-    }
-    auto unpack = dyn_cast<zero::UnpackOp>(op);
-    if (!unpack)
-      continue;
-    auto g = ml.groupIndex.find(unpack.getGroup());
-    Value flat = unpack.getFlat();
-    Operation *def = flat.getDefiningOp();
-    if (g == ml.groupIndex.end() || !def || !flat.hasOneUse() ||
-        def->getBlock() != &block || isLoad(def) ||
-        isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::PackOp,
-            train::AdamWOp, zero::ShardAdamWOp>(def) ||
-        inPlaceResults.contains(flat) || forwardedResults.count(flat) ||
-        packSlots.count(flat) || packFirst.count(flat) ||
-        castsInAdamW.contains(def))
-      continue;
-    const GroupInfo &gi = ml.groups[g->second];
-    if (!gi.paramSpan || gi.paramSpan->mem != kMemParams)
-      continue;
-    SmallVector<Operation *> stores;
-    bool ok = true;
-    for (auto [i, r] : llvm::enumerate(unpack.getMembers())) {
-      Operation *user = r.hasOneUse() ? *r.getUsers().begin() : nullptr;
-      ok = ok && user && isa<train::StoreOp>(user) &&
-           writtenSymbol(user) == gi.members[i] && storedValue(user) == r;
-      if (ok)
-        stores.push_back(user);
-    }
-    if (!ok)
-      continue;
-    int64_t from = pos.lookup(def), to = 0;
-    if (auto w = dyn_cast<zero::WaitOp>(def))
-      if (Operation *start = w->getOperand(0).getDefiningOp())
-        from = pos.lookup(start);
-    for (Operation *st : stores)
-      to = std::max(to, pos.lookup(st));
-    // The parameters change from the flat value's definition on: nothing
-    // else may read or write them until the last store.
-    for (const std::string &m : gi.members)
-      ok = ok && !accessedIn(m, from, to, /*reads=*/true, /*writes=*/true,
-                             stores);
-    if (ok)
-      stateSpans[flat] = *gi.paramSpan;
-  }
-}
-
-static bool hasNativeBf16Kernel(Operation *op);
-
-/// Whether `op` runs as one zrt.h native bf16 kernel (zrt_X_bf16, the same
-/// numbers as widening to f32, zrt_X and rounding back, without the f32
-/// copies): every floating tensor it reads or writes is bf16, except the
-/// f32 scalar loss and loss gradient of cross-entropy.
-static bool hasNativeBf16Kernel(Operation *op) {
-  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
-    return e->isNativeBf16(op);
-  return false;
-}
-
-/// Whether `op` is a compute op (Train/NotCompute.h): bf16 operands of one
-/// without a native kernel are widened to f32 around it.
-static bool isComputeOp(Operation *op) { return train::isComputeOp(op); }
-
-/// The bf16 and f16 tensors a compute op reads or writes, each once.
-static SmallVector<Value> bf16Tensors(Operation *op) {
-  SmallVector<Value> out;
-  auto add = [&](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (t && zero::narrow::isNarrowFloat(t.getElementType()) &&
-        !llvm::is_contained(out, v))
-      out.push_back(v);
-  };
-  for (Value v : op->getOperands())
-    add(v);
-  for (Value v : op->getResults())
-    add(v);
-  return out;
-}
-
-int64_t FunctionLowering::scratchBytes(Operation *op) {
-  int64_t bytes = 0;
-  bool native = hasNativeBf16Kernel(op);
-  // A workspace formula (zrt/abi.h) says -1 when the size overflows int64.
-  bool overflow = false;
-  auto words = [&](int64_t n) {
-    overflow |= n < 0;
-    return n;
-  };
-  if (isComputeOp(op) && !native)
-    for (Value v : bf16Tensors(op))
-      bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
-  if (const zero::emit::OpEmitter *e = emitters().lookup(op))
-    for (int64_t w : e->scratchWords(op, native))
-      bytes += alignUp(std::max<int64_t>(words(w), 1) * 4);
-  if (auto r = dyn_cast<func::ReturnOp>(op))
-    if (role == Role::Logits && r.getNumOperands() == 1) {
-      // As emitReturn: the last positions [B, Vp] in f32 (and in bf16 first
-      // for bf16 logits) before the copy to the host.
-      ArrayRef<int64_t> s = tensorType(r.getOperand(0)).getShape();
-      if (zero::narrow::isNarrowFloat(elementType(r.getOperand(0))))
-        bytes += alignUp((s[0] * s.back() + 1) / 2 * 4);
-      bytes += alignUp(s[0] * s.back() * 4);
-    }
-  return overflow ? -1 : bytes;
-}
-
-LogicalResult FunctionLowering::planArguments() {
-  Block &entry = fn.getBody().front();
-  if (role == Role::OptimizerStep) {
-    // lr, step, grad_scale by their train.name (else by position).
-    static constexpr StringLiteral names[3] = {"lr", "step", "grad_scale"};
-    if (entry.getNumArguments() != 3)
-      return fn.emitOpError(
-          "must take (lr: tensor<f32>, step: tensor<i64>, "
-          "grad_scale: tensor<f32>) for the model.h contract");
-    for (BlockArgument a : entry.getArguments()) {
-      unsigned which = a.getArgNumber();
-      if (auto n = fn.getArgAttrOfType<StringAttr>(which, "train.name")) {
-        auto it = llvm::find(names, n.getValue());
-        if (it != std::end(names))
-          which = it - std::begin(names);
-      }
-      auto t = dyn_cast<RankedTensorType>(a.getType());
-      Type want = which == 1 ? Type(IntegerType::get(fn.getContext(), 64))
-                             : Type(Float32Type::get(fn.getContext()));
-      if (!t || t.getRank() != 0 || t.getElementType() != want)
-        return fn.emitOpError("argument #")
-               << a.getArgNumber() << " (" << names[which] << ") must be "
-               << RankedTensorType::get({}, want);
-      request(a, kMemTemps, /*first=*/-1);
-      scalarArgs.push_back({which, a});
-    }
-    return success();
-  }
-  // The data inputs: (ids, targets), or an array model's named inputs.
-  const unsigned numInputs = ml.arrayInputs() ? ml.inputs.size() : 2;
-  unsigned maxArgs = role == Role::Logits ? 1 : numInputs;
-  if (role == Role::ForwardBackward &&
-      entry.getNumArguments() == numInputs + 1) {
-    // fp16-mixed: the loss scale S (train-autodiff{loss-scale=true}), set
-    // through the model description's set_loss_scale.
-    BlockArgument s = entry.getArgument(numInputs);
-    auto name = fn.getArgAttrOfType<StringAttr>(numInputs, "train.name");
-    auto t = dyn_cast<RankedTensorType>(s.getType());
-    if (!name || name.getValue() != "loss_scale" || !t || t.getRank() != 0 ||
-        !t.getElementType().isF32())
-      return fn.emitOpError("argument #")
-             << numInputs
-             << " must be the loss scale "
-                "(tensor<f32> {train.name = \"loss_scale\"}) "
-                "for the model.h contract";
-    request(s, kMemTemps, /*first=*/-1);
-    scalarArgs.push_back({kLossScaleArg, s});
-    ml.lossScaled = true;
-    maxArgs = numInputs + 1;
-  }
-  if (ml.arrayInputs()) {
-    // The named inputs of @forward, in its order (describeInputs).
-    if (entry.getNumArguments() != maxArgs)
-      return fn.emitOpError("takes ")
-             << entry.getNumArguments() << " arguments; @forward's "
-             << numInputs << " named inputs"
-             << (ml.lossScaled ? " and the loss scale" : "")
-             << " are what the model.h contract passes";
-    for (unsigned i = 0; i < numInputs; ++i) {
-      BlockArgument a = entry.getArgument(i);
-      auto name = fn.getArgAttrOfType<StringAttr>(i, "train.name");
-      if (!name || name.getValue() != ml.inputs[i].name ||
-          a.getType() != ml.inputs[i].type)
-        return fn.emitOpError("argument #")
-               << i << " must be @forward's input '" << ml.inputs[i].name
-               << "' (" << ml.inputs[i].type << ")";
-      if (a.use_empty())
-        continue;
-      request(a, kMemTemps, /*first=*/-1);
-      inputArgs.push_back(a);
-    }
-    return success();
-  }
-  if (entry.getNumArguments() > maxArgs)
-    return fn.emitOpError("takes ")
-           << entry.getNumArguments() << " arguments; the model.h contract "
-           << (role == Role::Logits ? "passes token ids only"
-                                    : "passes token ids and targets");
-  for (BlockArgument a : entry.getArguments()) {
-    if (maxArgs == 3 && a.getArgNumber() == 2)
-      continue; // the loss scale, above
-    auto t = dyn_cast<RankedTensorType>(a.getType());
-    if (!t || !t.getElementType().isInteger(32))
-      return fn.emitOpError("argument #")
-             << a.getArgNumber() << " has type " << a.getType()
-             << "; the model.h contract passes int32 token ids / targets";
-    // Copied from the caller's host memory into an arena buffer at entry.
-    if (a.use_empty())
-      continue;
-    request(a, kMemTemps, /*first=*/-1);
-    inputArgs.push_back(a);
-  }
-  return success();
-}
-
-LogicalResult FunctionLowering::plan() {
-  Block &block = fn.getBody().front();
-  int64_t i = 0;
-  for (Operation &op : block) {
-    pos[&op] = i;
-    if (op.hasAttr("train.loss_seed") && seedPos == INT64_MAX)
-      seedPos = i;
-    ++i;
-  }
-  if (role == Role::Forward || role == Role::ForwardBackward) {
-    if (fn.getNumResults() != 1 ||
-        fn.getResultTypes()[0] !=
-            RankedTensorType::get({}, Float32Type::get(fn.getContext())))
-      return fn.emitOpError("must return exactly the f32 loss (tensor<f32>) "
-                            "for the model.h contract");
-  } else if (role == Role::OptimizerStep) {
-    if (fn.getNumResults() != 1 ||
-        fn.getResultTypes()[0] !=
-            RankedTensorType::get({}, Float32Type::get(fn.getContext())))
-      return fn.emitOpError("must return exactly the gradient norm "
-                            "(tensor<f32>) for the model.h contract");
-  } else {
-    auto t = fn.getNumResults() == 1
-                 ? dyn_cast<RankedTensorType>(fn.getResultTypes()[0])
-                 : RankedTensorType();
-    if (!t || t.getRank() != 3)
-      return fn.emitOpError("must return the logits tensor<BxTxVp> for the "
-                            "model.h contract");
-  }
-  if (failed(planArguments()))
-    return failure();
-  decideLoadCopies();
-  decideInPlaceUpdates();
-  decidePackSlots();
-  decideFusedCasts();
-  decideFillRuns();
-  decideStateSpans();
-  decideAdamWRuns();
-  decideSumSquaresRuns();
-
-  for (Operation &op : block) {
-    for (Value v : op.getResults())
-      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-        if (failed(checkStorable(&op, t)))
-          return failure();
-    if (isLoad(&op)) {
-      const StateInfo *s = ml.lookupState(&op, loadSymbol(&op));
-      if (!s)
-        return failure();
-      if (copyLoads.contains(&op))
-        request(op.getResult(0), kMemTemps, pos.lookup(&op));
-      else
-        buffers[op.getResult(0)] = {Buffer::Arena, s->place};
-      continue;
-    }
-    if (auto r = dyn_cast<train::ReshapeOp>(op)) {
-      buffers[r.getResult()] = {Buffer::View, {}, r.getInput(), 0};
-      continue;
-    }
-    if (auto u = dyn_cast<zero::UnpackOp>(op)) {
-      auto g = ml.groupIndex.find(u.getGroup());
-      if (g == ml.groupIndex.end())
-        return u.emitOpError("refers to @")
-               << u.getGroup() << ", which is not a zero.group";
-      for (auto [i, v] : llvm::enumerate(u.getMembers()))
-        buffers[v] = {
-            Buffer::View, {}, u.getFlat(), ml.groups[g->second].offsets[i]};
-      continue;
-    }
-    if (auto sp = dyn_cast<zero::SplitOp>(op)) {
-      int64_t offset = 0;
-      for (Value v : sp.getResults()) {
-        buffers[v] = {Buffer::View, {}, sp.getInput(), offset};
-        offset += numel(v);
-      }
-      continue;
-    }
-    if (isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
-            zero::AllReduceStartOp>(op) &&
-        (!op.getResult(0).hasOneUse() || !waitOf(&op)))
-      return op.emitOpError("must be waited exactly once (zero.wait)");
-    for (Value v : op.getResults()) {
-      if (!isa<RankedTensorType>(v.getType()))
-        continue; // !zero.pending: the buffer is its zero.wait's result
-      if (inPlaceResults.contains(v)) {
-        // (new_param, new_exp_avg, new_exp_avg_sq) update operands
-        // (param, exp_avg, exp_avg_sq) = #0, #2, #3 of both AdamW ops.
-        unsigned k = cast<OpResult>(v).getResultNumber();
-        Value operand = op.getOperand(k == 0 ? 0 : k == 1 ? 2 : 3);
-        buffers[v] = buffers.lookup(operand);
-        continue;
-      }
-      if (StringRef sym = forwardedResults.lookup(v); !sym.empty()) {
-        const StateInfo *s = ml.lookupState(&op, sym);
-        if (!s)
-          return failure();
-        buffers[v] = {Buffer::Arena, s->place};
-        continue;
-      }
-      if (auto span = stateSpans.find(v); span != stateSpans.end()) {
-        buffers[v] = {Buffer::Arena, span->second};
-        continue;
-      }
-      // A program constant lives in its slot of the constants arena
-      // (zero-layout-states), computed once by init().
-      if (isa<train::RopeTableOp>(op)) {
-        auto slot =
-            op.getAttrOfType<zero::SlotAttr>(zero::ZeroDialect::kSlotAttrName);
-        if (!slot)
-          return op.emitOpError("has no ")
-                 << zero::ZeroDialect::kSlotAttrName
-                 << " (its place in the constants arena); run "
-                    "zero-layout-states first";
-        buffers[v] = {Buffer::Arena, {kMemConsts, slot.getOffset()}};
-        continue;
-      }
-      if (auto ce = dyn_cast<train::CrossEntropyFusedOp>(op);
-          ce && v == ce.getGrad()) {
-        buffers[v] = {Buffer::View, {}, ce.getLogits(), 0};
-        continue;
-      }
-      if (auto slot = packSlots.find(v); slot != packSlots.end()) {
-        buffers[v] = {Buffer::View, {}, slot->second.first,
-                      slot->second.second};
-        continue;
-      }
-      // A collective's result is written from its start on; a pack's flat
-      // buffer from its first slot member's definition on.
-      int64_t first = pos.lookup(&op);
-      if (auto w = dyn_cast<zero::WaitOp>(op))
-        if (Operation *start = w->getOperand(0).getDefiningOp())
-          first = pos.lookup(start);
-      if (auto f = packFirst.find(v); f != packFirst.end())
-        first = std::min(first, f->second);
-      request(v, isActivation(v) ? kMemActs : kMemTemps, first);
-    }
-    int64_t sb = scratchBytes(&op);
-    if (sb < 0)
-      return op.emitOpError("needs a kernel workspace larger than int64 "
-                            "bytes (zrt/abi.h)");
-    if (sb) {
-      PlanBlock blk;
-      blk.bytes = sb;
-      blk.first = blk.last = pos.lookup(&op);
-      blk.scratchOp = &op;
-      blocks.push_back(blk);
-      scratchLen[&op] = sb;
-      scratchSize = std::max(scratchSize, sb);
-    }
-  }
-  if (assign == Assign::BestFit)
-    shareActivations();
-  if (failed(assignOffsets()))
-    return failure();
-  for (int m : {kMemActs, kMemTemps})
-    ml.arenaBytes[m] = std::max(ml.arenaBytes[m], bump[m]);
-  if (role == Role::ForwardBackward)
-    ml.forwardBackwardActivations = bump[kMemActs];
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -2280,7 +375,15 @@ Placement FunctionLowering::rootPlacement(Value v, bool &isArena) {
   return p;
 }
 
-Value FunctionLowering::scratch(int64_t elems) {
+Value FunctionLowering::scratch() {
+  if (kernelScratchNext >= kernelScratch.size())
+    llvm::report_fatal_error(
+        "convert-train-to-emitc: an emitter asked for more scratch blocks "
+        "than zero::kernelScratchWords declares");
+  return scratchWords(kernelScratch[kernelScratchNext++]);
+}
+
+Value FunctionLowering::scratchWords(int64_t elems) {
   Placement p{kMemTemps, scratchBase + scratchCursor};
   scratchCursor += alignUp(std::max<int64_t>(elems, 1) * 4);
   if (scratchCursor > scratchSize || scratchBase < 0)
@@ -2498,9 +601,16 @@ Value FunctionLowering::request(Operation *start) {
                                     lv);
 }
 
+LogicalResult FunctionLowering::emitWith(const zero::emit::OpEmitter &e,
+                                         Operation *op, bool native) {
+  kernelScratch = zero::kernelScratchWords(op, native);
+  kernelScratchNext = 0;
+  return e.emit(op, *this, native);
+}
+
 LogicalResult FunctionLowering::emitCompute(Operation *op) {
   if (const zero::emit::OpEmitter *e = emitters().lookup(op))
-    return e->emit(op, *this, nativeBf16);
+    return emitWith(*e, op, nativeBf16);
   return op->emitOpError("is not supported by convert-train-to-emitc");
 }
 
@@ -2548,7 +658,7 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   }
 
   // Ops with a native bf16 kernel: one zrt_X_bf16 call on the bf16 tensors.
-  if (hasNativeBf16Kernel(op)) {
+  if (zero::hasNativeBf16Kernel(op)) {
     nativeBf16 = true;
     LogicalResult r = emitCompute(op);
     nativeBf16 = false;
@@ -2556,10 +666,10 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   }
 
   // Other compute ops on bf16: widen to f32 scratch, compute, round back.
-  if (isComputeOp(op)) {
+  if (train::isComputeOp(op)) {
     SmallVector<Value> narrow = bf16Tensors(op);
     for (Value v : narrow) {
-      Value s = scratch(numel(v));
+      Value s = scratchWords(numel(v));
       if (v.getDefiningOp() != op)
         call(zero::narrow::castToF32(elementType(v)), {ptr(v), s, i64(numel(v))});
       overrides[v] = s;
@@ -2879,7 +989,7 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
       .Default([&](Operation *other) -> LogicalResult {
         // An op with an emitter that is not a compute op (a constant).
         if (const zero::emit::OpEmitter *e = emitters().lookup(other))
-          return e->emit(other, *this, /*native=*/false);
+          return emitWith(*e, other, /*native=*/false);
         return other->emitOpError("is not supported by convert-train-to-emitc");
       });
 }
@@ -2907,17 +1017,17 @@ LogicalResult FunctionLowering::emitReturn(func::ReturnOp op) {
     Value src = offsetPtr(ptr(result), (T - 1) * V);
     Value last;
     if (elementType(result).isF32()) {
-      last = scratch(B * V);
+      last = scratchWords(B * V);
       call("zrt_copy_2d",
            {src, i64(T * V), last, i64(V), i64(B), i64(V), opq("ZRT_F32")});
     } else {
       Type elt = elementType(result);
-      Value rows = scratch((B * V + 1) / 2); // B·V 16-bit elements
+      Value rows = scratchWords((B * V + 1) / 2); // B·V 16-bit elements
       call("zrt_copy_2d",
            {src, i64(T * V), rows, i64(V), i64(B), i64(V),
             opq(*dtypeName(elt))});
       Value asNarrow = emitc::CastOp::create(b, loc(), ml.ptrType(elt), rows);
-      last = scratch(B * V);
+      last = scratchWords(B * V);
       call(zero::narrow::castToF32(elt), {asNarrow, last, i64(B * V)});
     }
     call("zrt_copy_to_host", {out, last, i64(B * V * 4)});
@@ -3538,7 +1648,7 @@ LogicalResult ModuleLowering::run() {
   SmallVector<Operation *> old;
   for (Operation &op : module.getBody()->getOperations())
     old.push_back(&op);
-  if (failed(collectDeclarations()) || failed(describe()))
+  if (failed(analyze()))
     return failure();
 
   static constexpr Role roles[4] = {Role::Forward, Role::ForwardBackward,
@@ -3598,62 +1708,6 @@ LogicalResult ModuleLowering::run() {
   module->removeAttr(zero::ZeroDialect::kStateArenaBytesAttrName);
   return success();
 }
-
-FailureOr<zero::BufferPlan> ModuleLowering::planOnly(bool annotate) {
-  if (failed(collectDeclarations()) || failed(describe()))
-    return failure();
-  static constexpr Role roles[4] = {Role::Forward, Role::ForwardBackward,
-                                    Role::OptimizerStep, Role::Logits};
-  zero::BufferPlan plan;
-  for (int m : {kMemParams, kMemGrads, kMemMaster, kMemMoments})
-    plan.stateArenaBytes += arenaBytes[m];
-  plan.constantArenaBytes = arenaBytes[kMemConsts];
-  // @forward_backward first: the others may share its activation arena.
-  SmallVector<std::pair<int, zero::ArenaBytes>> planned;
-  for (int i : {1, 0, 2, 3}) {
-    if (!functions[i])
-      continue;
-    FunctionLowering fl(*this, functions[i], roles[i], Assign::BestFit);
-    if (failed(fl.plan()))
-      return failure();
-    zero::ArenaBytes a{fl.arenaExtent(kMemActs), fl.arenaExtent(kMemTemps)};
-    planned.push_back({i, a});
-    plan.arenas.activations = std::max(plan.arenas.activations, a.activations);
-    plan.arenas.temporaries = std::max(plan.arenas.temporaries, a.temporaries);
-    plan.bumpBytes.activations =
-        std::max(plan.bumpBytes.activations, fl.blockSum(kMemActs));
-    plan.bumpBytes.temporaries =
-        std::max(plan.bumpBytes.temporaries, fl.blockSum(kMemTemps));
-    if (annotate)
-      fl.annotate();
-  }
-  llvm::sort(planned, [](const auto &a, const auto &b) {
-    return a.first < b.first;
-  });
-  for (auto &[i, a] : planned)
-    plan.functions.push_back({functions[i].getSymName().str(), a});
-  if (annotate) {
-    Builder bld(ctx);
-    module->setAttr(
-        kArenaBytesAttr,
-        bld.getDictionaryAttr(
-            {bld.getNamedAttr("activations",
-                              bld.getI64IntegerAttr(plan.arenas.activations)),
-             bld.getNamedAttr("temporaries",
-                              bld.getI64IntegerAttr(plan.arenas.temporaries))}));
-  }
-  return plan;
-}
-
-} // namespace
-
-FailureOr<zero::BufferPlan> mlir::zero::planBuffers(ModuleOp module,
-                                                    bool annotate) {
-  ModuleLowering lowering(module, /*emitMain=*/false, /*emitComments=*/false);
-  return lowering.planOnly(annotate);
-}
-
-namespace {
 
 //===----------------------------------------------------------------------===//
 // The pass

@@ -51,6 +51,7 @@
 
 #include "ZeroCompileConfig.h"
 
+#include "zero/InitAll.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Support/Version.h"
 #include "zero/Transforms/Passes.h"

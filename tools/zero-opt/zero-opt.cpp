@@ -10,6 +10,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/InitAll.h"
 #include "zero/Support/Version.h"
 #include "zero/Transforms/Passes.h"
 

@@ -11,6 +11,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "zero/InitAll.h"
 #include "zero/Support/Version.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Transforms/Passes.h"

@@ -49,14 +49,6 @@ inline constexpr llvm::StringLiteral kStageAttr = "zero.stage";
 /// the trainable flag.
 inline constexpr llvm::StringLiteral kShardedParamAttr = "zero.sharded";
 
-/// Registers every pass and pass pipeline of the project with the global
-/// registry (for zero-opt and zero-compile).
-void registerAllPasses();
-
-/// Adds the `train` and `zero` dialects and the upstream dialects the
-/// project's IR uses (func, arith, cf, tensor, emitc) to `registry`.
-void registerAllDialects(DialectRegistry &registry);
-
 } // namespace mlir::zero
 
 #endif // ZERO_TRANSFORMS_PASSES_H

@@ -291,7 +291,7 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
     value's definition) take no block; a view extends the live range of the
     buffer it views (the
     lowering's own alias analysis: this pass and convert-train-to-emitc
-    share the planner, include/zero/Conversion/BufferPlan.h).
+    share the planner, include/zero/Analysis/BufferPlan.h).
 
     Each arena is placed by greedy best fit over live intervals (largest
     block first, into the smallest gap between the blocks already placed

@@ -14,7 +14,6 @@
 #include "OpEmitter.h"
 
 #include "Train/TrainOps.h"
-#include "zrt/abi.h"
 
 using namespace mlir;
 using namespace mlir::zero::emit;
@@ -30,13 +29,6 @@ struct Dims {
 Dims dimsOf(Value q, Value k) {
   ArrayRef<int64_t> s = tensorType(q).getShape();
   return {s[0], s[1], tensorType(k).getDimSize(1), s[2], s[3]};
-}
-
-/// The kernels' workspace, in floats (zrt/abi.h; the forward's output and
-/// log-sum-exp are tensors of the IR, kept for the backward).
-int64_t workspaceWords(const Dims &d, bool native) {
-  return native ? zrt_abi_attention_workspace_bf16(d.T, d.D)
-                : zrt_abi_attention_workspace(d.T);
 }
 
 /// zrt_attention_forward[_gqa][_bf16] name.
@@ -55,17 +47,10 @@ SmallVector<CArg> dimArgs(EmitContext &c, const Dims &d) {
 
 struct CausalAttentionEmitter : OpEmitterFor<train::CausalAttentionOp> {
   // Q, K, V and O share one element type; lse is f32.
-  bool isNativeBf16(train::CausalAttentionOp op) const override {
-    return allBf16(op.getQuery());
-  }
-  SmallVector<int64_t, 2> scratchWords(train::CausalAttentionOp op,
-                                       bool native) const override {
-    return {workspaceWords(dimsOf(op.getQuery(), op.getKey()), native)};
-  }
   LogicalResult emit(train::CausalAttentionOp op, EmitContext &c,
                      bool native) const override {
     Dims d = dimsOf(op.getQuery(), op.getKey());
-    Value work = c.scratch(workspaceWords(d, native));
+    Value work = c.scratch();
     SmallVector<CArg> args = {c.ptr(op.getQuery()),  c.ptr(op.getKey()),
                               c.ptr(op.getValue()),  c.ptr(op.getResult()),
                               c.ptr(op.getLse()),    work};
@@ -78,17 +63,10 @@ struct CausalAttentionEmitter : OpEmitterFor<train::CausalAttentionOp> {
 /// The probabilities are recomputed tile by tile from the forward's
 /// log-sum-exp; a group's dK/dV are the sums over its query heads.
 struct AttentionGradEmitter : OpEmitterFor<train::AttentionGradOp> {
-  bool isNativeBf16(train::AttentionGradOp op) const override {
-    return allBf16(op.getQuery());
-  }
-  SmallVector<int64_t, 2> scratchWords(train::AttentionGradOp op,
-                                       bool native) const override {
-    return {workspaceWords(dimsOf(op.getQuery(), op.getKey()), native)};
-  }
   LogicalResult emit(train::AttentionGradOp op, EmitContext &c,
                      bool native) const override {
     Dims d = dimsOf(op.getQuery(), op.getKey());
-    Value work = c.scratch(workspaceWords(d, native));
+    Value work = c.scratch();
     SmallVector<CArg> args = {
         c.ptr(op.getGrad()),      c.ptr(op.getQuery()),    c.ptr(op.getKey()),
         c.ptr(op.getValue()),     c.ptr(op.getOutput()),   c.ptr(op.getLse()),
@@ -110,17 +88,10 @@ Dims packedDims(Value qkv, uint64_t heads) {
 
 struct CausalAttentionPackedEmitter
     : OpEmitterFor<train::CausalAttentionPackedOp> {
-  bool isNativeBf16(train::CausalAttentionPackedOp op) const override {
-    return allBf16(op.getQkv());
-  }
-  SmallVector<int64_t, 2> scratchWords(train::CausalAttentionPackedOp op,
-                                       bool native) const override {
-    return {workspaceWords(packedDims(op.getQkv(), op.getHeads()), native)};
-  }
   LogicalResult emit(train::CausalAttentionPackedOp op, EmitContext &c,
                      bool native) const override {
     Dims d = packedDims(op.getQkv(), op.getHeads());
-    Value work = c.scratch(workspaceWords(d, native));
+    Value work = c.scratch();
     c.call(kernelName("zrt_attention_forward_packed", native),
            {c.ptr(op.getQkv()), c.ptr(op.getResult()), c.ptr(op.getLse()), work,
             c.i64(d.B), c.i64(d.T), c.i64(d.H), c.i64(d.D)});
@@ -130,17 +101,10 @@ struct CausalAttentionPackedEmitter
 
 struct AttentionPackedGradEmitter
     : OpEmitterFor<train::AttentionPackedGradOp> {
-  bool isNativeBf16(train::AttentionPackedGradOp op) const override {
-    return allBf16(op.getQkv());
-  }
-  SmallVector<int64_t, 2> scratchWords(train::AttentionPackedGradOp op,
-                                       bool native) const override {
-    return {workspaceWords(packedDims(op.getQkv(), op.getHeads()), native)};
-  }
   LogicalResult emit(train::AttentionPackedGradOp op, EmitContext &c,
                      bool native) const override {
     Dims d = packedDims(op.getQkv(), op.getHeads());
-    Value work = c.scratch(workspaceWords(d, native));
+    Value work = c.scratch();
     c.call(kernelName("zrt_attention_backward_packed", native),
            {c.ptr(op.getGrad()), c.ptr(op.getQkv()), c.ptr(op.getOutput()),
             c.ptr(op.getLse()), c.ptr(op.getResult()), work, c.i64(d.B),

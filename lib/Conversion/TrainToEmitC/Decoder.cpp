@@ -23,9 +23,6 @@ namespace {
 
 /// train.rms_norm -> zrt_rms_norm(x, w, out, N, C, eps).
 struct RmsNormEmitter : OpEmitterFor<train::RmsNormOp> {
-  bool isNativeBf16(train::RmsNormOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::RmsNormOp op, EmitContext &c,
                      bool native) const override {
     auto [n, cols] = rowsCols(op.getInput());
@@ -38,9 +35,6 @@ struct RmsNormEmitter : OpEmitterFor<train::RmsNormOp> {
 
 /// train.add_rms_norm -> zrt_add_rms_norm(a, b, w, sum, out, N, C, eps).
 struct AddRmsNormEmitter : OpEmitterFor<train::AddRmsNormOp> {
-  bool isNativeBf16(train::AddRmsNormOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::AddRmsNormOp op, EmitContext &c,
                      bool native) const override {
     auto [n, cols] = rowsCols(op.getLhs());
@@ -56,17 +50,10 @@ struct AddRmsNormEmitter : OpEmitterFor<train::AddRmsNormOp> {
 /// dx, dw, workspace, N, C, eps) with N floats of workspace (the rows'
 /// statistics of the weight-gradient pass; never a heap allocation).
 struct RmsNormGradEmitter : OpEmitterFor<train::RmsNormGradOp> {
-  bool isNativeBf16(train::RmsNormGradOp op) const override {
-    return allOperandsBf16(op);
-  }
-  SmallVector<int64_t, 2> scratchWords(train::RmsNormGradOp op,
-                                       bool) const override {
-    return {rowsCols(op.getInput()).first};
-  }
   LogicalResult emit(train::RmsNormGradOp op, EmitContext &c,
                      bool native) const override {
     auto [n, cols] = rowsCols(op.getInput());
-    Value work = c.scratch(n);
+    Value work = c.scratch();
     Value addend = op.getAddend();
     c.call(kernelName("zrt_rms_norm_backward", native),
            {c.ptr(op.getGrad()), c.ptr(op.getInput()), c.ptr(op.getWeight()),
@@ -82,9 +69,6 @@ struct RmsNormGradEmitter : OpEmitterFor<train::RmsNormGradOp> {
 //===----------------------------------------------------------------------===//
 
 struct SiluEmitter : OpEmitterFor<train::SiluOp> {
-  bool isNativeBf16(train::SiluOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::SiluOp op, EmitContext &c,
                      bool native) const override {
     c.call(kernelName("zrt_silu", native),
@@ -95,9 +79,6 @@ struct SiluEmitter : OpEmitterFor<train::SiluOp> {
 };
 
 struct SiluGradEmitter : OpEmitterFor<train::SiluGradOp> {
-  bool isNativeBf16(train::SiluGradOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::SiluGradOp op, EmitContext &c,
                      bool native) const override {
     c.call(kernelName("zrt_silu_backward", native),
@@ -108,9 +89,6 @@ struct SiluGradEmitter : OpEmitterFor<train::SiluGradOp> {
 };
 
 struct SwigluEmitter : OpEmitterFor<train::SwigluOp> {
-  bool isNativeBf16(train::SwigluOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::SwigluOp op, EmitContext &c,
                      bool native) const override {
     c.call(kernelName("zrt_swiglu", native),
@@ -121,9 +99,6 @@ struct SwigluEmitter : OpEmitterFor<train::SwigluOp> {
 };
 
 struct SwigluGradEmitter : OpEmitterFor<train::SwigluGradOp> {
-  bool isNativeBf16(train::SwigluGradOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::SwigluGradOp op, EmitContext &c,
                      bool native) const override {
     c.call(kernelName("zrt_swiglu_backward", native),
@@ -141,9 +116,6 @@ struct SwigluGradEmitter : OpEmitterFor<train::SwigluGradOp> {
 /// train.rope -> zrt_rope(x, table, out, B, T, H, D, layout, inverse); the
 /// table is f32 in every precision, so the op is native when x is bf16.
 struct RopeEmitter : OpEmitterFor<train::RopeOp> {
-  bool isNativeBf16(train::RopeOp op) const override {
-    return allBf16({op.getInput(), op.getResult()});
-  }
   LogicalResult emit(train::RopeOp op, EmitContext &c,
                      bool native) const override {
     ArrayRef<int64_t> s = tensorType(op.getInput()).getShape();

@@ -18,14 +18,11 @@ using namespace mlir::zero::emit;
 
 namespace {
 
-/// zrt_X(operands..., result, n) over the result's n elements; `native`:
-/// whether zrt_X_bf16 exists (then used when every tensor is bf16).
+/// zrt_X(operands..., result, n) over the result's n elements (zrt_X_bf16
+/// where the op runs natively in bf16: zero/Analysis/Kernels.h).
 template <typename OpTy> struct ElementwiseEmitter : OpEmitterFor<OpTy> {
-  ElementwiseEmitter(std::string kernel, bool hasBf16)
-      : kernel(std::move(kernel)), hasBf16(hasBf16) {}
-  bool isNativeBf16(OpTy op) const override {
-    return hasBf16 && allOperandsBf16(op);
-  }
+  explicit ElementwiseEmitter(std::string kernel)
+      : kernel(std::move(kernel)) {}
   LogicalResult emit(OpTy op, EmitContext &c, bool native) const override {
     SmallVector<CArg> args;
     for (Value v : op->getOperands())
@@ -35,7 +32,6 @@ template <typename OpTy> struct ElementwiseEmitter : OpEmitterFor<OpTy> {
     return success();
   }
   std::string kernel;
-  bool hasBf16;
 };
 
 /// train.scale -> zrt_scale(x, factor, out, n).
@@ -73,14 +69,14 @@ struct SoftmaxGradEmitter : OpEmitterFor<train::SoftmaxGradOp> {
 } // namespace
 
 void mlir::zero::emit::populateElementwiseEmitters(OpEmitterSet &set) {
-  set.add<train::AddOp, ElementwiseEmitter<train::AddOp>>("zrt_add", true);
-  set.add<train::MulOp, ElementwiseEmitter<train::MulOp>>("zrt_mul", false);
-  set.add<train::GeluOp, ElementwiseEmitter<train::GeluOp>>("zrt_gelu", true);
-  set.add<train::ReluOp, ElementwiseEmitter<train::ReluOp>>("zrt_relu", false);
+  set.add<train::AddOp, ElementwiseEmitter<train::AddOp>>("zrt_add");
+  set.add<train::MulOp, ElementwiseEmitter<train::MulOp>>("zrt_mul");
+  set.add<train::GeluOp, ElementwiseEmitter<train::GeluOp>>("zrt_gelu");
+  set.add<train::ReluOp, ElementwiseEmitter<train::ReluOp>>("zrt_relu");
   set.add<train::GeluGradOp, ElementwiseEmitter<train::GeluGradOp>>(
-      "zrt_gelu_backward", true);
+      "zrt_gelu_backward");
   set.add<train::ReluGradOp, ElementwiseEmitter<train::ReluGradOp>>(
-      "zrt_relu_backward", false);
+      "zrt_relu_backward");
   set.add<train::ScaleOp, ScaleEmitter>();
   set.add<train::SoftmaxOp, SoftmaxEmitter>();
   set.add<train::SoftmaxGradOp, SoftmaxGradEmitter>();

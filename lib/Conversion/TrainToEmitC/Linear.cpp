@@ -11,7 +11,6 @@
 #include "OpEmitter.h"
 
 #include "Train/TrainOps.h"
-#include "zrt/abi.h"
 
 using namespace mlir;
 using namespace mlir::zero::emit;
@@ -21,9 +20,6 @@ namespace {
 /// train.embedding -> zrt_embedding(table [V, C], ids, out, N, V, C).
 struct EmbeddingEmitter : OpEmitterFor<train::EmbeddingOp> {
   // The ids are i32.
-  bool isNativeBf16(train::EmbeddingOp op) const override {
-    return allBf16({op.getTable(), op.getResult()});
-  }
   LogicalResult emit(train::EmbeddingOp op, EmitContext &c,
                      bool native) const override {
     RankedTensorType t = tensorType(op.getTable());
@@ -39,23 +35,10 @@ struct EmbeddingEmitter : OpEmitterFor<train::EmbeddingOp> {
 /// C); in bf16 with zrt_abi_embedding_backward_bf16_workspace words of
 /// scratch (the positions sorted by id).
 struct EmbeddingGradEmitter : OpEmitterFor<train::EmbeddingGradOp> {
-  bool isNativeBf16(train::EmbeddingGradOp op) const override {
-    return allBf16({op.getGrad(), op.getResult()});
-  }
-  static int64_t words(train::EmbeddingGradOp op) {
-    return zrt_abi_embedding_backward_bf16_workspace(
-        numel(op.getIds()), op.getType().getDimSize(0));
-  }
-  SmallVector<int64_t, 2> scratchWords(train::EmbeddingGradOp op,
-                                       bool native) const override {
-    if (!native)
-      return {};
-    return {words(op)};
-  }
   LogicalResult emit(train::EmbeddingGradOp op, EmitContext &c,
                      bool native) const override {
     RankedTensorType t = op.getType();
-    Value work = native ? c.scratch(words(op)) : Value();
+    Value work = native ? c.scratch() : Value();
     SmallVector<CArg> args = {c.ptr(op.getGrad()), c.ptr(op.getIds()),
                               c.ptr(op.getResult()), c.i64(numel(op.getIds())),
                               c.i64(t.getDimSize(0)), c.i64(t.getDimSize(1))};
@@ -69,9 +52,6 @@ struct EmbeddingGradEmitter : OpEmitterFor<train::EmbeddingGradOp> {
 /// train.reduce_sum -> zrt_bias_backward(x, out, rows, n): the sum of x
 /// [rows, n] over its rows.
 struct ReduceSumEmitter : OpEmitterFor<train::ReduceSumOp> {
-  bool isNativeBf16(train::ReduceSumOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::ReduceSumOp op, EmitContext &c,
                      bool native) const override {
     int64_t n = numel(op.getResult());

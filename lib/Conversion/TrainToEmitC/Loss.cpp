@@ -30,9 +30,6 @@ Attribute ignoreArg(EmitContext &c, int64_t ignore) {
 
 struct CrossEntropyEmitter : OpEmitterFor<train::CrossEntropyOp> {
   // The loss is an f32 scalar in every precision.
-  bool isNativeBf16(train::CrossEntropyOp op) const override {
-    return allBf16(op.getLogits()) && isF32(op.getResult());
-  }
   LogicalResult emit(train::CrossEntropyOp op, EmitContext &c,
                      bool native) const override {
     auto [n, v] = rowsCols(op.getLogits());
@@ -52,9 +49,6 @@ struct CrossEntropyEmitter : OpEmitterFor<train::CrossEntropyOp> {
 /// The loss and its gradient in one pass; the gradient overwrites the
 /// logits (the op's tie, train-fuse-cross-entropy).
 struct CrossEntropyFusedEmitter : OpEmitterFor<train::CrossEntropyFusedOp> {
-  bool isNativeBf16(train::CrossEntropyFusedOp op) const override {
-    return allBf16(op.getLogits());
-  }
   LogicalResult emit(train::CrossEntropyFusedOp op, EmitContext &c,
                      bool native) const override {
     auto [n, v] = rowsCols(op.getLogits());
@@ -67,9 +61,6 @@ struct CrossEntropyFusedEmitter : OpEmitterFor<train::CrossEntropyFusedOp> {
 };
 
 struct CrossEntropyGradEmitter : OpEmitterFor<train::CrossEntropyGradOp> {
-  bool isNativeBf16(train::CrossEntropyGradOp op) const override {
-    return allBf16({op.getLogits(), op.getResult()}) && isF32(op.getGrad());
-  }
   LogicalResult emit(train::CrossEntropyGradOp op, EmitContext &c,
                      bool native) const override {
     auto [n, v] = rowsCols(op.getLogits());

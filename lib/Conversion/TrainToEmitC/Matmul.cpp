@@ -16,71 +16,24 @@
 #include "OpEmitter.h"
 
 #include "Train/TrainOps.h"
-#include "zrt/abi.h"
+#include "zero/Analysis/Kernels.h"
 
 using namespace mlir;
 using namespace mlir::zero::emit;
 
 namespace {
 
-/// The GEMM of a train.matmul as zrt_matmul sees it: `batch` packed
-/// products of [M, K] x [K, N]. A rank-2 B shared by a batched A is one
-/// product over all of A's rows (valid because the verifier rejects
-/// transpose_a in that form).
-struct MatmulDims {
-  int64_t batch = 1, M = 0, N = 0, K = 0;
-};
+using zero::matmulShape;
 
-template <typename MatmulLikeOp> MatmulDims matmulDims(MatmulLikeOp o) {
-  auto a = cast<RankedTensorType>(o.getA().getType());
-  auto bt = cast<RankedTensorType>(o.getB().getType());
-  auto r = cast<RankedTensorType>(o.getResult().getType());
-  int64_t rank = a.getRank();
-  bool ta = o.getTransposeA();
-  MatmulDims d;
-  d.K = ta ? a.getDimSize(rank - 2) : a.getDimSize(rank - 1);
-  d.M = ta ? a.getDimSize(rank - 1) : a.getDimSize(rank - 2);
-  d.N = r.getShape().back();
-  if (bt.getRank() == 2 && rank > 2)
-    d.M = d.K ? a.getNumElements() / d.K : 0; // rows of all batch entries
-  else
-    d.batch = d.M * d.N ? r.getNumElements() / (d.M * d.N) : 0;
-  return d;
-}
-
-/// Whether a, b, bias (may be null) and the result are bf16 and a, b, bias
-/// distinct values (the bf16 GEMM widens them in chunks of its own).
-bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
-  return allBf16({a, b, result}) && (!bias || allBf16(bias)) && a != b &&
-         (!bias || (bias != a && bias != b));
-}
-
-/// The shared shape of the three emitters: `bias(op)` and `nativeOk(op)`
-/// say what differs.
+/// The shared shape of the three emitters (which of them runs natively in
+/// bf16 and its workspace: zero/Analysis/Kernels.h).
 template <typename OpTy> struct MatmulEmitterBase : OpEmitterFor<OpTy> {
-  virtual Value bias(OpTy) const { return Value(); }
-  virtual bool extraNativeCondition(OpTy) const { return true; }
-  bool isNativeBf16(OpTy op) const override {
-    return extraNativeCondition(op) &&
-           isBf16Matmul(op.getA(), op.getB(), bias(op), op.getResult());
-  }
-  static int64_t workspace(OpTy op, bool hasBias) {
-    MatmulDims d = matmulDims(op);
-    return zrt_abi_matmul_bf16_workspace(d.batch, d.M, d.N, d.K,
-                                         hasBias ? 1 : 0,
-                                         ZRT_MATMUL_BF16_CHUNK_FLOATS);
-  }
-  SmallVector<int64_t, 2> scratchWords(OpTy op, bool native) const override {
-    if (!native)
-      return {};
-    return {workspace(op, bias(op) != nullptr)};
-  }
   /// callee(A, B, middle..., batch, M, N, K, trans_a, trans_b, workspace),
   /// the workspace taken first (the pointers then in argument order).
   void emitBf16(OpTy op, EmitContext &c, StringRef callee,
                 function_ref<SmallVector<CArg>()> middle) const {
-    Value work = c.scratch(workspace(op, bias(op) != nullptr));
-    MatmulDims d = matmulDims(op);
+    Value work = c.scratch();
+    zero::MatmulShape d = matmulShape(op);
     SmallVector<CArg> args = {c.ptr(op.getA()), c.ptr(op.getB())};
     args.append(middle());
     args.append({c.i64(d.batch), c.i64(d.M), c.i64(d.N), c.i64(d.K),
@@ -91,7 +44,7 @@ template <typename OpTy> struct MatmulEmitterBase : OpEmitterFor<OpTy> {
   /// One zrt_matmul of the product into `out`, plus `biasValue` (null:
   /// none).
   void emitF32(OpTy op, EmitContext &c, Value biasValue, Value out) const {
-    MatmulDims d = matmulDims(op);
+    zero::MatmulShape d = matmulShape(op);
     c.call("zrt_matmul",
            {c.ptr(op.getA()), c.ptr(op.getB()),
             biasValue ? CArg(c.ptr(biasValue)) : CArg(c.opq("NULL")),
@@ -107,7 +60,6 @@ template <typename OpTy> struct MatmulEmitterBase : OpEmitterFor<OpTy> {
 };
 
 struct MatmulEmitter : MatmulEmitterBase<train::MatmulOp> {
-  Value bias(train::MatmulOp op) const override { return op.getBias(); }
   LogicalResult emit(train::MatmulOp op, EmitContext &c,
                      bool native) const override {
     if (!native) {
@@ -122,7 +74,6 @@ struct MatmulEmitter : MatmulEmitterBase<train::MatmulOp> {
 };
 
 struct MatmulGeluEmitter : MatmulEmitterBase<train::MatmulGeluOp> {
-  Value bias(train::MatmulGeluOp op) const override { return op.getBias(); }
   LogicalResult emit(train::MatmulGeluOp op, EmitContext &c,
                      bool native) const override {
     if (!native) {
@@ -142,10 +93,6 @@ struct MatmulGeluEmitter : MatmulEmitterBase<train::MatmulGeluOp> {
 };
 
 struct MatmulGeluGradEmitter : MatmulEmitterBase<train::MatmulGeluGradOp> {
-  // The pre-activation must be a third buffer.
-  bool extraNativeCondition(train::MatmulGeluGradOp op) const override {
-    return op.getPre() != op.getA() && op.getPre() != op.getB();
-  }
   LogicalResult emit(train::MatmulGeluGradOp op, EmitContext &c,
                      bool native) const override {
     if (!native) {

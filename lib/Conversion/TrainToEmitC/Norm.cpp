@@ -20,9 +20,6 @@ namespace {
 /// train.layer_norm -> zrt_layer_norm(x, w, b, out, NULL, NULL, N, C, eps)
 /// (the statistics are not kept: the backward recomputes them).
 struct LayerNormEmitter : OpEmitterFor<train::LayerNormOp> {
-  bool isNativeBf16(train::LayerNormOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::LayerNormOp op, EmitContext &c,
                      bool native) const override {
     auto [n, cols] = rowsCols(op.getInput());
@@ -37,9 +34,6 @@ struct LayerNormEmitter : OpEmitterFor<train::LayerNormOp> {
 /// train.add_layer_norm -> zrt_add_layer_norm(a, b, w, bias, sum, out,
 /// NULL, NULL, N, C, eps).
 struct AddLayerNormEmitter : OpEmitterFor<train::AddLayerNormOp> {
-  bool isNativeBf16(train::AddLayerNormOp op) const override {
-    return allOperandsBf16(op);
-  }
   LogicalResult emit(train::AddLayerNormOp op, EmitContext &c,
                      bool native) const override {
     auto [n, cols] = rowsCols(op.getLhs());
@@ -56,18 +50,10 @@ struct AddLayerNormEmitter : OpEmitterFor<train::AddLayerNormOp> {
 /// blocks (mean, rstd), then zrt_layer_norm_backward[_add] (with an
 /// addend: the residual gradient added in the same pass).
 struct LayerNormGradEmitter : OpEmitterFor<train::LayerNormGradOp> {
-  bool isNativeBf16(train::LayerNormGradOp op) const override {
-    return allOperandsBf16(op);
-  }
-  SmallVector<int64_t, 2> scratchWords(train::LayerNormGradOp op,
-                                       bool) const override {
-    int64_t rows = rowsCols(op.getInput()).first;
-    return {rows, rows};
-  }
   LogicalResult emit(train::LayerNormGradOp op, EmitContext &c,
                      bool native) const override {
     auto [n, cols] = rowsCols(op.getInput());
-    Value mean = c.scratch(n), rstd = c.scratch(n);
+    Value mean = c.scratch(), rstd = c.scratch();
     float eps = op.getEps().convertToDouble();
     c.call(kernelName("zrt_layer_norm_stats", native),
            {c.ptr(op.getInput()), mean, rstd, c.i64(n), c.i64(cols),

@@ -4,10 +4,10 @@
 /// The rule of every file in this folder: an emitter prints one op as calls
 /// of the runtime (zrt.h) on the storage the passes recorded; it makes no
 /// choice. An `OpEmitter` is the lowering's pattern for one op: the calls
-/// (`emit`), the scratch those calls need (`scratchWords`, so the buffer
-/// plan reserves it), and whether the op runs as one native bf16 kernel
-/// (`isNativeBf16`; otherwise the lowering widens its bf16 tensors to f32
-/// around it). Families register their emitters with a
+/// (`emit`). What those calls need — whether the op runs as one native
+/// bf16 kernel (else the lowering widens its bf16 tensors to f32 around
+/// it) and the scratch blocks the buffer plan reserves for it — is
+/// zero/Analysis/Kernels.h, shared with the planner. Families register their emitters with a
 /// `populate<Family>Emitters` function (torch-mlir's `populate…Patterns`,
 /// IREE VMToEmitC's per-family files); the lowering looks an op up in the
 /// `OpEmitterSet` before its own (older) cases.
@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
 #define ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
+
+#include "zero/Analysis/Kernels.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -30,37 +32,12 @@
 
 namespace mlir::zero::emit {
 
-/// The ranked tensor type of `v` (every value the lowering prints has one).
-inline RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-/// Elements of the tensor `v`.
-inline int64_t numel(Value v) { return tensorType(v).getNumElements(); }
-/// Element type of the tensor `v`.
-inline Type elementType(Value v) { return tensorType(v).getElementType(); }
-/// Rows and last dimension of a tensor [..., C] (rows = elements / C; a
-/// 0-D tensor is one row of one).
-inline std::pair<int64_t, int64_t> rowsCols(Value v) {
-  RankedTensorType t = tensorType(v);
-  int64_t c = t.getRank() ? t.getShape().back() : 1;
-  return {c ? t.getNumElements() / c : 0, c};
-}
-
-/// Whether every tensor of `vs` is bf16.
-inline bool allBf16(ValueRange vs) {
-  for (Value v : vs) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.getElementType().isBF16())
-      return false;
-  }
-  return true;
-}
-
-/// Whether every operand and result of `op` is bf16 (the rule of most
-/// native bf16 kernels).
-inline bool allOperandsBf16(Operation *op) {
-  return allBf16(op->getOperands()) && allBf16(op->getResults());
-}
+using zero::allBf16;
+using zero::allOperandsBf16;
+using zero::elementType;
+using zero::numel;
+using zero::rowsCols;
+using zero::tensorType;
 
 /// The runtime function of an f32 kernel name: its zrt_X_bf16 variant when
 /// the op runs natively in bf16.
@@ -85,9 +62,10 @@ public:
   /// The pointer to `tensor`'s storage (its element type; f32 scratch
   /// while the lowering widens a bf16 tensor around a non-native op).
   virtual Value ptr(Value tensor) = 0;
-  /// The next block of the op's planned scratch, `words` 4-byte words (the
-  /// op's emitter declared it in `scratchWords`), as a float pointer.
-  virtual Value scratch(int64_t words) = 0;
+  /// The next block of the op's planned scratch (the blocks of
+  /// zero::kernelScratchWords, zero/Analysis/Kernels.h, in order), as a
+  /// float pointer.
+  virtual Value scratch() = 0;
   /// The host value of a 0-D tensor (a float or int64 local; arena
   /// tensors are copied to the host once per function).
   virtual Value scalar(Value tensor) = 0;
@@ -104,19 +82,8 @@ public:
 class OpEmitter {
 public:
   virtual ~OpEmitter() = default;
-  /// Whether `op` runs as its one zrt_X_bf16 kernel on bf16 storage (the
-  /// same numbers as widening to f32 and rounding back, without the f32
-  /// copies).
-  virtual bool isNativeBf16(Operation *op) const { return false; }
-  /// The scratch blocks the calls of `emit` take for `op`, in the order
-  /// `emit` asks for them (EmitContext::scratch), each in 4-byte words
-  /// (beyond the widened copies the lowering adds itself); a negative size
-  /// when it overflows int64.
-  virtual SmallVector<int64_t, 2> scratchWords(Operation *op,
-                                               bool native) const {
-    return {};
-  }
-  /// Prints `op`; `native` as isNativeBf16 answered.
+  /// Prints `op`; `native`: whether it runs as its native bf16 kernel
+  /// (zero::hasNativeBf16Kernel).
   virtual LogicalResult emit(Operation *op, EmitContext &ctx,
                              bool native) const = 0;
 };
@@ -124,20 +91,9 @@ public:
 /// An OpEmitter of one op class (OpConversionPattern<OpTy>'s shape).
 template <typename OpTy> class OpEmitterFor : public OpEmitter {
 public:
-  bool isNativeBf16(Operation *op) const final {
-    return isNativeBf16(cast<OpTy>(op));
-  }
-  SmallVector<int64_t, 2> scratchWords(Operation *op,
-                                       bool native) const final {
-    return scratchWords(cast<OpTy>(op), native);
-  }
   LogicalResult emit(Operation *op, EmitContext &ctx,
                      bool native) const final {
     return emit(cast<OpTy>(op), ctx, native);
-  }
-  virtual bool isNativeBf16(OpTy op) const { return false; }
-  virtual SmallVector<int64_t, 2> scratchWords(OpTy op, bool native) const {
-    return {};
   }
   virtual LogicalResult emit(OpTy op, EmitContext &ctx, bool native) const = 0;
 };

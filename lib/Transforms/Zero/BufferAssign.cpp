@@ -2,13 +2,13 @@
 ///
 /// \file
 /// Static buffer assignment: runs the lowering's buffer planner
-/// (include/zero/Conversion/BufferPlan.h: liveness, aliases, greedy best fit
+/// (include/zero/Analysis/BufferPlan.h: liveness, aliases, greedy best fit
 /// per arena) and records the placement in the IR for
 /// convert-train-to-emitc. See ZeroPasses.td.
 ///
 //===----------------------------------------------------------------------===//
 
-#include "zero/Conversion/BufferPlan.h"
+#include "zero/Analysis/BufferPlan.h"
 #include "zero/Transforms/Passes.h"
 
 #include "Zero/ZeroDialect.h"

@@ -2,7 +2,7 @@
 
 #include "zero/Analysis/Report.h"
 #include "zero/Analysis/StateLayout.h"
-#include "zero/Conversion/BufferPlan.h"
+#include "zero/Analysis/BufferPlan.h"
 #include "zero/Transforms/Passes.h"
 
 #include "Train/TrainDialect.h"

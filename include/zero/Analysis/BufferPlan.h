@@ -1,7 +1,8 @@
 //===- BufferPlan.h - static buffer assignment of a step --------*- C++ -*-===//
 ///
 /// \file
-/// The buffer planner of convert-train-to-emitc, exposed on its own: every
+/// The buffer planner of a step (StepPlan.h, lib/Analysis/BufferPlan.cpp),
+/// shared by zero-buffer-assign, zero-report and the lowering: every
 /// tensor value that needs storage of its own in a function of the step
 /// (not a view, a state or a value computed in place; the function's
 /// arguments too: token ids, targets and the optimizer's scalars are copied
@@ -20,8 +21,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_CONVERSION_BUFFERPLAN_H
-#define ZERO_CONVERSION_BUFFERPLAN_H
+#ifndef ZERO_ANALYSIS_BUFFERPLAN_H
+#define ZERO_ANALYSIS_BUFFERPLAN_H
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -62,4 +63,4 @@ FailureOr<BufferPlan> planBuffers(ModuleOp module, bool annotate);
 
 } // namespace mlir::zero
 
-#endif // ZERO_CONVERSION_BUFFERPLAN_H
+#endif // ZERO_ANALYSIS_BUFFERPLAN_H

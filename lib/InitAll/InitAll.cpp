@@ -1,5 +1,6 @@
-//===- Registration.cpp - register Zero's dialects and passes -------------===//
+//===- InitAll.cpp - register Zero's dialects and passes ------------------===//
 
+#include "zero/InitAll.h"
 #include "zero/Transforms/Passes.h"
 #include "zero/Transforms/Pipelines.h"
 #include "zero/Conversion/Passes.h"

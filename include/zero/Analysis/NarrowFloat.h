@@ -13,8 +13,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_LIB_CONVERSION_NARROWFLOAT_H
-#define ZERO_LIB_CONVERSION_NARROWFLOAT_H
+#ifndef ZERO_ANALYSIS_NARROWFLOAT_H
+#define ZERO_ANALYSIS_NARROWFLOAT_H
 
 #include "mlir/IR/Types.h"
 
@@ -59,4 +59,4 @@ inline std::optional<const char *> dtype(Type t) {
 
 } // namespace mlir::zero::narrow
 
-#endif // ZERO_LIB_CONVERSION_NARROWFLOAT_H
+#endif // ZERO_ANALYSIS_NARROWFLOAT_H
