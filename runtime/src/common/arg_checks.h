@@ -28,17 +28,16 @@
 
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 
 // Local to this header (#undef at its end), in functions with a `fail`
 // parameter: fail with ZRT_ERR_INVALID_ARGUMENT and the message when `cond`
-// is false; the "buffer" rule above for `ptr` holding `n` elements.
+// is false. The "buffer" rule above is checkBuffers.
 #define ZRT_ARG_REQUIRE(cond, ...)                                             \
   do {                                                                         \
     if (!(cond))                                                               \
       return fail(ZRT_ERR_INVALID_ARGUMENT, __VA_ARGS__);                      \
   } while (0)
-#define ZRT_ARG_REQUIRE_BUF(fn, n, ptr)                                        \
-  ZRT_ARG_REQUIRE((n) == 0 || (ptr) != nullptr, "%s: %s is NULL", fn, #ptr)
 
 namespace zrt {
 
@@ -54,6 +53,25 @@ inline int64_t dtypeBytes(int dtype) {
   default:
     return 0;
   }
+}
+
+/// A buffer argument as the messages name it: the parameter's name in zrt.h
+/// and the pointer the call passed.
+struct ArgBuffer {
+  const char *name;
+  const void *ptr;
+};
+
+/// The "buffer" rule for each of `buffers` in order, each holding `n`
+/// elements: ZRT_ERR_INVALID_ARGUMENT "<fn>: <name> is NULL" for the first
+/// NULL one when n != 0. One call per function and count is that
+/// function's row of buffers (the checks below).
+template <typename Fail>
+int checkBuffers(const char *fn, int64_t n,
+                 std::initializer_list<ArgBuffer> buffers, Fail fail) {
+  for (const ArgBuffer &b : buffers)
+    ZRT_ARG_REQUIRE(n == 0 || b.ptr != nullptr, "%s: %s is NULL", fn, b.name);
+  return ZRT_OK;
 }
 
 //===----------------------------------------------------------------------===//
@@ -72,8 +90,7 @@ template <typename Fail>
 int checkFillArgs(const char *fn, const void *out, int64_t n, Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, out);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"out", out}}, fail);
 }
 
 /// out = f(x) (zrt_copy, zrt_scale, zrt_gelu, zrt_relu): checkCount, then
@@ -83,9 +100,7 @@ int checkUnaryArgs(const char *fn, const void *x, const void *out, int64_t n,
                    Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, x);
-  ZRT_ARG_REQUIRE_BUF(fn, n, out);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"x", x}, {"out", out}}, fail);
 }
 
 /// out = f(a, b) (zrt_add, zrt_mul): checkCount, then buffers a, b, out.
@@ -94,10 +109,7 @@ int checkBinaryArgs(const char *fn, const void *a, const void *b,
                     const void *out, int64_t n, Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, a);
-  ZRT_ARG_REQUIRE_BUF(fn, n, b);
-  ZRT_ARG_REQUIRE_BUF(fn, n, out);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"a", a}, {"b", b}, {"out", out}}, fail);
 }
 
 /// zrt_add_backward: checkCount, then buffer dout (da and db may be NULL).
@@ -106,8 +118,7 @@ int checkAddBackwardArgs(const char *fn, const void *dout, int64_t n,
                          Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, dout);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"dout", dout}}, fail);
 }
 
 /// zrt_axpy: checkCount, then buffers x and y.
@@ -116,9 +127,7 @@ int checkAxpyArgs(const char *fn, const void *x, const void *y, int64_t n,
                   Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, x);
-  ZRT_ARG_REQUIRE_BUF(fn, n, y);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"x", x}, {"y", y}}, fail);
 }
 
 /// zrt_mul_backward: checkCount, then buffers a, b, dout (da and db may be
@@ -128,10 +137,7 @@ int checkMulBackwardArgs(const char *fn, const void *a, const void *b,
                          const void *dout, int64_t n, Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, a);
-  ZRT_ARG_REQUIRE_BUF(fn, n, b);
-  ZRT_ARG_REQUIRE_BUF(fn, n, dout);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"a", a}, {"b", b}, {"dout", dout}}, fail);
 }
 
 /// dx = f'(x) * dout (zrt_gelu_backward, zrt_relu_backward): checkCount,
@@ -141,10 +147,7 @@ int checkActivationBackwardArgs(const char *fn, const void *x, const void *dout,
                                 const void *dx, int64_t n, Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, x);
-  ZRT_ARG_REQUIRE_BUF(fn, n, dout);
-  ZRT_ARG_REQUIRE_BUF(fn, n, dx);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"x", x}, {"dout", dout}, {"dx", dx}}, fail);
 }
 
 /// zrt_cast_f32_to_bf16, zrt_cast_bf16_to_f32: checkCount, then buffers src
@@ -154,17 +157,14 @@ int checkCastArgs(const char *fn, const void *src, const void *dst, int64_t n,
                   Fail fail) {
   if (int st = checkCount(fn, n, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, n, src);
-  ZRT_ARG_REQUIRE_BUF(fn, n, dst);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"src", src}, {"dst", dst}}, fail);
 }
 
 /// zrt_fill_bf16: "<fn>: n < 0", then buffer out.
 template <typename Fail>
 int checkFillBf16Args(const char *fn, const void *out, int64_t n, Fail fail) {
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, out);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"out", out}}, fail);
 }
 
 /// zrt_accumulate_bf16: "<fn>: n < 0", then buffers x and y.
@@ -172,9 +172,7 @@ template <typename Fail>
 int checkAccumulateBf16Args(const char *fn, const void *x, const void *y,
                             int64_t n, Fail fail) {
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, x);
-  ZRT_ARG_REQUIRE_BUF(fn, n, y);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"x", x}, {"y", y}}, fail);
 }
 
 /// zrt_bias_backward: "<fn>: negative size" (rows or N < 0), then buffers
@@ -183,9 +181,9 @@ template <typename Fail>
 int checkBiasBackwardArgs(const char *fn, const void *dout, const void *dbias,
                           int64_t rows, int64_t N, Fail fail) {
   ZRT_ARG_REQUIRE(rows >= 0 && N >= 0, "%s: negative size", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, dbias);
-  ZRT_ARG_REQUIRE_BUF(fn, rows * N, dout);
-  return ZRT_OK;
+  if (int st = checkBuffers(fn, N, {{"dbias", dbias}}, fail))
+    return st;
+  return checkBuffers(fn, rows * N, {{"dout", dout}}, fail);
 }
 
 //===----------------------------------------------------------------------===//
@@ -199,9 +197,7 @@ int checkCopyAnyArgs(const char *fn, const void *src, const void *dst,
                      int64_t n, int dtype, Fail fail) {
   ZRT_ARG_REQUIRE(dtypeBytes(dtype) > 0, "%s: bad dtype %d", fn, dtype);
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, src);
-  ZRT_ARG_REQUIRE_BUF(fn, n, dst);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"src", src}, {"dst", dst}}, fail);
 }
 
 /// zrt_copy_2d: bad dtype, "<fn>: negative size" (rows or cols < 0), "<fn>:
@@ -215,9 +211,7 @@ int checkCopy2dArgs(const char *fn, const void *src, int64_t src_ld,
   ZRT_ARG_REQUIRE(rows >= 0 && cols >= 0, "%s: negative size", fn);
   ZRT_ARG_REQUIRE(src_ld >= cols && dst_ld >= cols,
                   "%s: leading dimensions must be >= cols", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, rows * cols, src);
-  ZRT_ARG_REQUIRE_BUF(fn, rows * cols, dst);
-  return ZRT_OK;
+  return checkBuffers(fn, rows * cols, {{"src", src}, {"dst", dst}}, fail);
 }
 
 /// zrt_broadcast_leading: "<fn>: negative size" (lead or n < 0), bad dtype,
@@ -254,8 +248,8 @@ int checkPermuteArgs(const char *fn, const void *in, const void *out, int rank,
     seen[perm[i]] = true;
     n *= shape[i];
   }
-  ZRT_ARG_REQUIRE_BUF(fn, n, in);
-  ZRT_ARG_REQUIRE_BUF(fn, n, out);
+  if (int st = checkBuffers(fn, n, {{"in", in}, {"out", out}}, fail))
+    return st;
   ZRT_ARG_REQUIRE(n == 0 || in != out, "%s: in == out", fn);
   *count = n;
   return ZRT_OK;
@@ -269,8 +263,8 @@ int checkPermute0213Args(const char *fn, const void *in, const void *out,
                          Fail fail) {
   ZRT_ARG_REQUIRE(A >= 0 && B >= 0 && C >= 0 && D >= 0, "%s: negative dim", fn);
   const int64_t total = A * B * C * D;
-  ZRT_ARG_REQUIRE_BUF(fn, total, in);
-  ZRT_ARG_REQUIRE_BUF(fn, total, out);
+  if (int st = checkBuffers(fn, total, {{"in", in}, {"out", out}}, fail))
+    return st;
   ZRT_ARG_REQUIRE(total == 0 || in != out, "%s: in-place is not supported", fn);
   return ZRT_OK;
 }
@@ -282,9 +276,7 @@ int checkLocalShardArgs(const char *fn, const void *in, const void *out,
                         int64_t n, int rank, int dtype, Fail fail) {
   ZRT_ARG_REQUIRE(dtypeBytes(dtype) > 0, "%s: bad dtype %d", fn, dtype);
   ZRT_ARG_REQUIRE(n >= 0 && rank >= 0, "%s: negative size or rank", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, in);
-  ZRT_ARG_REQUIRE_BUF(fn, n, out);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"in", in}, {"out", out}}, fail);
 }
 
 //===----------------------------------------------------------------------===//
@@ -332,9 +324,7 @@ int checkLayerNormArgs(const char *fn, const void *x, const void *out,
                        int64_t N, int64_t C, float eps, Fail fail) {
   if (int st = checkLayerNormShape(fn, N, C, eps, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, N, x);
-  ZRT_ARG_REQUIRE_BUF(fn, N, out);
-  return ZRT_OK;
+  return checkBuffers(fn, N, {{"x", x}, {"out", out}}, fail);
 }
 
 /// zrt_add_layer_norm(_bf16), elements of eltBytes bytes:
@@ -347,10 +337,9 @@ int checkAddLayerNormArgs(const char *fn, const void *a, const void *b,
                           int64_t C, float eps, int64_t eltBytes, Fail fail) {
   if (int st = checkLayerNormShape(fn, N, C, eps, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, N, a);
-  ZRT_ARG_REQUIRE_BUF(fn, N, b);
-  ZRT_ARG_REQUIRE_BUF(fn, N, sum);
-  ZRT_ARG_REQUIRE_BUF(fn, N, out);
+  if (int st = checkBuffers(
+          fn, N, {{"a", a}, {"b", b}, {"sum", sum}, {"out", out}}, fail))
+    return st;
   const void *const ptr[4] = {sum, out, a, b};
   const char *const name[4] = {"sum", "out", "a", "b"};
   return checkDisjoint(fn, 2, 4, ptr, name, N * C * eltBytes, fail);
@@ -372,11 +361,8 @@ int checkLayerNormBackwardArgs(const char *fn, const void *dout, const void *x,
                                int64_t C, Fail fail) {
   if (int st = checkRows(fn, N, C, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, N, dout);
-  ZRT_ARG_REQUIRE_BUF(fn, N, x);
-  ZRT_ARG_REQUIRE_BUF(fn, N, mean);
-  ZRT_ARG_REQUIRE_BUF(fn, N, rstd);
-  return ZRT_OK;
+  return checkBuffers(
+      fn, N, {{"dout", dout}, {"x", x}, {"mean", mean}, {"rstd", rstd}}, fail);
 }
 
 /// zrt_layer_norm_backward_add(_bf16), elements of eltBytes bytes:
@@ -390,8 +376,8 @@ int checkLayerNormBackwardAddArgs(const char *fn, const void *dout,
                                   int64_t eltBytes, Fail fail) {
   if (int st = checkLayerNormBackwardArgs(fn, dout, x, mean, rstd, N, C, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, N, addend);
-  ZRT_ARG_REQUIRE_BUF(fn, N, dx);
+  if (int st = checkBuffers(fn, N, {{"addend", addend}, {"dx", dx}}, fail))
+    return st;
   const void *const ptr[4] = {dx, addend, dout, x};
   const char *const name[4] = {"dx", "addend", "dout", "x"};
   return checkDisjoint(fn, 1, 4, ptr, name, N * C * eltBytes, fail);
@@ -406,10 +392,7 @@ int checkLayerNormStatsArgs(const char *fn, const void *x, const void *mean,
   if (int st = checkRows(fn, N, C, fail))
     return st;
   ZRT_ARG_REQUIRE(eps >= 0.0f, "%s: eps must be >= 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, x);
-  ZRT_ARG_REQUIRE_BUF(fn, N, mean);
-  ZRT_ARG_REQUIRE_BUF(fn, N, rstd);
-  return ZRT_OK;
+  return checkBuffers(fn, N, {{"x", x}, {"mean", mean}, {"rstd", rstd}}, fail);
 }
 
 /// zrt_softmax: checkRows, then buffers x and out.
@@ -418,9 +401,7 @@ int checkSoftmaxArgs(const char *fn, const void *x, const void *out, int64_t N,
                      int64_t C, Fail fail) {
   if (int st = checkRows(fn, N, C, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, N, x);
-  ZRT_ARG_REQUIRE_BUF(fn, N, out);
-  return ZRT_OK;
+  return checkBuffers(fn, N, {{"x", x}, {"out", out}}, fail);
 }
 
 /// zrt_softmax_backward: checkRows, then buffers y, dy, dx.
@@ -429,10 +410,7 @@ int checkSoftmaxBackwardArgs(const char *fn, const void *y, const void *dy,
                              const void *dx, int64_t N, int64_t C, Fail fail) {
   if (int st = checkRows(fn, N, C, fail))
     return st;
-  ZRT_ARG_REQUIRE_BUF(fn, N, y);
-  ZRT_ARG_REQUIRE_BUF(fn, N, dy);
-  ZRT_ARG_REQUIRE_BUF(fn, N, dx);
-  return ZRT_OK;
+  return checkBuffers(fn, N, {{"y", y}, {"dy", dy}, {"dx", dx}}, fail);
 }
 
 //===----------------------------------------------------------------------===//
@@ -446,10 +424,11 @@ int checkEmbeddingArgs(const char *fn, const void *table, const void *ids,
                        const void *out, int64_t N, int64_t V, int64_t C,
                        Fail fail) {
   ZRT_ARG_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, ids);
-  ZRT_ARG_REQUIRE_BUF(fn, N * C, out);
-  ZRT_ARG_REQUIRE_BUF(fn, V * C, table);
-  return ZRT_OK;
+  if (int st = checkBuffers(fn, N, {{"ids", ids}}, fail))
+    return st;
+  if (int st = checkBuffers(fn, N * C, {{"out", out}}, fail))
+    return st;
+  return checkBuffers(fn, V * C, {{"table", table}}, fail);
 }
 
 /// zrt_embedding_backward: "<fn>: negative size", then buffers ids (N),
@@ -459,10 +438,11 @@ int checkEmbeddingBackwardArgs(const char *fn, const void *dout,
                                const void *ids, const void *dtable, int64_t N,
                                int64_t V, int64_t C, Fail fail) {
   ZRT_ARG_REQUIRE(N >= 0 && V >= 0 && C >= 0, "%s: negative size", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, ids);
-  ZRT_ARG_REQUIRE_BUF(fn, N * C, dout);
-  ZRT_ARG_REQUIRE_BUF(fn, V * C, dtable);
-  return ZRT_OK;
+  if (int st = checkBuffers(fn, N, {{"ids", ids}}, fail))
+    return st;
+  if (int st = checkBuffers(fn, N * C, {{"dout", dout}}, fail))
+    return st;
+  return checkBuffers(fn, V * C, {{"dtable", dtable}}, fail);
 }
 
 /// zrt_embedding_backward_bf16_workspace: N + V + 1 four-byte words (the
@@ -480,9 +460,7 @@ int checkCrossEntropyArgs(const char *fn, const void *logits,
                           int64_t V, Fail fail) {
   ZRT_ARG_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
   ZRT_ARG_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, logits);
-  ZRT_ARG_REQUIRE_BUF(fn, N, targets);
-  return ZRT_OK;
+  return checkBuffers(fn, N, {{"logits", logits}, {"targets", targets}}, fail);
 }
 
 /// zrt_cross_entropy_backward: "<fn>: need N >= 0 and V >= 1", then buffers
@@ -492,10 +470,9 @@ int checkCrossEntropyBackwardArgs(const char *fn, const void *logits,
                                   const void *targets, const void *dlogits,
                                   int64_t N, int64_t V, Fail fail) {
   ZRT_ARG_REQUIRE(N >= 0 && V >= 1, "%s: need N >= 0 and V >= 1", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, logits);
-  ZRT_ARG_REQUIRE_BUF(fn, N, targets);
-  ZRT_ARG_REQUIRE_BUF(fn, N, dlogits);
-  return ZRT_OK;
+  return checkBuffers(
+      fn, N, {{"logits", logits}, {"targets", targets}, {"dlogits", dlogits}},
+      fail);
 }
 
 /// The shape of the padded cross-entropy: "<fn>: need N >= 0 and 1 <=
@@ -518,9 +495,7 @@ int checkCrossEntropyPaddedArgs(const char *fn, const void *logits,
   if (int st = checkPaddedClasses(fn, N, V, num_classes, fail))
     return st;
   ZRT_ARG_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, logits);
-  ZRT_ARG_REQUIRE_BUF(fn, N, targets);
-  return ZRT_OK;
+  return checkBuffers(fn, N, {{"logits", logits}, {"targets", targets}}, fail);
 }
 
 /// zrt_cross_entropy_padded_backward: checkPaddedClasses, "<fn>: dloss is
@@ -534,10 +509,9 @@ int checkCrossEntropyPaddedBackwardArgs(const char *fn, const void *logits,
   if (int st = checkPaddedClasses(fn, N, V, num_classes, fail))
     return st;
   ZRT_ARG_REQUIRE(dloss != nullptr, "%s: dloss is NULL", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, N, logits);
-  ZRT_ARG_REQUIRE_BUF(fn, N, targets);
-  ZRT_ARG_REQUIRE_BUF(fn, N, dlogits);
-  return ZRT_OK;
+  return checkBuffers(
+      fn, N, {{"logits", logits}, {"targets", targets}, {"dlogits", dlogits}},
+      fail);
 }
 
 /// zrt_mse: "<fn>: n < 0", "<fn>: loss is NULL", then buffers pred and
@@ -547,9 +521,7 @@ int checkMseArgs(const char *fn, const void *pred, const void *target,
                  const void *loss, int64_t n, Fail fail) {
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
   ZRT_ARG_REQUIRE(loss != nullptr, "%s: loss is NULL", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, pred);
-  ZRT_ARG_REQUIRE_BUF(fn, n, target);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"pred", pred}, {"target", target}}, fail);
 }
 
 /// zrt_mse_backward: "<fn>: n < 0", then buffers pred and target (dpred and
@@ -558,9 +530,7 @@ template <typename Fail>
 int checkMseBackwardArgs(const char *fn, const void *pred, const void *target,
                          int64_t n, Fail fail) {
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, pred);
-  ZRT_ARG_REQUIRE_BUF(fn, n, target);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"pred", pred}, {"target", target}}, fail);
 }
 
 //===----------------------------------------------------------------------===//
@@ -591,11 +561,8 @@ int checkCausalAttentionArgs(const char *fn, const void *q, const void *k,
   if (int st = checkCausalAttentionSizes(fn, B, H, T, D, fail))
     return st;
   const int64_t slices = B * H;
-  ZRT_ARG_REQUIRE_BUF(fn, slices, q);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, k);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, v);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, out);
-  return ZRT_OK;
+  return checkBuffers(fn, slices, {{"q", q}, {"k", k}, {"v", v}, {"out", out}},
+                      fail);
 }
 
 /// zrt_causal_attention_backward: checkCausalAttentionSizes, then buffers
@@ -610,15 +577,16 @@ int checkCausalAttentionBackwardArgs(const char *fn, const void *dout,
   if (int st = checkCausalAttentionSizes(fn, B, H, T, D, fail))
     return st;
   const int64_t slices = B * H;
-  ZRT_ARG_REQUIRE_BUF(fn, slices, dout);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, q);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, k);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, v);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, probs);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, dq);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, dk);
-  ZRT_ARG_REQUIRE_BUF(fn, slices, dv);
-  return ZRT_OK;
+  return checkBuffers(fn, slices,
+                      {{"dout", dout},
+                       {"q", q},
+                       {"k", k},
+                       {"v", v},
+                       {"probs", probs},
+                       {"dq", dq},
+                       {"dk", dk},
+                       {"dv", dv}},
+                      fail);
 }
 
 //===----------------------------------------------------------------------===//
@@ -635,11 +603,8 @@ int checkAdamwArgs(const char *fn, const void *param, const void *m,
   ZRT_ARG_REQUIRE(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
   ZRT_ARG_REQUIRE(step >= 1, "%s: step = %lld must be >= 1 (1 = first step)",
                   fn, (long long)step);
-  ZRT_ARG_REQUIRE_BUF(fn, n, param);
-  ZRT_ARG_REQUIRE_BUF(fn, n, m);
-  ZRT_ARG_REQUIRE_BUF(fn, n, v);
-  ZRT_ARG_REQUIRE_BUF(fn, n, grad);
-  return ZRT_OK;
+  return checkBuffers(
+      fn, n, {{"param", param}, {"m", m}, {"v", v}, {"grad", grad}}, fail);
 }
 
 /// zrt_shard_adamw: "<fn>: negative shard, rank or member count", "<fn>:
@@ -654,16 +619,13 @@ int checkShardAdamwArgs(const char *fn, const void *param, const void *m,
                         const uint8_t *decay, int64_t step, Fail fail) {
   ZRT_ARG_REQUIRE(shard >= 0 && rank >= 0 && num_members >= 0,
                   "%s: negative shard, rank or member count", fn);
-  ZRT_ARG_REQUIRE(dtypeBytes(grad_dtype) > 0,
-                  "%s: bad gradient dtype %d", fn, grad_dtype);
+  ZRT_ARG_REQUIRE(dtypeBytes(grad_dtype) > 0, "%s: bad gradient dtype %d", fn,
+                  grad_dtype);
   ZRT_ARG_REQUIRE(num_members == 0 || (offsets && numels && decay),
                   "%s: NULL layout", fn);
   ZRT_ARG_REQUIRE(step >= 1, "%s: step < 1", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, shard, param);
-  ZRT_ARG_REQUIRE_BUF(fn, shard, m);
-  ZRT_ARG_REQUIRE_BUF(fn, shard, v);
-  ZRT_ARG_REQUIRE_BUF(fn, shard, grad);
-  return ZRT_OK;
+  return checkBuffers(
+      fn, shard, {{"param", param}, {"m", m}, {"v", v}, {"grad", grad}}, fail);
 }
 
 /// zrt_sum_squares, zrt_sum_squares_bf16: "<fn>: n < 0", "<fn>: out is
@@ -673,8 +635,7 @@ int checkSumSquaresArgs(const char *fn, const void *x, int64_t n,
                         const void *out, Fail fail) {
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
   ZRT_ARG_REQUIRE(out != nullptr, "%s: out is NULL", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, x);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"x", x}}, fail);
 }
 
 /// zrt_clip_coef_scaled: "<fn>: NULL pointer" when any of the four is NULL.
@@ -698,8 +659,7 @@ int checkInitRange(const char *fn, const void *ptr, int64_t n, int64_t offset,
                    Fail fail) {
   ZRT_ARG_REQUIRE(n >= 0, "%s: n < 0", fn);
   ZRT_ARG_REQUIRE(offset >= 0, "%s: offset < 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, n, ptr);
-  return ZRT_OK;
+  return checkBuffers(fn, n, {{"ptr", ptr}}, fail);
 }
 
 /// zrt_init_normal: checkInitRange, then "<fn>: std < 0".
@@ -737,8 +697,7 @@ int checkInitParamSliceArgs(const char *fn, const void *data, int dtype,
   ZRT_ARG_REQUIRE(init_kind >= ZRT_INIT_NORMAL && init_kind <= ZRT_INIT_ONES,
                   "%s: bad init kind %d", fn, init_kind);
   ZRT_ARG_REQUIRE(stddev >= 0.0f, "%s: std < 0", fn);
-  ZRT_ARG_REQUIRE_BUF(fn, slice_n, data);
-  return ZRT_OK;
+  return checkBuffers(fn, slice_n, {{"data", data}}, fail);
 }
 
 //===----------------------------------------------------------------------===//
@@ -805,7 +764,6 @@ int checkBroadcastArgs(const char *fn, const void *buf, int64_t n, int root,
 
 } // namespace zrt
 
-#undef ZRT_ARG_REQUIRE_BUF
 #undef ZRT_ARG_REQUIRE
 
 #endif // ZRT_SRC_ARG_CHECKS_H
