@@ -14,7 +14,7 @@ loads init.safetensors, trains on exactly the dumped batches with
 torch.optim.AdamW (betas (0.9, 0.999), eps 1e-8, weight decay 0.01 on the
 parameters of rank >= 2 only, as train-optimizer does), clip_grad_norm_(1.0)
 and the driver's learning-rate schedule (nanoGPT's get_lr with
-lr_decay_iters = steps, runtime/src/driver/driver.cpp), and checks that
+lr_decay_iters = steps, runtime/src/driver/options.cpp), and checks that
   * every step's loss equals the driver's within REL_TOL (relative; the
     gradient norm within 1e-3, the learning rate exactly),
   * the validation loss of the exported final weights, computed in PyTorch

@@ -55,12 +55,6 @@ const char *dtypeText(int dtype) {
   return "?";
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += format(i ? ", %lld" : "%lld", (long long)shape[i]);
-  return s + "]";
-}
 
 /// One array of the file(s): dtype, shape and its bytes in a mapping.
 struct FileArray {

@@ -18,7 +18,7 @@
 /// that every rank draws the same global batch from the seed and takes its
 /// slice [rank*B, (rank+1)*B) of it, exactly as for tokens. Validation
 /// batch i is samples (i*G + g) mod N_val of the validation split, g in
-/// [0, G) the global row. Internal to the runtime (driver.cpp).
+/// [0, G) the global row. Internal to the runtime (the driver).
 ///
 //===----------------------------------------------------------------------===//
 

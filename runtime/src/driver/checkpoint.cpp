@@ -50,6 +50,9 @@
 namespace zrt_ckpt {
 namespace {
 
+using zrt::isDir;
+using zrt::isFile;
+using zrt::makeDirs;
 using zrt::preadAll;
 using zrt::writeAll;
 
@@ -59,10 +62,9 @@ constexpr char kMagic[8] = {'Z', 'R', 'T', 'C', 'K', 'P', 'T', '1'};
 constexpr int64_t kHeaderBytes = 64;
 constexpr int64_t kAlign = 64;
 constexpr int kExitUser = 1;
-const char *const kKindNames[5] = {"param", "grad", "master", "exp_avg",
-                                   "exp_avg_sq"};
 
 using zrt::format;
+using zrt::kStateKindNames;
 
 /// FNV-1a, 64 bit, incremental.
 struct Fnv64 {
@@ -90,31 +92,6 @@ void fsyncPath(const std::string &dir) {
     ::fsync(fd);
     ::close(fd);
   }
-}
-
-bool isDir(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool isFile(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/// mkdir -p.
-bool makeDirs(const std::string &path) {
-  std::string cur;
-  for (size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || path[i] == '/') {
-      if (!cur.empty() && !isDir(cur) && ::mkdir(cur.c_str(), 0755) != 0 &&
-          errno != EEXIST)
-        return false;
-    }
-    if (i < path.size())
-      cur += path[i];
-  }
-  return isDir(path);
 }
 
 /// rm -r of a directory that holds only files (a step directory).
@@ -156,8 +133,6 @@ std::vector<std::string> stepsBeyond(const std::string &dir, int64_t keep,
       out.push_back(steps[i].second);
   return out;
 }
-
-size_t dtypeBytes(int dtype) { return zrt::elementBytes(dtype); }
 
 std::string dtypeName(int dtype) {
   return dtype == ZRT_BF16 ? "bf16" : dtype == ZRT_F16 ? "f16" : "f32";
@@ -348,7 +323,7 @@ struct Layout {
     for (size_t i = 0; i < states.size(); ++i) {
       StateRec &s = states[i];
       s.offset = off;
-      off += (s.numel * static_cast<int64_t>(dtypeBytes(s.dtype)) + kAlign -
+      off += (s.numel * static_cast<int64_t>(zrt::elementBytes(s.dtype)) + kAlign -
               1) /
              kAlign * kAlign;
       if (s.kind < 0 || s.kind > 4)
@@ -375,7 +350,7 @@ struct Layout {
                             Loc{static_cast<int>(i), true, m.offset})
                    .second)
             return format("the %s of '%s' is stored twice",
-                          kKindNames[s.kind], m.name.c_str());
+                          kStateKindNames[s.kind], m.name.c_str());
         }
         continue;
       }
@@ -496,10 +471,8 @@ std::string layoutOf(const zrt_model_desc *m, int world, Layout *out) {
   }
   for (int i = 0; i < m->num_states; ++i) {
     const zrt_state_desc &s = m->states[i];
-    if (!s.name)
-      return format("state %d of the model description has no name", i);
-    if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16 && s.dtype != ZRT_F16)
-      return format("state '%s' has unknown dtype %d", s.name, s.dtype);
+    if (std::string err = zrt::checkStateDesc(s, i); !err.empty())
+      return err;
     if (s.kind == ZRT_STATE_GRAD) // zero between optimizer steps
       continue;
     StateRec r;
@@ -599,7 +572,7 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     std::string kind = f.string(&s, "kind");
     r.kind = -1;
     for (int k = 0; k < 5; ++k)
-      if (kind == kKindNames[k])
+      if (kind == kStateKindNames[k])
         r.kind = k;
     const std::string dtype = f.string(&s, "dtype");
     r.dtype = dtype == "bf16" ? ZRT_BF16 : dtype == "f16" ? ZRT_F16 : ZRT_F32;
@@ -915,7 +888,7 @@ std::string Checkpointer::Impl::writeShard(const std::string &path,
   int64_t pos = kHeaderBytes;
   std::vector<char> staged; // one state at a time, copied from arena memory
   for (const StateRec &s : cur.states) {
-    const int64_t bytes = s.numel * static_cast<int64_t>(dtypeBytes(s.dtype));
+    const int64_t bytes = s.numel * static_cast<int64_t>(zrt::elementBytes(s.dtype));
     staged.resize(static_cast<size_t>(bytes));
     if (std::string err =
             zrt::stageToHost(staged.data(), m->states[s.index].data, bytes);
@@ -1019,7 +992,7 @@ std::string Checkpointer::Impl::writeManifest(
          jstr(s.name) +
          format(", \"kind\": \"%s\", \"dtype\": \"%s\", \"numel\": %lld, "
                 "\"group\": %d, \"offset\": %lld}",
-                kKindNames[s.kind], dtypeName(s.dtype).c_str(),
+                kStateKindNames[s.kind], dtypeName(s.dtype).c_str(),
                 (long long)s.numel, s.group, (long long)s.offset);
   }
   j += "]},\n  \"files\": [";
@@ -1268,7 +1241,7 @@ std::string Checkpointer::Impl::readRaw(const StateRec &s, int file,
   int &fd = fds[file];
   if (fd < 0)
     fd = ::open(filePath(file).c_str(), O_RDONLY | O_CLOEXEC);
-  const size_t eb = dtypeBytes(s.dtype);
+  const size_t eb = zrt::elementBytes(s.dtype);
   const int64_t n = hi - lo;
   std::vector<char> raw;
   void *buf = dst;
@@ -1315,7 +1288,7 @@ std::string Checkpointer::Impl::readTensor(const std::string &param, int kind,
   if (!loc)
     return format("checkpoint '%s' holds no %s of parameter '%s' (was it "
                   "frozen when saved?)",
-                  res.dir.c_str(), kKindNames[kind], param.c_str());
+                  res.dir.c_str(), kStateKindNames[kind], param.c_str());
   const StateRec &s = old.states[loc->state];
   if (!loc->sharded) // whole: identical on every rank; rank 0's file
     return readRaw(s, 0, lo, hi, dtype, dst);
@@ -1328,7 +1301,7 @@ std::string Checkpointer::Impl::readTensor(const std::string &param, int kind,
     if (std::string err = readRaw(s, q, e - q * S, stop - q * S, dtype, out);
         !err.empty())
       return err;
-    out += (stop - e) * static_cast<int64_t>(dtypeBytes(dtype));
+    out += (stop - e) * static_cast<int64_t>(zrt::elementBytes(dtype));
     e = stop;
   }
   return "";
@@ -1343,7 +1316,7 @@ std::string Checkpointer::load() {
   if (!I.res.resharded) {
     // Same layout: this rank's file, byte for byte (padding as stored).
     for (const StateRec &s : I.cur.states) {
-      const int64_t bytes = s.numel * static_cast<int64_t>(dtypeBytes(s.dtype));
+      const int64_t bytes = s.numel * static_cast<int64_t>(zrt::elementBytes(s.dtype));
       staged.resize(static_cast<size_t>(bytes));
       err = I.readRaw(I.old.states[&s - I.cur.states.data()], I.rank, 0,
                       s.numel, s.dtype, staged.data());
@@ -1355,7 +1328,7 @@ std::string Checkpointer::load() {
     }
   } else {
     for (const StateRec &s : I.cur.states) {
-      const size_t eb = dtypeBytes(s.dtype);
+      const size_t eb = zrt::elementBytes(s.dtype);
       staged.resize(static_cast<size_t>(s.numel) * eb);
       void *data = staged.data();
       if (!s.sharded) {

@@ -6,7 +6,7 @@
 // rank 0 writes manifest.json last, with the partition layout, so that a run
 // at another world size or ZeRO stage can re-partition the states.
 //
-// Not part of the public ABI: only driver.cpp includes this header.
+// Not part of the public ABI: only the driver (driver.h) includes this header.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_SRC_CHECKPOINT_H

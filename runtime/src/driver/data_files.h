@@ -4,7 +4,7 @@
 /// Expands the training driver's --data / --val-data value (a
 /// comma-separated list of paths and glob patterns) into the files of the
 /// dataset (zrt_dataset_open_shards), checking each one exists, is a
-/// regular file and is not empty. Internal to the runtime (driver.cpp).
+/// regular file and is not empty. Internal to the runtime (the driver).
 ///
 //===----------------------------------------------------------------------===//
 

@@ -10,7 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "driver/describe.h"
+
 #include "common/internal.h"
+#include "driver/strformat.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,19 +22,9 @@
 
 namespace {
 
-std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char *f, ...) {
-  char buf[1024];
-  va_list args;
-  va_start(args, f);
-  std::vsnprintf(buf, sizeof buf, f, args);
-  va_end(args);
-  return buf;
-}
-
-std::string mb(int64_t bytes) {
-  return fmt("%.2f MB", static_cast<double>(bytes) / 1e6);
-}
+using zrt::format;
+using zrt::kStateKindNames;
+using zrt::megabytes;
 
 int64_t sum(const int64_t *v, int n) {
   int64_t s = 0;
@@ -51,12 +43,12 @@ nlohmann::json compileInfo(const zrt_model_desc *m) {
 
 std::string collectives(const nlohmann::json &c) {
   auto n = [&](const char *k) { return c.value(k, int64_t(0)); };
-  std::string out = fmt("all_gather %lld, reduce_scatter %lld, all_reduce %lld",
+  std::string out = format("all_gather %lld, reduce_scatter %lld, all_reduce %lld",
                         (long long)n("all_gather"), (long long)n("reduce_scatter"),
                         (long long)n("all_reduce"));
-  out += fmt(" blocking; %lld start/wait", (long long)n("async"));
+  out += format(" blocking; %lld start/wait", (long long)n("async"));
   if (n("bucketed"))
-    out += fmt("; %lld buckets", (long long)n("bucketed"));
+    out += format("; %lld buckets", (long long)n("bucketed"));
   return out;
 }
 
@@ -64,7 +56,7 @@ std::string collectives(const nlohmann::json &c) {
 
 std::string zrt::versionText(const zrt_model_desc *m) {
   nlohmann::json info = compileInfo(m);
-  std::string out = fmt("%s: a Zero training program (runtime %s)\n",
+  std::string out = format("%s: a Zero training program (runtime %s)\n",
                         m->name ? m->name : "model", zrt::runtimeVersion());
   out += "compiled by: " + info.value("compiler", std::string("(not recorded)")) +
          "\n";
@@ -72,8 +64,6 @@ std::string zrt::versionText(const zrt_model_desc *m) {
 }
 
 std::string zrt::describeProgram(const zrt_model_desc *m) {
-  static const char *const kStates[5] = {"param", "grad", "master", "exp_avg",
-                                         "exp_avg_sq"};
   static const char *const kArenas[7] = {
       "parameters", "gradients",   "master weights", "moments",
       "activations", "temporaries", "comm buffers"};
@@ -86,60 +76,60 @@ std::string zrt::describeProgram(const zrt_model_desc *m) {
     std::string inputs;
     for (int i = 0; i < m->num_inputs; ++i) {
       const zrt_input_desc &in = m->inputs[i];
-      inputs += fmt("%s%s %s [", i ? ", " : "", in.name ? in.name : "?",
+      inputs += format("%s%s %s [", i ? ", " : "", in.name ? in.name : "?",
                     in.dtype >= 0 && in.dtype < 5 ? kDtypes[in.dtype] : "?");
       for (int d = 0; d < in.rank; ++d)
-        inputs += fmt(d ? ", %lld" : "%lld", (long long)in.shape[d]);
+        inputs += format(d ? ", %lld" : "%lld", (long long)in.shape[d]);
       inputs += "]";
     }
-    line(fmt("model: %s | %lld parameters | micro-batch %lld samples per "
+    line(format("model: %s | %lld parameters | micro-batch %lld samples per "
              "rank | inputs %s",
              m->name ? m->name : "?", (long long)m->num_params,
              (long long)m->batch, inputs.c_str()));
   } else {
-    line(fmt("model: %s | %lld parameters | micro-batch %lld x %lld tokens "
+    line(format("model: %s | %lld parameters | micro-batch %lld x %lld tokens "
              "per rank | vocab %lld (padded %lld)",
              m->name ? m->name : "?", (long long)m->num_params,
              (long long)m->batch, (long long)m->seq, (long long)m->vocab,
              (long long)m->padded_vocab));
   }
-  line(fmt("partition: ZeRO stage %d | world size %d (mesh: 1-D data "
+  line(format("partition: ZeRO stage %d | world size %d (mesh: 1-D data "
            "parallel, launch with mpirun -np %d) | %d shard groups",
            m->stage, m->world_size, m->world_size, m->num_groups));
   line("precision: " + info.value("precision", std::string("(not recorded)")));
   if (info.contains("optimizer") && info["optimizer"].is_object()) {
     const nlohmann::json &o = info["optimizer"];
-    line(fmt("optimizer: %s beta1 %g beta2 %g eps %g weight decay %g",
+    line(format("optimizer: %s beta1 %g beta2 %g eps %g weight decay %g",
              o.value("type", std::string("AdamW")).c_str(),
              o.value("beta1", 0.0), o.value("beta2", 0.0), o.value("eps", 0.0),
              o.value("weight_decay", 0.0)));
   }
   if (info.contains("max_grad_norm")) {
     double norm = info.value("max_grad_norm", 0.0);
-    line(norm > 0 ? fmt("gradient clipping: global norm %g", norm)
+    line(norm > 0 ? format("gradient clipping: global norm %g", norm)
                   : std::string("gradient clipping: none"));
   }
   if (info.contains("collectives") && info["collectives"].is_object())
     for (const char *fn : {"forward_backward", "optimizer_step"})
       if (info["collectives"].contains(fn))
-        line(fmt("collectives in %s: ", fn) +
+        line(format("collectives in %s: ", fn) +
              collectives(info["collectives"][fn]));
   std::string states = "model state per rank (plan):";
   for (int k = 0; k < 5; ++k)
-    states += fmt(" %s %s%s", kStates[k], mb(m->plan.state_bytes[k]).c_str(),
+    states += format(" %s %s%s", kStateKindNames[k], megabytes(m->plan.state_bytes[k]).c_str(),
                   k < 4 ? "," : "");
   if (m->plan.padding_bytes)
-    states += fmt(" (%s of it shard padding)", mb(m->plan.padding_bytes).c_str());
+    states += format(" (%s of it shard padding)", megabytes(m->plan.padding_bytes).c_str());
   line(states);
   if (sum(m->plan.arena_bytes, 7) > 0) {
     std::string arenas = "memory plan per rank:";
     for (int k = 0; k < 7; ++k)
       if (m->plan.arena_bytes[k] > 0)
-        arenas += fmt(" %s %s,", kArenas[k], mb(m->plan.arena_bytes[k]).c_str());
-    arenas += " total " + mb(sum(m->plan.arena_bytes, 7));
+        arenas += format(" %s %s,", kArenas[k], megabytes(m->plan.arena_bytes[k]).c_str());
+    arenas += " total " + megabytes(sum(m->plan.arena_bytes, 7));
     line(arenas);
   }
-  line(fmt("traffic per rank: %lld B per forward_backward, %lld B per "
+  line(format("traffic per rank: %lld B per forward_backward, %lld B per "
            "optimizer_step",
            (long long)sum(m->plan.comm_bytes_micro, 4),
            (long long)sum(m->plan.comm_bytes_step, 4)));
@@ -147,6 +137,6 @@ std::string zrt::describeProgram(const zrt_model_desc *m) {
        info.value("compiler", std::string("(not recorded)")));
   if (info.contains("compile_flags"))
     line("compile pipeline: " + info.value("compile_flags", std::string()));
-  line(fmt("runtime: %s", zrt::runtimeVersion()));
+  line(format("runtime: %s", zrt::runtimeVersion()));
   return out;
 }

@@ -3,7 +3,9 @@
 /// \file
 /// Complete reads and writes over POSIX file descriptors (retrying short
 /// transfers and EINTR), shared by the training driver (safetensors export
-/// and import) and the checkpoint writer/reader. Internal to the runtime.
+/// and import) and the checkpoint writer/reader, and the file-system
+/// predicates and mkdir -p of the driver's files (checkpoints, --import,
+/// TensorBoard). Internal to the runtime.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,8 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <string>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -68,6 +72,34 @@ inline bool preadAll(int fd, void *buf, size_t n, off_t offset) {
     offset += r;
   }
   return true;
+}
+
+/// Whether `p` names a directory (following links).
+inline bool isDir(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// Whether `p` names a regular file (following links).
+inline bool isFile(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// mkdir -p (mode 0755): whether `path` is a directory afterwards; on
+/// failure errno is the failed mkdir's.
+inline bool makeDirs(const std::string &path) {
+  std::string cur;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (!cur.empty() && !isDir(cur) && ::mkdir(cur.c_str(), 0755) != 0 &&
+          errno != EEXIST)
+        return false;
+    }
+    if (i < path.size())
+      cur += path[i];
+  }
+  return isDir(path);
 }
 
 } // namespace zrt

@@ -9,6 +9,8 @@
 
 #include "driver/import_files.h"
 
+#include "driver/fileio.h"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
@@ -17,11 +19,6 @@
 #include <sstream>
 
 namespace {
-
-bool isDirectory(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 bool exists(const std::string &p) {
   struct stat st;
@@ -84,7 +81,7 @@ std::string readIndex(const std::string &index, zrt::ImportFiles *out) {
 
 std::string zrt::resolveImportFiles(const std::string &path, ImportFiles *out) {
   *out = ImportFiles();
-  if (isDirectory(path)) {
+  if (zrt::isDir(path)) {
     const std::string index = path + "/model.safetensors.index.json";
     if (exists(index))
       return readIndex(index, out);

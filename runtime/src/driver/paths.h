@@ -5,7 +5,7 @@
 /// path (--metrics, --export, --dump-batches) is compared with every input
 /// (--data, --import) and with the other outputs before anything is opened,
 /// and a fresh run refuses a --checkpoint-dir that already holds another
-/// run's checkpoints. Internal to the runtime (driver.cpp).
+/// run's checkpoints. Internal to the runtime (the driver).
 ///
 //===----------------------------------------------------------------------===//
 

@@ -35,12 +35,6 @@ bool jsonIndex(const nlohmann::ordered_json &v, int64_t *out) {
   return true;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += format(i ? ", %lld" : "%lld", (long long)shape[i]);
-  return s + "]";
-}
 
 } // namespace
 

@@ -1,7 +1,7 @@
 //===- safetensors.h - The safetensors header parser -----------*- C++ -*-===//
 ///
 /// \file
-/// Parses the JSON header of a safetensors file for --import (driver.cpp)
+/// Parses the JSON header of a safetensors file for --import (import_export.cpp)
 /// and the fuzz target test/fuzz/fuzz_safetensors.cpp. Internal to the
 /// runtime.
 ///

@@ -13,6 +13,8 @@
 #define ZRT_SRC_STATE_IO_H
 
 #include "common/internal.h"
+#include "driver/strformat.h"
+#include "zrt/model.h"
 #include "zrt/zrt.h"
 
 #include <cstdint>
@@ -21,6 +23,17 @@
 #include <vector>
 
 namespace zrt {
+
+/// "" or why state `i` of a model description cannot be staged: "state <i>
+/// of the model description has no name", or "state '<name>' has unknown
+/// dtype <d>" for a dtype other than ZRT_F32, ZRT_BF16 and ZRT_F16.
+inline std::string checkStateDesc(const zrt_state_desc &s, int i) {
+  if (!s.name)
+    return format("state %d of the model description has no name", i);
+  if (s.dtype != ZRT_F32 && s.dtype != ZRT_BF16 && s.dtype != ZRT_F16)
+    return format("state '%s' has unknown dtype %d", s.name, s.dtype);
+  return "";
+}
 
 /// Bytes of one element of `dtype` (ZRT_BF16, ZRT_F16: 2; ZRT_I64: 8;
 /// else 4).

@@ -2,6 +2,8 @@
 
 #include "driver/tensorboard.h"
 
+#include "driver/fileio.h"
+
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -52,19 +54,6 @@ double wallTime() {
   return static_cast<double>(tv.tv_sec) + tv.tv_usec * 1e-6;
 }
 
-bool makeDirs(const std::string &path) {
-  std::string cur;
-  for (size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || path[i] == '/')
-      if (!cur.empty() && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
-        return false;
-    if (i < path.size())
-      cur += path[i];
-  }
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /// Event files this process opened: the last part of their names, so that
 /// two writers of one process in one second never meet.
 int filesOpened = 0;
@@ -105,7 +94,7 @@ std::string zrt::EventWriter::record(const std::string &payload) {
 }
 
 std::string zrt::EventWriter::open(const std::string &dir) {
-  if (!makeDirs(dir))
+  if (!zrt::makeDirs(dir))
     return "--tensorboard: cannot create the directory '" + dir +
            "': " + std::strerror(errno);
   char host[256] = "localhost";

@@ -13,7 +13,7 @@
 /// protobuf messages: the first holds file_version "brain.Event:2", each
 /// later one a wall time, a step and a Summary with one simple_value.
 /// The protobuf wire encoding of those five fields is written directly
-/// (no libprotobuf dependency). Internal to the runtime (driver.cpp); rank 0
+/// (no libprotobuf dependency). Internal to the runtime (the driver); rank 0
 /// writes, flushing after every record so a crash loses nothing logged.
 ///
 //===----------------------------------------------------------------------===//
