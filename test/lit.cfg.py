@@ -81,5 +81,5 @@ config.substitutions.append(("%zrt_emulated_cxx", emulated_cxx))
 config.environment["ZERO_TRAIN_CACHE"] = os.path.join(config.test_exec_root, "zero-train-cache")
 
 # Tests run OpenBLAS exactly as the machine sets it up (no driver re-exec
-# choosing kernels; see runtime/src/blas_core.cpp).
+# choosing kernels; see runtime/src/cpu/blas_core.cpp).
 config.environment["ZRT_BLAS_REEXEC"] = "0"

@@ -62,7 +62,7 @@ static StateCategory categoryOf(ShardKind kind) {
 }
 
 /// Adds the traffic of the collectives in `fn` to `bytes` and `elements`.
-/// Ring costs, as the runtime counts them (runtime/src/comm.cpp): all-gather
+/// Ring costs, as the runtime counts them (runtime/src/comm/comm.cpp): all-gather
 /// of a shard of n elements sends n·(N−1)·e bytes; reduce-scatter to a shard
 /// of n the same; all-reduce of n elements 2·n·e·(N−1)/N (integer division).
 static LogicalResult countCollectives(func::FuncOp fn,

@@ -12,10 +12,10 @@
 
 #include "flash_attention_tc.h"
 
-#include "../src/arg_checks.h"
-#include "../src/attention_args.h"
-#include "../src/decoder_args.h"
-#include "../src/matmul_args.h"
+#include "../src/common/arg_checks.h"
+#include "../src/common/attention_args.h"
+#include "../src/common/decoder_args.h"
+#include "../src/common/matmul_args.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 //===- attention.cu - CUDA backend: causal scaled-dot-product attention ---===//
 //
 // zrt_causal_attention(_backward) on device memory, the CPU runtime's
-// algorithm (runtime/src/attention.cpp) with the (batch, head) slices
+// algorithm (runtime/src/cpu/attention.cpp) with the (batch, head) slices
 // batched: S = s Q K^T and O = P V as strided-batched cuBLAS GEMMs
 // (zrt_cuda::matmul, batch = slices), the causal row softmax and its
 // backward as one warp per row. A straightforward version; a fused
@@ -19,7 +19,7 @@
 
 #include "device_util.cuh"
 
-#include "../src/arg_checks.h"
+#include "../src/common/arg_checks.h"
 
 #include <cuda_runtime.h>
 

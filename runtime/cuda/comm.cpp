@@ -31,7 +31,7 @@
 
 #include "zrt_cuda.h"
 
-#include "../src/arg_checks.h"
+#include "../src/common/arg_checks.h"
 
 #include <cuda_runtime.h>
 

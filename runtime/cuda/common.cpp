@@ -2,8 +2,8 @@
 
 #include "zrt_cuda.h"
 
-#include "../src/arena_book.h"
-#include "../src/internal.h"
+#include "../src/common/arena_book.h"
+#include "../src/common/internal.h"
 
 #include <cuda_runtime.h>
 

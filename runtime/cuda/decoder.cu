@@ -10,7 +10,7 @@
 // widen exactly (ldf), stores round once (stf), the f32 arithmetic in
 // between is shared, so a bf16 call computes the f32 kernel's numbers on
 // the widened values. Per element the arithmetic is the CPU's
-// (runtime/src/rms_norm.cpp, swiglu.cpp, rope.cpp) with __fmul_rn /
+// (runtime/src/cpu/rms_norm.cpp, swiglu.cpp, rope.cpp) with __fmul_rn /
 // __fadd_rn against FMA contraction; RMSNorm's row sums are warp sums (a
 // different order than the CPU's), and expf is CUDA's, so results agree
 // with the CPU to rounding (about 1e-6 relative), not bit for bit.
@@ -24,8 +24,8 @@
 
 #include "device_util.cuh"
 
-#include "../src/decoder_args.h"
-#include "../src/rope_table.h"
+#include "../src/common/decoder_args.h"
+#include "../src/common/rope_table.h"
 
 #include <cuda_runtime.h>
 

@@ -10,7 +10,7 @@
 
 #include "zrt_cuda.h"
 
-#include "../src/f16_bits.h"
+#include "../src/common/f16_bits.h"
 
 #include <cuda_runtime.h>
 
@@ -35,7 +35,7 @@ __device__ __forceinline__ float bf16ToF32(uint16_t h) {
 }
 
 /// f32 -> bf16 bits, round to nearest even, NaN kept quiet: exactly
-/// zrt_f32_to_bf16 (runtime/src/internal.h f32ToBf16).
+/// zrt_f32_to_bf16 (runtime/src/common/internal.h f32ToBf16).
 __device__ __forceinline__ uint16_t f32ToBf16(float f) {
   const uint32_t u = __float_as_uint(f);
   if ((u & 0x7fffffffu) > 0x7f800000u)

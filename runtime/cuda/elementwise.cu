@@ -2,7 +2,7 @@
 //
 // One grid-stride kernel per function; in-place calls (out == an input)
 // are fine since every thread reads its element before writing it. The
-// arithmetic is the CPU runtime's (runtime/src/elementwise.cpp, common.cpp,
+// arithmetic is the CPU runtime's (runtime/src/cpu/elementwise.cpp, common.cpp,
 // lowering_support.cpp) operation for operation; where the CPU evaluates
 // a * b + c with two roundings (its baseline x86-64 build has no FMA),
 // __fmul_rn / __fadd_rn keep nvcc from contracting it into an FMA, so
@@ -28,7 +28,7 @@
 
 #include "device_util.cuh"
 
-#include "../src/arg_checks.h"
+#include "../src/common/arg_checks.h"
 
 #include <cuda_runtime.h>
 

@@ -106,8 +106,8 @@
 
 #include "device_util.cuh"
 
-#include "attention_args.h"
-#include "decoder_args.h"
+#include "common/attention_args.h"
+#include "common/decoder_args.h"
 
 #include <cuda_runtime.h>
 

@@ -146,7 +146,7 @@
 
 #include "device_util.cuh"
 
-#include "attention_args.h"
+#include "common/attention_args.h"
 
 #include <cuda_runtime.h>
 

@@ -2,7 +2,7 @@
 //
 // zrt_init_normal, zrt_init_uniform and zrt_init_param_slice on device
 // memory. The values are computed on the HOST with the CPU runtime's own
-// per-element code (runtime/src/rng_math.h: Philox4x32-10, Box-Muller in
+// per-element code (runtime/src/common/rng_math.h: Philox4x32-10, Box-Muller in
 // double), in chunks of a host staging buffer, and copied to the device with
 // copy_to_device, so a GPU run starts from exactly the CPU run's bits. These
 // run once at start-up: the copies synchronize, and the staging buffer is
@@ -12,9 +12,9 @@
 
 #include "zrt_cuda.h"
 
-#include "../src/arg_checks.h"
-#include "../src/internal.h"
-#include "../src/rng_math.h"
+#include "../src/common/arg_checks.h"
+#include "../src/common/internal.h"
+#include "../src/common/rng_math.h"
 
 #include <algorithm>
 #include <cstdint>

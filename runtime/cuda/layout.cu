@@ -2,8 +2,8 @@
 //
 // The byte-moving functions of the lowering (copy_any, copy_2d,
 // broadcast_leading, local_shard, permute, permute_0213), with the
-// semantics of the CPU runtime's (runtime/src/lowering_support.cpp,
-// matmul.cpp) and its argument checks (runtime/src/arg_checks.h). They
+// semantics of the CPU runtime's (runtime/src/cpu/lowering_support.cpp,
+// matmul.cpp) and its argument checks (runtime/src/common/arg_checks.h). They
 // never look at the values, so one kernel per shape moves "words" of 2, 4,
 // 8 or 16 bytes: the widest word that divides every row length, stride and
 // address of the call (several elements per thread where the layout
@@ -13,7 +13,7 @@
 
 #include "device_util.cuh"
 
-#include "../src/arg_checks.h"
+#include "../src/common/arg_checks.h"
 
 #include <cuda_runtime.h>
 

@@ -3,7 +3,7 @@
 // zrt_embedding(_backward)(_bf16), zrt_cross_entropy(_backward),
 // zrt_cross_entropy_padded(_backward, _fused), zrt_cross_entropy_masked
 // (_backward)(_bf16) and zrt_mse(_backward) on
-// device memory, with the CPU runtime's semantics (runtime/src/loss.cpp,
+// device memory, with the CPU runtime's semantics (runtime/src/cpu/loss.cpp,
 // lowering_support.cpp):
 //  * Bad token ids and targets are data: the kernels clamp them into range
 //    (never reading or writing out of bounds) and raise the device error
@@ -77,8 +77,8 @@
 
 #include "device_util.cuh"
 
-#include "../src/arg_checks.h"
-#include "../src/decoder_args.h"
+#include "../src/common/arg_checks.h"
+#include "../src/common/decoder_args.h"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_pipeline.h>

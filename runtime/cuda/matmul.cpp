@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zrt_cuda.h"
-#include "../src/matmul_args.h"
+#include "../src/common/matmul_args.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -42,7 +42,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "device_util.cuh"
-#include "../src/matmul_args.h"
+#include "../src/common/matmul_args.h"
 
 #include <cublasLt.h>
 #include <cublas_v2.h>

@@ -15,7 +15,7 @@
 // (mostly from L1). Every path sums a lane's elements in the same order
 // (chunk by chunk, column by column), so all of them, and the f32 and bf16
 // kernels, give the same bits. Per element the arithmetic is the CPU
-// runtime's (runtime/src/norm.cpp, lowering_support.cpp) operation for
+// runtime's (runtime/src/cpu/norm.cpp, lowering_support.cpp) operation for
 // operation, with __fmul_rn / __fadd_rn / __fsub_rn where nvcc would
 // otherwise contract a multiply-add into an FMA, and __fdiv_rn / __fsqrt_rn
 // for the divisions and square roots (IEEE-rounded as on the CPU, whatever
@@ -49,7 +49,7 @@
 
 #include "device_util.cuh"
 
-#include "../src/arg_checks.h"
+#include "../src/common/arg_checks.h"
 
 #include <cuda_runtime.h>
 

@@ -3,7 +3,7 @@
 // zrt_adamw_step(_bf16_grad, _f16_grad), zrt_shard_adamw,
 // zrt_sum_squares(_bf16, _f16) and
 // zrt_clip_coef_scaled on device memory, following the CPU runtime
-// (runtime/src/optimizer.cpp, lowering_support.cpp) operation by operation:
+// (runtime/src/cpu/optimizer.cpp, lowering_support.cpp) operation by operation:
 //  * AdamW: the scalars the CPU computes in double and rounds to f32 are
 //    computed on the host with the same code and passed to the kernel; the
 //    per-element f32 operations use explicit round-to-nearest intrinsics so
@@ -17,8 +17,8 @@
 
 #include "device_util.cuh"
 
-#include "../src/arg_checks.h"
-#include "../src/shard_runs.h"
+#include "../src/common/arg_checks.h"
+#include "../src/common/shard_runs.h"
 
 #include <cuda_runtime.h>
 

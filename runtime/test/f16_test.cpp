@@ -12,7 +12,7 @@
 
 #include "test_util.h"
 
-#include "loss_scaler.h"
+#include "driver/loss_scaler.h"
 
 #include <cmath>
 #include <cstring>

@@ -8,8 +8,8 @@
 
 #include "test_util.h"
 
-#include "internal.h"
-#include "matmul_args.h"
+#include "common/internal.h"
+#include "common/matmul_args.h"
 
 #include <algorithm>
 #include <cmath>

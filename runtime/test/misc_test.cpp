@@ -2,7 +2,7 @@
 
 #include "test_util.h"
 
-#include "internal.h" // Philox known-answer test
+#include "common/internal.h" // Philox known-answer test
 
 #include <cmath>
 

@@ -1,12 +1,12 @@
 //===- tensorboard_test.cpp - TensorBoard event files ---------------------===//
 //
-// The CRC-32C and TFRecord framing of runtime/src/tensorboard.cpp, read back
+// The CRC-32C and TFRecord framing of runtime/src/driver/tensorboard.cpp, read back
 // byte by byte here; test/e2e/tensorboard.test reads a training run's file
 // with the tensorboard package itself.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tensorboard.h"
+#include "driver/tensorboard.h"
 
 #include <gtest/gtest.h>
 

@@ -14,12 +14,12 @@ loads init.safetensors, trains on exactly the dumped batches with
 torch.optim.AdamW (betas (0.9, 0.999), eps 1e-8, weight decay 0.01 on the
 parameters of rank >= 2 only, as train-optimizer does), clip_grad_norm_(1.0)
 and the driver's learning-rate schedule (nanoGPT's get_lr with
-lr_decay_iters = steps, runtime/src/driver.cpp), and checks that
+lr_decay_iters = steps, runtime/src/driver/options.cpp), and checks that
   * every step's loss equals the driver's within REL_TOL (relative; the
     gradient norm within 1e-3, the learning rate exactly),
   * the validation loss of the exported final weights, computed in PyTorch
     on the driver's validation batches (sequential windows of the last
-    floor(L * 0.1) tokens, runtime/src/data.cpp), equals the driver's
+    floor(L * 0.1) tokens, runtime/src/driver/data.cpp), equals the driver's
     `val loss` within REL_TOL,
 and prints both columns. The same is then done with --grad-accum 2
 (grad_scale = 1/2) unless --no-accum, and from weights of O(1) activations

@@ -18,7 +18,7 @@ For each model and stage:world-size in --runs: zero-compile, 20 steps with
 torch.optim.AdamW + clip_grad_norm_ and the driver's LR schedule on the
 dumped sample rows (import_gpt2.pytorch_run): every loss within --rel-tol
 relative. The dumped rows are also checked against the sampler's contract
-(runtime/src/arrays.h: Philox of the seed, the same global batch on every
+(runtime/src/driver/arrays.h: Philox of the seed, the same global batch on every
 rank, rank r's slice [r*B, (r+1)*B)), recomputed here.
 """
 import argparse
@@ -52,7 +52,7 @@ class MLP(nn.Module):
 
 
 def philox4x32(c, key):
-    """Philox4x32-10 (runtime/src/internal.h philox4x32)."""
+    """Philox4x32-10 (runtime/src/common/internal.h philox4x32)."""
     M = 0xFFFFFFFF
     c0, c1, c2, c3 = c
     k0, k1 = key & M, (key >> 32) & M

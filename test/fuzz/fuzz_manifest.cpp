@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "checkpoint.h"
+#include "driver/checkpoint.h"
 #include "zrt/zrt.h"
 
 #include <cstdint>

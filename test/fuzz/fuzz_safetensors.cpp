@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "safetensors.h"
+#include "driver/safetensors.h"
 
 #include <cstdint>
 #include <cstring>

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "checkpoint.h"
+#include "driver/checkpoint.h"
 #include "zrt/zrt.h"
 
 #include <cstdint>

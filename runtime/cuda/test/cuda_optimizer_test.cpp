@@ -10,7 +10,7 @@
 
 #include "cuda_test_util.h"
 
-#include "../../src/shard_runs.h"
+#include "../../src/common/shard_runs.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -194,7 +194,7 @@ typedef struct zrt_model_desc {
 /// Defined by the generated code: the description of the compiled step.
 const zrt_model_desc *zrt_model_get(void);
 
-/// The training driver (runtime/src/driver.cpp): parses the command line,
+/// The training driver (runtime/src/driver/driver.cpp): parses the command line,
 /// starts MPI, checks the model against the launch (world size), trains, and
 /// returns the process exit code. See runtime/README.md for the flags.
 int zrt_train_main(int argc, char **argv, const zrt_model_desc *model);

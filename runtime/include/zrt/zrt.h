@@ -973,7 +973,7 @@ int zrt_dataset_sequences(zrt_dataset ds, int split, int64_t T, uint64_t seed,
                           int32_t *inputs, int32_t *targets);
 
 /*===----------------------------------------------------------------------===//
-// Lowering support (runtime/src/lowering_support.cpp)
+// Lowering support (runtime/src/cpu/lowering_support.cpp)
 //
 // Functions the generated code of convert-train-to-emitc calls where the
 // kernels above do not match one `train` / `zero` op: dtype-generic and

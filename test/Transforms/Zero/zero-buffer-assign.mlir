@@ -158,7 +158,7 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
 // -----
 
 // A bf16 matmul's scratch is zrt_matmul_bf16_workspace(1, M, N, K, 0) floats
-// (runtime/src/matmul_args.h; runtime/test/kernels_test.cpp checks the
+// (runtime/src/common/matmul_args.h; runtime/test/kernels_test.cpp checks the
 // same number): M = N = 4096, K = 64 needs row chunks of 2^24 / (K + N) =
 // 4032 rows, so 64 * 4096 + 4032 * (64 + 4096) = 17035264 floats =
 // 68141056 bytes, not the 4096 * 4096 f32 result.

@@ -2,7 +2,7 @@
 
 One .bin file: a header of 256 little-endian int32 (magic 20240520 =
 ZRT_LLMC_MAGIC, version 1, the token count n, zeros), then n uint16 token
-ids (runtime/src/data.cpp, zrt_dataset_open_bin). Files are written to a
+ids (runtime/src/driver/data.cpp, zrt_dataset_open_bin). Files are written to a
 temporary name in their directory and renamed into place.
 """
 

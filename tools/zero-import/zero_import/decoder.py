@@ -184,7 +184,7 @@ def repeat_kv_source(node):
 
 def rope_table(theta, half, positions, llama3=None):
     """[T, half, 2] f32: cos and sin of t · f_i, as train.rope_table computes
-    it (runtime/src/rope_table.h: f_i = 1 / theta^(2i / 2half) in f32, the
+    it (runtime/src/common/rope_table.h: f_i = 1 / theta^(2i / 2half) in f32, the
     llama3 rescaling (factor, low, high, original) in f32, the angle in f32,
     its cos/sin rounded to f32)."""
     f32 = torch.float32

@@ -1,0 +1,78 @@
+//===- common.cpp - Errors, status names, bf16 scalars --------------------===//
+//
+// The backend-neutral part of the C ABI (both zero_runtime and
+// zero_runtime_cuda link it): the thread-local error message, status names,
+// scalar bf16 conversion, the clipping coefficient and the parameter seeds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "common/internal.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+
+namespace {
+thread_local std::string lastError;
+} // namespace
+
+int zrt::fail(int status, const char *fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  lastError = buf;
+  return status;
+}
+
+extern "C" {
+
+const char *zrt_last_error(void) { return lastError.c_str(); }
+
+void zrt_clear_error(void) { lastError.clear(); }
+
+const char *zrt_status_name(int status) {
+  switch (status) {
+  case ZRT_OK: return "ZRT_OK";
+  case ZRT_ERR_INVALID_ARGUMENT: return "ZRT_ERR_INVALID_ARGUMENT";
+  case ZRT_ERR_OUT_OF_RANGE: return "ZRT_ERR_OUT_OF_RANGE";
+  case ZRT_ERR_IO: return "ZRT_ERR_IO";
+  case ZRT_ERR_FORMAT: return "ZRT_ERR_FORMAT";
+  case ZRT_ERR_OUT_OF_MEMORY: return "ZRT_ERR_OUT_OF_MEMORY";
+  case ZRT_ERR_MPI: return "ZRT_ERR_MPI";
+  case ZRT_ERR_NOT_INITIALIZED: return "ZRT_ERR_NOT_INITIALIZED";
+  default: return "ZRT_UNKNOWN";
+  }
+}
+
+zrt_bf16 zrt_f32_to_bf16(float x) { return zrt::f32ToBf16(x); }
+
+float zrt_bf16_to_f32(zrt_bf16 x) { return zrt::bf16ToF32(x); }
+
+zrt_f16 zrt_f32_to_f16(float x) { return zrt::f32ToF16(x); }
+
+float zrt_f16_to_f32(zrt_f16 x) { return zrt::f16ToF32(x); }
+
+uint64_t zrt_param_seed(uint64_t seed, const char *name) {
+  // FNV-1a (64-bit) of the name, then splitmix64 (Steele et al.) of
+  // (seed ^ hash).
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char *p = name ? name : ""; *p; ++p) {
+    h ^= static_cast<unsigned char>(*p);
+    h *= 0x100000001b3ull;
+  }
+  uint64_t x = seed ^ h;
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+float zrt_clip_coef(float total_norm, float max_norm) {
+  const float coef = max_norm / (total_norm + 1e-6f);
+  return coef < 1.0f ? coef : 1.0f;
+}
+
+} // extern "C"

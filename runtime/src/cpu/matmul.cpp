@@ -1,0 +1,228 @@
+//===- matmul.cpp - Matrix products (cblas_sgemm) --------------------------===//
+
+#include "common/arg_checks.h"
+#include "common/internal.h"
+#include "common/matmul_args.h"
+
+#include "cpu/blas.h"
+
+namespace {
+
+// zrt_bias_backward (T = float) and zrt_bias_backward_bf16 (T = zrt_bf16):
+// f32 column sums of dout, each rounded once when T is bf16.
+template <typename T>
+int biasBackward(const char *fn, const T *dout, T *dbias, int64_t rows,
+                 int64_t N) {
+  if (int st = zrt::checkBiasBackwardArgs(fn, dout, dbias, rows, N, zrt::fail))
+    return st;
+  // Parallel over column blocks; each thread sums its columns over all rows
+  // (row-sequential inner loop keeps the access contiguous).
+  constexpr int64_t kBlock = 64;
+  const int64_t nblocks = (N + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (rows * N > zrt::kParallelGrain)
+  for (int64_t blk = 0; blk < nblocks; ++blk) {
+    const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < N ? j0 + kBlock : N;
+    float acc[kBlock] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = dout + r * N;
+      for (int64_t j = j0; j < j1; ++j)
+        acc[j - j0] += zrt::toF32(row[j]);
+    }
+    for (int64_t j = j0; j < j1; ++j)
+      dbias[j] = zrt::fromF32<T>(acc[j - j0]);
+  }
+  return ZRT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
+               int64_t batch, int64_t M, int64_t N, int64_t K, int trans_a,
+               int trans_b, float alpha, float beta, int64_t stride_a,
+               int64_t stride_b, int64_t stride_c) {
+  bool empty = true;
+  if (int status = zrt::checkMatmulArgs(A, B, C, batch, M, N, K, stride_a,
+                                        stride_b, stride_c, &empty, zrt::fail))
+    return status;
+  if (empty)
+    return ZRT_OK;
+
+  const int m = static_cast<int>(M), n = static_cast<int>(N),
+            k = static_cast<int>(K);
+  const int lda = trans_a ? m : k;
+  const int ldb = trans_b ? k : n;
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  // With beta = 0 the bias is written first and BLAS adds the product to it
+  // (beta = 1): one pass over C instead of BLAS zeroing C and a second pass
+  // adding the bias. C = alpha A B + bias either way (alpha A B is added to
+  // the bias in one rounding, as before).
+  const bool biasFirst = bias && beta == 0.0f && K > 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    float *c = C + b * stride_c;
+    if (biasFirst) {
+      const size_t rowBytes = static_cast<size_t>(N) * sizeof(float);
+#pragma omp parallel for schedule(static) if (M * N > zrt::kParallelGrain)
+      for (int64_t i = 0; i < M; ++i)
+        std::memcpy(c + i * N, bias, rowBytes);
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A + b * stride_a,
+                  lda > 0 ? lda : 1, B + b * stride_b, ldb > 0 ? ldb : 1,
+                  1.0f, c, n);
+      continue;
+    }
+    if (K == 0) {
+      // C = beta * C (BLAS semantics with an empty inner dimension).
+      for (int64_t i = 0; i < M * N; ++i)
+        c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    } else {
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A + b * stride_a,
+                  lda > 0 ? lda : 1, B + b * stride_b, ldb > 0 ? ldb : 1,
+                  beta, c, n);
+    }
+    if (bias) {
+#pragma omp parallel for schedule(static) if (M * N > zrt::kParallelGrain)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          c[i * N + j] += bias[j];
+    }
+  }
+  return ZRT_OK;
+}
+
+int64_t zrt_matmul_bf16_workspace(int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int has_bias) {
+  return zrt::matmulBf16Workspace(batch, M, N, K, has_bias != 0);
+}
+
+int zrt_matmul_bf16(const zrt_bf16 *A, const zrt_bf16 *B, const zrt_bf16 *bias,
+                    zrt_bf16 *C, int64_t batch, int64_t M, int64_t N,
+                    int64_t K, int trans_a, int trans_b, float *workspace) {
+  return zrt::matmulBf16Chunked(A, B, bias, C, batch, M, N, K, trans_a,
+                                trans_b, workspace,
+                                zrt::kMatmulBf16ChunkFloats);
+}
+
+int zrt_matmul_gelu_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                         const zrt_bf16 *bias, zrt_bf16 *pre, zrt_bf16 *out,
+                         int64_t batch, int64_t M, int64_t N, int64_t K,
+                         int trans_a, int trans_b, float *workspace) {
+  return zrt::matmulBf16Chunked(A, B, bias, out, batch, M, N, K, trans_a,
+                                trans_b, workspace, zrt::kMatmulBf16ChunkFloats,
+                                zrt::MatmulBf16Epilogue::gelu(pre));
+}
+
+int zrt_matmul_gelu_backward_bf16(const zrt_bf16 *A, const zrt_bf16 *B,
+                                  const zrt_bf16 *pre, zrt_bf16 *dpre,
+                                  int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, int trans_a, int trans_b,
+                                  float *workspace) {
+  return zrt::matmulBf16Chunked(A, B, nullptr, dpre, batch, M, N, K, trans_a,
+                                trans_b, workspace, zrt::kMatmulBf16ChunkFloats,
+                                zrt::MatmulBf16Epilogue::geluBackward(pre));
+}
+
+} // extern "C"
+
+namespace {
+
+// Writes the bf16 outputs of one chunk of f32 results c (n elements, at
+// element `offset` of every output tensor) as `epilogue` says.
+void applyEpilogue(const zrt::MatmulBf16Epilogue &epilogue, const float *c,
+                   zrt_bf16 *C, int64_t offset, int64_t n) {
+  switch (epilogue.kind) {
+  case zrt::MatmulBf16Epilogue::Round:
+    zrt_cast_f32_to_bf16(c, C + offset, n);
+    return;
+  case zrt::MatmulBf16Epilogue::Gelu:
+    if (epilogue.preOut)
+      zrt_cast_f32_to_bf16(c, epilogue.preOut + offset, n);
+    zrt::geluF32ToBf16(c, C + offset, n);
+    return;
+  case zrt::MatmulBf16Epilogue::GeluBackward:
+    zrt::geluBackwardBf16F32(epilogue.preIn + offset, c, C + offset, n);
+    return;
+  }
+}
+
+} // namespace
+
+// The CPU has no bf16 GEMM: per matrix of the batch, widen op(B) and the
+// bias into the workspace, then per chunk of C's rows widen those rows of
+// op(A), zrt_matmul in f32 and write the chunk's bf16 outputs from its f32
+// values (the epilogue: C rounded once, or GELU / its gradient first). A
+// product that fits one chunk (M (K + N) <= chunkFloats) is exactly the
+// unchunked one; a larger one is the same sums over K, but OpenBLAS may
+// pick other micro-kernels or thread splits for the rows at a chunk's
+// edge, so a few bf16 results can differ in the last bit from one
+// whole-matrix sgemm (deterministically: the chunking depends on the shape
+// only).
+int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
+                           const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
+                           int64_t M, int64_t N, int64_t K, int trans_a,
+                           int trans_b, float *workspace, int64_t chunkFloats,
+                           const MatmulBf16Epilogue &epilogue) {
+  bool empty = true;
+  if (int status =
+          zrt::checkMatmulBf16Args(A, B, bias, C, batch, M, N, K, workspace,
+                                   epilogue, &empty, zrt::fail))
+    return status;
+  if (empty)
+    return ZRT_OK;
+  const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K, chunkFloats);
+  float *b = workspace, *fbias = b + K * N, *a = fbias + (bias ? N : 0),
+        *c = a + rows * K;
+  if (bias)
+    zrt_cast_bf16_to_f32(bias, fbias, N);
+  for (int64_t s = 0; s < batch; ++s) {
+    const zrt_bf16 *As = A + s * M * K;
+    zrt_cast_bf16_to_f32(B + s * K * N, b, K * N);
+    for (int64_t m0 = 0; m0 < M; m0 += rows) {
+      const int64_t mc = rows < M - m0 ? rows : M - m0;
+      // Rows m0 .. m0 + mc of op(A), packed: A's rows, or for A^T the
+      // columns m0 .. m0 + mc of each of A's K rows ([K, mc]).
+      if (!trans_a)
+        zrt_cast_bf16_to_f32(As + m0 * K, a, mc * K);
+      else
+        for (int64_t k = 0; k < K; ++k)
+          zrt_cast_bf16_to_f32(As + k * M + m0, a + k * mc, mc);
+      if (int st = zrt_matmul(a, b, bias ? fbias : nullptr, c, 1, mc, N, K,
+                              trans_a, trans_b, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
+                              ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED))
+        return st;
+      applyEpilogue(epilogue, c, C, s * M * N + m0 * N, mc * N);
+    }
+  }
+  return ZRT_OK;
+}
+
+extern "C" {
+
+int zrt_bias_backward(const float *dout, float *dbias, int64_t rows,
+                      int64_t N) {
+  return biasBackward("zrt_bias_backward", dout, dbias, rows, N);
+}
+
+int zrt_bias_backward_bf16(const zrt_bf16 *dout, zrt_bf16 *dbias, int64_t rows,
+                           int64_t N) {
+  return biasBackward("zrt_bias_backward_bf16", dout, dbias, rows, N);
+}
+
+int zrt_permute_0213(const float *in, float *out, int64_t A, int64_t B,
+                     int64_t C, int64_t D) {
+  const char *fn = "zrt_permute_0213";
+  if (int st = zrt::checkPermute0213Args(fn, in, out, A, B, C, D, zrt::fail))
+    return st;
+  const int64_t total = A * B * C * D;
+  const size_t rowBytes = static_cast<size_t>(D) * sizeof(float);
+#pragma omp parallel for collapse(2) schedule(static) if (total > zrt::kParallelGrain)
+  for (int64_t a = 0; a < A; ++a)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        std::memcpy(out + ((a * C + c) * B + b) * D,
+                    in + ((a * B + b) * C + c) * D, rowBytes);
+  return ZRT_OK;
+}
+
+} // extern "C"
