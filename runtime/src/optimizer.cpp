@@ -119,12 +119,16 @@ template <typename T>
 int sumSquares(const char *fn, T x, int64_t n, float *out) {
   if (int st = zrt::checkSumSquaresArgs(fn, rawPointer(x), n, out, zrt::fail))
     return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = loadGrad(x, i);
-    total += d * d;
-  }
+  // Fixed lanes: the same bits for every thread count.
+  const double total =
+      zrt::fixedLaneSum(n, n > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        double t = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          const double d = loadGrad(x, i);
+          t += d * d;
+        }
+        return t;
+      });
   *out = static_cast<float>(total);
   return ZRT_OK;
 }
