@@ -78,30 +78,57 @@ bool parallelTiles(int64_t slices, int64_t T, int64_t D) {
          zrt::blasSharesOmpPool() && slices * T * T * D >= (int64_t(1) << 20);
 }
 
+/// exp(d) for the attention's probabilities: zrt::expClamped (vectorizable,
+/// ~2 ulp) plus (d - d), which is 0 for finite d and NaN for NaN or inf, so
+/// that a NaN score still makes the row NaN (expClamped alone would clamp
+/// it away).
+inline float attentionExp(float d) { return zrt::expClamped(d) + (d - d); }
+
+/// The softmax of one row's n scores (n >= 1) in place: max-subtracted, the
+/// exponentials and their sum in f32 (vector lanes: the order is fixed by
+/// the machine's vector width, never by the thread count); returns
+/// max + log(sum), the row's log-sum-exp.
+ZRT_SIMD_CLONES
+float softmaxRow(float *row, int64_t n) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int64_t j = 0; j < n; ++j)
+    mx = row[j] > mx ? row[j] : mx;
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    const float e = attentionExp(row[j] - mx);
+    row[j] = e;
+    sum += e;
+  }
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j)
+    row[j] *= inv;
+  return mx + std::log(sum);
+}
+
+/// row[j] = exp(row[j] - l) for j < n: the backward's recomputed
+/// probabilities, with softmaxRow's exponential.
+ZRT_SIMD_CLONES
+void expRow(float *row, int64_t n, float l) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j)
+    row[j] = attentionExp(row[j] - l);
+}
+
 /// Causal row softmax of the rows i0 .. i0 + m of one slice's scores: row r
 /// (query i = i0 + r) of p holds the scores of keys 0 .. i at
-/// p[r * ld .. r * ld + i] and becomes their softmax (max-subtracted, f32,
-/// as zrt::causalSoftmax); entries i + 1 .. n - 1 become 0; lse[i] =
-/// max_i + log(sum_i).
+/// p[r * ld .. r * ld + i] and becomes their softmax (softmaxRow); entries
+/// i + 1 .. n - 1 become 0; lse[i] = max_i + log(sum_i).
 void causalSoftmaxRows(float *p, int64_t ld, int64_t i0, int64_t m, int64_t n,
                        float *lse) {
   for (int64_t r = 0; r < m; ++r) {
     const int64_t i = i0 + r;
     float *row = p + r * ld;
-    float mx = -INFINITY;
-    for (int64_t j = 0; j <= i; ++j)
-      mx = row[j] > mx ? row[j] : mx;
-    float sum = 0.0f;
-    for (int64_t j = 0; j <= i; ++j) {
-      row[j] = std::exp(row[j] - mx);
-      sum += row[j];
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t j = 0; j <= i; ++j)
-      row[j] *= inv;
+    lse[i] = softmaxRow(row, i + 1);
     for (int64_t j = i + 1; j < n; ++j)
       row[j] = 0.0f;
-    lse[i] = mx + std::log(sum);
   }
 }
 
@@ -170,8 +197,7 @@ void backwardRows(const BackwardSlice &a, int64_t tile) {
               a.q + i0 * a.ldIn, ldi, a.k, ldi, 0.0f, p + i0 * T, t);
   for (int64_t i = i0; i < i1; ++i) {
     float *row = p + i * T;
-    for (int64_t j = 0; j <= i; ++j)
-      row[j] = std::exp(row[j] - a.l[i]);
+    expRow(row, i + 1, a.l[i]);
     for (int64_t j = i + 1; j < i1; ++j)
       row[j] = 0.0f;
     float dot = 0.0f;
