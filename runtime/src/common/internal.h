@@ -140,6 +140,34 @@ template <typename F> void parallelChunks(int64_t n, int64_t grain, F &&f) {
   }
 }
 
+/// Lanes of a deterministic reduction (fixedLaneSum).
+constexpr int kReduceLanes = 64;
+
+/// The sum of f(b, e) — a double partial over elements (or rows) [b, e) —
+/// over kReduceLanes contiguous lanes of [0, n) whose bounds depend on n
+/// only (multiples of 16), added in lane order on the calling thread: the
+/// same bits for every thread count (an OpenMP `reduction` adds per-thread
+/// partials, whose grouping follows the team size). The lanes go over the
+/// team when `parallel` holds, there is more than one thread and the caller
+/// is not already inside a parallel region.
+template <typename F> double fixedLaneSum(int64_t n, bool parallel, F &&f) {
+  double part[kReduceLanes];
+  const int64_t per =
+      ((n + kReduceLanes - 1) / kReduceLanes + 15) / 16 * 16;
+  const bool team =
+      parallel && omp_get_max_threads() > 1 && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (team)
+  for (int l = 0; l < kReduceLanes; ++l) {
+    const int64_t b = l * per < n ? l * per : n;
+    const int64_t e = b + per < n ? b + per : n;
+    part[l] = b < e ? f(b, e) : 0.0;
+  }
+  double total = 0.0;
+  for (int l = 0; l < kReduceLanes; ++l)
+    total += part[l];
+  return total;
+}
+
 /// exp(x) for f32 in a form the compiler vectorizes (no libm call): Cody-Waite
 /// range reduction x = n ln2 + r, |r| <= ln2/2, a degree-6 polynomial for
 /// e^r (Cephes expf, max relative error ~2 ulp) and 2^n built in the

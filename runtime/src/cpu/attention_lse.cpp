@@ -3,14 +3,20 @@
 // zrt_attention_forward / zrt_attention_backward on the CPU: the interface
 // of fused (flash) attention — the forward keeps only the output and the
 // per-row log-sum-exp, the backward recomputes the probabilities — computed
-// one (batch, head) slice at a time through the caller's workspace:
+// in tiles of kTileRows query rows of each (batch, head) slice, through the
+// caller's workspace:
 //   forward:  S = s Q K^T (cblas_sgemm), causal row softmax with
-//             lse_i = max_i + log(sum_i), O = P V (cblas_sgemm);
-//   backward: P = exp(s Q K^T - lse), dV = P^T dO, dP = dO V^T,
-//             delta_i = dO_i . O_i, dS = P * (dP - delta), dQ = s dS K,
-//             dK = s dS^T Q (five cblas_sgemm).
-// The (b, h) loop is sequential so that the multithreaded BLAS is never
-// called from inside an OpenMP region; row loops are OpenMP-parallel. The
+//             lse_i = max_i + log(sum_i), O = P V (cblas_sgemm), per query
+//             tile over the keys the causal mask leaves (half the work of
+//             the whole [T, T]); every (slice, tile) pair is independent;
+//   backward: per slice, first per query tile P = exp(s Q K^T - lse),
+//             delta_i = dO_i . O_i, dP = dO V^T, dS = P * (dP - delta),
+//             then per block of rows dQ = s dS K, dV = P^T dO,
+//             dK = s dS^T Q (five cblas_sgemm per tile).
+// The tiles go over the OpenMP team, each calling BLAS on its own thread,
+// when BLAS shares the team's pool (OpenBLAS's OpenMP build:
+// zrt::blasSharesOmpPool); else they run one after another. The tiles
+// depend on T only, so the numbers do not depend on the thread count. The
 // CUDA backend computes the same with tiled kernels (flash_attention.cu).
 //
 // The packed forms (zrt_attention_*_packed) run the same slice code on
@@ -53,74 +59,215 @@ int workspaceFor(const char *fn, int64_t n, const char *what, float *given,
   return ZRT_OK;
 }
 
-/// One (batch, head) slice of zrt_attention_forward: q, k, v [T, D] rows
-/// `ldIn` elements apart, out [T, D] rows `ldOut` apart, lse [T]; p [T, T]
-/// scratch; scale = 1 / sqrt(D). The row strides only change where BLAS
-/// reads and writes (it packs its operands first), not the numbers.
+/// Query rows per tile: a slice's rows [i0, i1) are computed together, the
+/// causal mask skipping the key columns >= i1. The tiles depend on T only,
+/// never on the thread count, so every thread count computes the same sums
+/// in the same order (bit for bit).
+constexpr int64_t kTileRows = 32;
+
+/// Tiles of a [T, T] slice: ceil(T / kTileRows).
+int64_t tileCount(int64_t T) { return (T + kTileRows - 1) / kTileRows; }
+
+/// Whether an attention call of B*H slices goes parallel over its tiles:
+/// more than one thread, not already inside a parallel region, cblas_sgemm
+/// running on the calling thread inside one (zrt::blasSharesOmpPool: one
+/// pool, no oversubscription), and enough work (B H T^2 D multiply-adds
+/// >= 2^20) to pay for the threads' start.
+bool parallelTiles(int64_t slices, int64_t T, int64_t D) {
+  return omp_get_max_threads() > 1 && !omp_in_parallel() &&
+         zrt::blasSharesOmpPool() && slices * T * T * D >= (int64_t(1) << 20);
+}
+
+/// exp(d) for the attention's probabilities: zrt::expClamped (vectorizable,
+/// ~2 ulp) plus (d - d), which is 0 for finite d and NaN for NaN or inf, so
+/// that a NaN score still makes the row NaN (expClamped alone would clamp
+/// it away).
+inline float attentionExp(float d) { return zrt::expClamped(d) + (d - d); }
+
+/// The softmax of one row's n scores (n >= 1) in place: max-subtracted, the
+/// exponentials and their sum in f32 (vector lanes: the order is fixed by
+/// the machine's vector width, never by the thread count); returns
+/// max + log(sum), the row's log-sum-exp.
+ZRT_SIMD_CLONES
+float softmaxRow(float *row, int64_t n) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int64_t j = 0; j < n; ++j)
+    mx = row[j] > mx ? row[j] : mx;
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    const float e = attentionExp(row[j] - mx);
+    row[j] = e;
+    sum += e;
+  }
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j)
+    row[j] *= inv;
+  return mx + std::log(sum);
+}
+
+/// row[j] = exp(row[j] - l) for j < n: the backward's recomputed
+/// probabilities, with softmaxRow's exponential.
+ZRT_SIMD_CLONES
+void expRow(float *row, int64_t n, float l) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j)
+    row[j] = attentionExp(row[j] - l);
+}
+
+/// Causal row softmax of the rows i0 .. i0 + m of one slice's scores: row r
+/// (query i = i0 + r) of p holds the scores of keys 0 .. i at
+/// p[r * ld .. r * ld + i] and becomes their softmax (softmaxRow); entries
+/// i + 1 .. n - 1 become 0; lse[i] = max_i + log(sum_i).
+void causalSoftmaxRows(float *p, int64_t ld, int64_t i0, int64_t m, int64_t n,
+                       float *lse) {
+  for (int64_t r = 0; r < m; ++r) {
+    const int64_t i = i0 + r;
+    float *row = p + r * ld;
+    lse[i] = softmaxRow(row, i + 1);
+    for (int64_t j = i + 1; j < n; ++j)
+      row[j] = 0.0f;
+  }
+}
+
+/// Query tile `tile` (rows i0 .. i1 of [0, T)) of one (batch, head) slice of
+/// zrt_attention_forward: q, k, v [T, D] rows `ldIn` elements apart, out
+/// [T, D] rows `ldOut` apart, lse [T]; p: kTileRows x T floats of scratch
+/// (the tile's [i1 - i0, i1] probabilities, rows i1 apart); scale = 1 /
+/// sqrt(D). Only keys 0 .. i1 - 1 are read (the causal mask). The row
+/// strides only change where BLAS reads and writes, not the numbers.
+void forwardTile(const float *q, const float *k, const float *v, float *out,
+                 float *lse, float *p, int64_t tile, int64_t T, int64_t D,
+                 float scale, int64_t ldIn, int64_t ldOut) {
+  const int64_t i0 = tile * kTileRows;
+  const int64_t i1 = i0 + kTileRows < T ? i0 + kTileRows : T;
+  const int m = static_cast<int>(i1 - i0), n = static_cast<int>(i1),
+            d = static_cast<int>(D);
+  const int ldi = static_cast<int>(ldIn), ldo = static_cast<int>(ldOut);
+  // S = scale * Q[i0:i1] K[0:i1]^T : [m, n]
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, scale,
+              q + i0 * ldIn, ldi, k, ldi, 0.0f, p, n);
+  causalSoftmaxRows(p, n, i0, m, n, lse);
+  // O[i0:i1] = P V[0:i1] : [m, D]
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.0f, p, n,
+              v, ldi, 0.0f, out + i0 * ldOut, ldo);
+}
+
+/// One (batch, head) slice of zrt_attention_forward, tile after tile on the
+/// calling thread: q, k, v [T, D] rows `ldIn` apart, out rows `ldOut` apart,
+/// lse [T]; p at least kTileRows x T floats of scratch.
 void forwardSlice(const float *q, const float *k, const float *v, float *out,
                   float *lse, float *p, int64_t T, int64_t D, float scale,
                   int64_t ldIn, int64_t ldOut) {
-  const int t = static_cast<int>(T), d = static_cast<int>(D);
-  const int ldi = static_cast<int>(ldIn), ldo = static_cast<int>(ldOut);
-  // S = scale * Q K^T : [T, T]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q, ldi,
-              k, ldi, 0.0f, p, t);
-  zrt::causalSoftmax(p, T, lse);
-  // O = P V : [T, D]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, p, t, v,
-              ldi, 0.0f, out, ldo);
+  for (int64_t tile = 0, n = tileCount(T); tile < n; ++tile)
+    forwardTile(q, k, v, out, lse, p, tile, T, D, scale, ldIn, ldOut);
 }
 
-/// One (batch, head) slice of zrt_attention_backward: q, k, v, dq, dk, dv
-/// [T, D] rows `ldIn` apart, dO and O [T, D] rows `ldOut` apart, l (the
-/// lse) [T]; work: the zrt_attention_workspace(T) floats of scratch (P,
-/// dP / dS, delta); scale = 1 / sqrt(D).
+/// The pointers of one (batch, head) slice of zrt_attention_backward: dO
+/// and O [T, D] rows `ldOut` apart; q, k, v, dq, dk, dv rows `ldIn` apart;
+/// l (the lse) [T]; work: the zrt_attention_workspace(T) floats of scratch
+/// (P [T, T], dP / dS [T, T], delta [T]); scale = 1 / sqrt(D).
 ///
 /// kvBeta 0 overwrites dk and dv; 1 adds into them (the second and later
 /// query heads of a grouped-query group, whose K/V gradients sum).
+struct BackwardSlice {
+  const float *dO, *q, *k, *v, *O, *l;
+  float *dq, *dk, *dv, *work;
+  int64_t T, D;
+  float scale;
+  int64_t ldIn, ldOut;
+  float kvBeta;
+};
+
+/// The first phase of a slice's backward for query tile `tile` (rows i0 ..
+/// i1): P = exp(scale * Q K^T - lse), delta_i = dO_i . O_i, dP = dO V^T and
+/// dS = P * (dP - delta) in rows i0 .. i1 - 1, columns 0 .. i1 - 1 of the
+/// slice's [T, T] P and dS (columns above the diagonal 0).
+void backwardRows(const BackwardSlice &a, int64_t tile) {
+  const int64_t T = a.T, D = a.D;
+  float *p = a.work, *g = a.work + T * T, *delta = a.work + 2 * T * T;
+  const int64_t i0 = tile * kTileRows;
+  const int64_t i1 = i0 + kTileRows < T ? i0 + kTileRows : T;
+  const int m = static_cast<int>(i1 - i0), n = static_cast<int>(i1),
+            t = static_cast<int>(T), d = static_cast<int>(D);
+  const int ldi = static_cast<int>(a.ldIn), ldo = static_cast<int>(a.ldOut);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, a.scale,
+              a.q + i0 * a.ldIn, ldi, a.k, ldi, 0.0f, p + i0 * T, t);
+  for (int64_t i = i0; i < i1; ++i) {
+    float *row = p + i * T;
+    expRow(row, i + 1, a.l[i]);
+    for (int64_t j = i + 1; j < i1; ++j)
+      row[j] = 0.0f;
+    float dot = 0.0f;
+    for (int64_t c = 0; c < D; ++c)
+      dot += a.dO[i * a.ldOut + c] * a.O[i * a.ldOut + c];
+    delta[i] = dot;
+  }
+  // dP = dO[i0:i1] V[0:i1]^T, then dS = P * (dP - delta) in place.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, d, 1.0f,
+              a.dO + i0 * a.ldOut, ldo, a.v, ldi, 0.0f, g + i0 * T, t);
+  for (int64_t i = i0; i < i1; ++i) {
+    const float *pi = p + i * T;
+    float *gi = g + i * T;
+    for (int64_t j = 0; j <= i; ++j)
+      gi[j] = pi[j] * (gi[j] - delta[i]);
+    for (int64_t j = i + 1; j < i1; ++j)
+      gi[j] = 0.0f;
+  }
+}
+
+/// The second phase for block `tile` (rows c0 .. c1 of dQ, dK and dV):
+/// dQ = scale * dS K over keys 0 .. c1 - 1; dV = P^T dO and dK = scale *
+/// dS^T Q over queries c0 .. T - 1 (the causal mask: the other terms are
+/// 0). Reads only what backwardRows wrote for the tiles >= `tile`.
+void backwardCols(const BackwardSlice &a, int64_t tile) {
+  const int64_t T = a.T;
+  const float *p = a.work, *g = a.work + T * T;
+  const int64_t c0 = tile * kTileRows;
+  const int64_t c1 = c0 + kTileRows < T ? c0 + kTileRows : T;
+  const int m = static_cast<int>(c1 - c0), t = static_cast<int>(T),
+            d = static_cast<int>(a.D), below = static_cast<int>(T - c0);
+  const int ldi = static_cast<int>(a.ldIn), ldo = static_cast<int>(a.ldOut);
+  // dQ[c0:c1] = scale * dS[c0:c1, 0:c1] K[0:c1] : [m, D]
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d,
+              static_cast<int>(c1), a.scale, g + c0 * T, t, a.k, ldi, 0.0f,
+              a.dq + c0 * a.ldIn, ldi);
+  // dV[c0:c1] = P[c0:T, c0:c1]^T dO[c0:T] : [m, D]
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, d, below, 1.0f,
+              p + c0 * T + c0, t, a.dO + c0 * a.ldOut, ldo, a.kvBeta,
+              a.dv + c0 * a.ldIn, ldi);
+  // dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T] : [m, D]
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, d, below, a.scale,
+              g + c0 * T + c0, t, a.q + c0 * a.ldIn, ldi, a.kvBeta,
+              a.dk + c0 * a.ldIn, ldi);
+}
+
+/// One slice's backward over its tiles: both phases, each a worksharing
+/// loop when called inside a parallel region (every thread of the team
+/// must call it; the loops' barriers order the phases and the slices), the
+/// tiles one after another otherwise. The tiles are the same either way.
+void backwardSliceTiles(const BackwardSlice &a) {
+  const int64_t n = tileCount(a.T);
+  // Largest first: query tile i has i + 1 blocks of work.
+#pragma omp for schedule(dynamic, 1)
+  for (int64_t w = 0; w < n; ++w)
+    backwardRows(a, n - 1 - w);
+#pragma omp for schedule(dynamic, 1)
+  for (int64_t w = 0; w < n; ++w)
+    backwardCols(a, w);
+}
+
+/// One (batch, head) slice of zrt_attention_backward on the calling thread
+/// (the bf16 forms); see BackwardSlice for the operands.
 void backwardSlice(const float *dO, const float *q, const float *k,
                    const float *v, const float *O, const float *l, float *dq,
                    float *dk, float *dv, float *work, int64_t T, int64_t D,
                    float scale, int64_t ldIn, int64_t ldOut,
                    float kvBeta = 0.0f) {
-  float *p = work, *g = work + T * T, *delta = work + 2 * T * T;
-  const int t = static_cast<int>(T), d = static_cast<int>(D);
-  const int ldi = static_cast<int>(ldIn), ldo = static_cast<int>(ldOut);
-  // P = exp(scale * Q K^T - lse), zero above the diagonal.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, scale, q, ldi,
-              k, ldi, 0.0f, p, t);
-#pragma omp parallel for schedule(static) if (T * T > zrt::kParallelGrain / 4)
-  for (int64_t i = 0; i < T; ++i) {
-    float *row = p + i * T;
-    for (int64_t j = 0; j <= i; ++j)
-      row[j] = std::exp(row[j] - l[i]);
-    for (int64_t j = i + 1; j < T; ++j)
-      row[j] = 0.0f;
-    float dot = 0.0f;
-    for (int64_t c = 0; c < D; ++c)
-      dot += dO[i * ldOut + c] * O[i * ldOut + c];
-    delta[i] = dot;
-  }
-  // dV = P^T dO : [T, D]
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, p, t, dO,
-              ldo, kvBeta, dv, ldi);
-  // dP = dO V^T : [T, T], then dS = P * (dP - delta) in place.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dO, ldo,
-              v, ldi, 0.0f, g, t);
-#pragma omp parallel for schedule(static) if (T * T > zrt::kParallelGrain / 4)
-  for (int64_t i = 0; i < T; ++i) {
-    const float *pi = p + i * T;
-    float *gi = g + i * T;
-    for (int64_t j = 0; j <= i; ++j)
-      gi[j] = pi[j] * (gi[j] - delta[i]);
-    for (int64_t j = i + 1; j < T; ++j)
-      gi[j] = 0.0f;
-  }
-  // dQ = scale * dS K : [T, D];  dK = scale * dS^T Q : [T, D]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, scale, g, t,
-              k, ldi, 0.0f, dq, ldi);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, scale, g, t, q,
-              ldi, kvBeta, dk, ldi);
+  backwardSliceTiles(
+      {dO, q, k, v, O, l, dq, dk, dv, work, T, D, scale, ldIn, ldOut, kvBeta});
 }
 
 /// Where one call's operands are: q (and dq) with layout `in`, k, v (and
@@ -161,13 +308,30 @@ int forward(const char *fn, const float *q, const float *k, const float *v,
                             workspace, own, &p))
     return st;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h) {
+  // Every (slice, query tile) pair is independent: thread t uses the t-th
+  // kTileRows x T block of the workspace (2 T^2 + T floats hold at least
+  // 2 T / kTileRows of them), the pairs go to the threads dynamically, each
+  // slice's largest tile first.
+  const int64_t tiles = tileCount(T), items = B * H * tiles;
+  const int64_t scratch = (T < kTileRows ? T : kTileRows) * T;
+  int64_t team = omp_get_max_threads();
+  team = team < zrt::attentionWorkspace(T) / scratch
+             ? team
+             : zrt::attentionWorkspace(T) / scratch;
+  team = team < items ? team : items;
+#pragma omp parallel num_threads(static_cast<int>(team)) if (team > 1 && parallelTiles(B * H, T, D))
+  {
+    float *mine = p + omp_get_thread_num() * scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t w = 0; w < items; ++w) {
+      const int64_t s = w / tiles, tile = tiles - 1 - w % tiles;
+      const int64_t b = s / H, h = s % H;
       const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
                     kv = ops.kv.slice(b, h / ops.group);
-      forwardSlice(q + in, k + kv, v + kv, out + io, lse + (b * H + h) * T, p,
-                   T, D, scale, ops.in.row, ops.io.row);
+      forwardTile(q + in, k + kv, v + kv, out + io, lse + s * T, mine, tile,
+                  T, D, scale, ops.in.row, ops.io.row);
     }
+  }
   return ZRT_OK;
 }
 
@@ -185,15 +349,17 @@ int backward(const char *fn, const float *dout, const float *q, const float *k,
     return st;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   // Query heads in order; a group's first head overwrites its K/V
-  // gradients, the others add into them.
+  // gradients, the others add into them. One slice at a time (its P and dS
+  // fill the workspace), its tiles over the team.
+#pragma omp parallel if (parallelTiles(B * H, T, D))
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
                     kv = ops.kv.slice(b, h / ops.group);
-      backwardSlice(dout + io, q + in, k + kv, v + kv, out + io,
-                    lse + (b * H + h) * T, dq + in, dk + kv, dv + kv, work, T,
-                    D, scale, ops.in.row, ops.io.row,
-                    h % ops.group == 0 ? 0.0f : 1.0f);
+      backwardSliceTiles({dout + io, q + in, k + kv, v + kv, out + io,
+                          lse + (b * H + h) * T, dq + in, dk + kv, dv + kv,
+                          work, T, D, scale, ops.in.row, ops.io.row,
+                          h % ops.group == 0 ? 0.0f : 1.0f});
     }
   return ZRT_OK;
 }

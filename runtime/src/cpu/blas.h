@@ -45,4 +45,27 @@ inline void cblas_sgemm(CBLAS_ORDER, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
 }
 
 #endif // ZRT_HAVE_OPENBLAS
+
+namespace zrt {
+
+/// Whether OpenMP threads may call cblas_sgemm at the same time without
+/// oversubscribing the cores: true for OpenBLAS's OpenMP build (a call
+/// inside a parallel region runs on its calling thread, a call outside one
+/// uses the same OpenMP threads: one pool), a sequential OpenBLAS and the
+/// reference GEMM; false for OpenBLAS's pthread build, whose every call
+/// would start its own pool's threads beside the OpenMP team. Kernels run
+/// their BLAS tiles on a team only when this holds; the tiles are the same
+/// either way, so are the numbers.
+inline bool blasSharesOmpPool() {
+#if ZRT_HAVE_OPENBLAS
+  // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+  static const bool shares = openblas_get_parallel() != 1;
+  return shares;
+#else
+  return true;
+#endif
+}
+
+} // namespace zrt
+
 #endif // ZRT_SRC_BLAS_H

@@ -13,13 +13,21 @@
 // CPU (and OS) support AVX-512 (F, BW, DQ, VL) or AVX2 + FMA, it sets
 // OPENBLAS_CORETYPE to SkylakeX or Haswell.
 //
-// The same exec also sets OMP_WAIT_POLICY=passive when it is unset: the
-// runtime mixes OpenMP regions (libgomp) with OpenBLAS's own pthread pool,
-// and with libgomp's default spin-waiting the two pools' idle threads
-// busy-wait against each other; measured on the 2-core machine, a 2-thread
-// training step of the demo GPT took 350 ms with spinning and 80-95 ms with
-// passive waiting (one thread: 90 ms). libgomp reads the variable only at
-// start-up, hence the exec.
+// The same exec also sets OMP_WAIT_POLICY=passive when it is unset. With
+// OpenBLAS's pthread build the runtime mixed OpenMP regions (libgomp) with
+// OpenBLAS's own pool, and with libgomp's default spin-waiting the two
+// pools' idle threads busy-waited against each other (2-core machine, demo
+// GPT, 2 threads: 350 ms per step spinning, 80-95 ms passive). The runtime
+// now links OpenBLAS's OpenMP build (one pool, cmake/OpenBLASOpenMP.cmake),
+// and passive waiting stays the default: on a machine shared with other
+// work a spinning team loses whole time slices to a descheduled thread
+// (demo GPT, batch 16, 2 threads, another build on the second core:
+// 3456 ms per step with libgomp's default 300,000 spins, 115-290 ms
+// passive; a short GOMP_SPINCOUNT=10000 measured no better than passive,
+// and OMP_PROC_BIND=close OMP_PLACES=cores worse, 198-218 ms: a pinned
+// thread cannot leave the core the other build runs on; docs/benchmarks.md,
+// "Intra-op threads"). libgomp reads the variables only at start-up, hence
+// the exec; set them to override.
 //
 // When either variable has to be set, it re-executes /proc/self/exe with the
 // same argv (before MPI starts; ZRT_REEXECED=1 marks the second run). Set

@@ -178,17 +178,21 @@ int zrt_cross_entropy(const float *logits, const int32_t *targets,
   int64_t count = 0;
   if (int st = checkTargets(fn, targets, N, V, ignore_index, &count))
     return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (N * V > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    if (targets[i] == ignore_index)
-      continue;
-    const float *row = logits + i * V;
-    float mx;
-    double logSum;
-    rowLse(row, V, &mx, &logSum);
-    total += logSum - static_cast<double>(row[targets[i]] - mx);
-  }
+  // Fixed lanes of rows: the same bits for every thread count.
+  const double total = zrt::fixedLaneSum(
+      N, N * V > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        double t = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          if (targets[i] == ignore_index)
+            continue;
+          const float *row = logits + i * V;
+          float mx;
+          double logSum;
+          rowLse(row, V, &mx, &logSum);
+          t += logSum - static_cast<double>(row[targets[i]] - mx);
+        }
+        return t;
+      });
   *loss = count > 0 ? static_cast<float>(total / static_cast<double>(count))
                     : std::numeric_limits<float>::quiet_NaN();
   return ZRT_OK;
@@ -228,12 +232,16 @@ int zrt_cross_entropy_backward(const float *logits, const int32_t *targets,
 int zrt_mse(const float *pred, const float *target, float *loss, int64_t n) {
   if (int st = zrt::checkMseArgs("zrt_mse", pred, target, loss, n, zrt::fail))
     return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    double d = static_cast<double>(pred[i]) - static_cast<double>(target[i]);
-    total += d * d;
-  }
+  const double total =
+      zrt::fixedLaneSum(n, n > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        double t = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          const double d =
+              static_cast<double>(pred[i]) - static_cast<double>(target[i]);
+          t += d * d;
+        }
+        return t;
+      });
   *loss = n > 0 ? static_cast<float>(total / static_cast<double>(n))
                 : std::numeric_limits<float>::quiet_NaN();
   return ZRT_OK;

@@ -60,17 +60,21 @@ int forward(const char *fn, const T *logits, const int32_t *targets,
   int64_t count = 0;
   if (int st = countTargets(fn, targets, N, classes, ignore, &count))
     return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (N * V > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    if (targets[i] == ignore)
-      continue;
-    const T *row = logits + i * V;
-    float mx;
-    double logSum;
-    rowLse(row, classes, &mx, &logSum);
-    total += logSum - static_cast<double>(zrt::toF32(row[targets[i]]) - mx);
-  }
+  // Fixed lanes of rows: the same bits for every thread count.
+  const double total = zrt::fixedLaneSum(
+      N, N * V > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        double t = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          if (targets[i] == ignore)
+            continue;
+          const T *row = logits + i * V;
+          float mx;
+          double logSum;
+          rowLse(row, classes, &mx, &logSum);
+          t += logSum - static_cast<double>(zrt::toF32(row[targets[i]]) - mx);
+        }
+        return t;
+      });
   *loss = count > 0 ? static_cast<float>(total / static_cast<double>(count))
                     : std::numeric_limits<float>::quiet_NaN();
   return ZRT_OK;

@@ -59,15 +59,19 @@ int crossEntropyPadded(const char *fn, const T *logits, const int32_t *targets,
     return st;
   if (int st = checkTargetsRange(fn, targets, N, num_classes))
     return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (N * num_classes > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    const T *row = logits + i * V;
-    float mx;
-    double logSum;
-    rowLse(row, num_classes, &mx, &logSum);
-    total += logSum - static_cast<double>(zrt::toF32(row[targets[i]]) - mx);
-  }
+  // Fixed lanes of rows: the same bits for every thread count.
+  const double total = zrt::fixedLaneSum(
+      N, N * num_classes > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        double t = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          const T *row = logits + i * V;
+          float mx;
+          double logSum;
+          rowLse(row, num_classes, &mx, &logSum);
+          t += logSum - static_cast<double>(zrt::toF32(row[targets[i]]) - mx);
+        }
+        return t;
+      });
   *loss = N > 0 ? static_cast<float>(total / static_cast<double>(N))
                 : std::numeric_limits<float>::quiet_NaN();
   return ZRT_OK;
@@ -101,17 +105,21 @@ int crossEntropyPaddedFused(const char *fn, T *logits, const int32_t *targets,
   if (int st = checkTargetsRange(fn, targets, N, num_classes))
     return st;
   const float g = N > 0 ? dloss / static_cast<float>(N) : 0.0f;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (N * num_classes > zrt::kParallelGrain)
-  for (int64_t i = 0; i < N; ++i) {
-    T *row = logits + i * V;
-    const int64_t t = targets[i];
-    float mx;
-    double logSum;
-    rowLse(row, num_classes, &mx, &logSum);
-    total += logSum - static_cast<double>(zrt::toF32(row[t]) - mx);
-    writeRowGradient(row, row, t, mx, logSum, g, num_classes, V);
-  }
+  // Fixed lanes of rows: the same bits for every thread count.
+  const double total = zrt::fixedLaneSum(
+      N, N * num_classes > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        double sum = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          T *row = logits + i * V;
+          const int64_t t = targets[i];
+          float mx;
+          double logSum;
+          rowLse(row, num_classes, &mx, &logSum);
+          sum += logSum - static_cast<double>(zrt::toF32(row[t]) - mx);
+          writeRowGradient(row, row, t, mx, logSum, g, num_classes, V);
+        }
+        return sum;
+      });
   *loss = N > 0 ? static_cast<float>(total / static_cast<double>(N))
                 : std::numeric_limits<float>::quiet_NaN();
   return ZRT_OK;

@@ -8,6 +8,31 @@
 
 namespace {
 
+constexpr int64_t kBiasBlock = 64;
+
+// acc[c] += f32(dout[r * N + j0 + c]) for c < w (w <= kBiasBlock) and rows
+// r in order: each column's sum in row order (vector lanes run across
+// columns, so the order of every sum is the scalar loop's).
+template <typename T>
+ZRT_SIMD_CLONES void sumColumns(const T *dout, int64_t rows, int64_t N,
+                                int64_t j0, int64_t w, float *acc) {
+  if (w == kBiasBlock) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = dout + r * N + j0;
+#pragma omp simd
+      for (int64_t c = 0; c < kBiasBlock; ++c)
+        acc[c] += zrt::toF32(row[c]);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = dout + r * N + j0;
+#pragma omp simd
+    for (int64_t c = 0; c < w; ++c)
+      acc[c] += zrt::toF32(row[c]);
+  }
+}
+
 // zrt_bias_backward (T = float) and zrt_bias_backward_bf16 (T = zrt_bf16):
 // f32 column sums of dout, each rounded once when T is bf16.
 template <typename T>
@@ -17,17 +42,13 @@ int biasBackward(const char *fn, const T *dout, T *dbias, int64_t rows,
     return st;
   // Parallel over column blocks; each thread sums its columns over all rows
   // (row-sequential inner loop keeps the access contiguous).
-  constexpr int64_t kBlock = 64;
-  const int64_t nblocks = (N + kBlock - 1) / kBlock;
+  const int64_t nblocks = (N + kBiasBlock - 1) / kBiasBlock;
 #pragma omp parallel for schedule(static) if (rows * N > zrt::kParallelGrain)
   for (int64_t blk = 0; blk < nblocks; ++blk) {
-    const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < N ? j0 + kBlock : N;
-    float acc[kBlock] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const T *row = dout + r * N;
-      for (int64_t j = j0; j < j1; ++j)
-        acc[j - j0] += zrt::toF32(row[j]);
-    }
+    const int64_t j0 = blk * kBiasBlock,
+                  j1 = j0 + kBiasBlock < N ? j0 + kBiasBlock : N;
+    float acc[kBiasBlock] = {};
+    sumColumns(dout, rows, N, j0, j1 - j0, acc);
     for (int64_t j = j0; j < j1; ++j)
       dbias[j] = zrt::fromF32<T>(acc[j - j0]);
   }

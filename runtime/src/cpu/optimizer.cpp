@@ -115,16 +115,43 @@ int adamw(const char *fn, float *param, float *m, float *v, G grad,
   return ZRT_OK;
 }
 
+/// Elements 8 apart share one of the 8 double accumulators of
+/// sumSquaresRange (vector lanes: no dependency chain through one sum).
+constexpr int64_t kSumLanes = 8;
+
+/// sum of f64(x[i])^2 for i in [b, e): element i into accumulator
+/// (i - b) % kSumLanes, the accumulators added in order at the end; the
+/// order depends on b and e only (the same on every machine and thread
+/// count).
+template <typename T>
+ZRT_SIMD_CLONES double sumSquaresRange(T x, int64_t b, int64_t e) {
+  double acc[kSumLanes] = {};
+  int64_t i = b;
+  for (; i + kSumLanes <= e; i += kSumLanes)
+#pragma omp simd
+    for (int64_t k = 0; k < kSumLanes; ++k) {
+      const double d = loadGrad(x, i + k);
+      acc[k] += d * d;
+    }
+  for (int64_t k = 0; i < e; ++i, ++k) {
+    const double d = loadGrad(x, i);
+    acc[k] += d * d;
+  }
+  double t = 0.0;
+  for (int64_t k = 0; k < kSumLanes; ++k)
+    t += acc[k];
+  return t;
+}
+
 template <typename T>
 int sumSquares(const char *fn, T x, int64_t n, float *out) {
   if (int st = zrt::checkSumSquaresArgs(fn, rawPointer(x), n, out, zrt::fail))
     return st;
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = loadGrad(x, i);
-    total += d * d;
-  }
+  // Fixed lanes: the same bits for every thread count.
+  const double total =
+      zrt::fixedLaneSum(n, n > zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+        return sumSquaresRange(x, b, e);
+      });
   *out = static_cast<float>(total);
   return ZRT_OK;
 }
