@@ -988,6 +988,10 @@ private:
   /// [samplePos_ + rank*B, +B) of the stream; advances samplePos_. "" or
   /// the data error, the same on every rank.
   std::string fetchTrainBatch();
+  /// Makes the mesh N_d x M of a tensor-parallel program (zrt_mesh_init)
+  /// and sets dataRank_ / dataWorld_; the error of an option it cannot
+  /// serve yet.
+  std::string makeMesh();
   /// The message of a failed draw: zrt_last_error() (naming the file and
   /// offset) and what stopped.
   std::string dataError(const char *what) const;
@@ -1019,6 +1023,10 @@ private:
   const zrt_model_desc *m_;
   Options o_;
   int rank_ = 0, world_ = 1;
+  /// The mesh N_d x M (model.h tensor_size): this rank's data index d and
+  /// N_d, which choose its micro-batch (the M ranks of a tensor group share
+  /// one); rank_ / world_ stay the whole world's.
+  int dataRank_ = 0, dataWorld_ = 1, tensor_ = 1;
   bool mpiUp_ = false, modelUp_ = false;
   bool tty_ = false, barShown_ = false;
   int threads_ = 1;
@@ -1440,6 +1448,31 @@ void Driver::metric(const Json &j) {
   }
 }
 
+std::string Driver::makeMesh() {
+  tensor_ = std::max(1, m_->tensor_size);
+  dataRank_ = rank_;
+  dataWorld_ = world_;
+  if (tensor_ == 1)
+    return "";
+  // What keeps whole tensors per rank cannot read a tensor rank's cut yet.
+  const char *unsupported = !o_.importPath.empty()      ? "--import"
+                            : !o_.exportPath.empty()    ? "--export"
+                            : !o_.checkpointDir.empty() ? "--checkpoint-dir"
+                            : !o_.resume.empty()        ? "--resume"
+                                                        : nullptr;
+  if (unsupported)
+    return format("%s: this program is tensor-parallel (M = %d), and its "
+                  "parameters' tensor cuts cannot be exported, imported or "
+                  "checkpointed yet",
+                  unsupported, tensor_);
+  if (zrt_mesh_init(tensor_) != ZRT_OK)
+    return format("cannot make the mesh of %d x %d ranks: %s",
+                  world_ / std::max(tensor_, 1), tensor_, zrt_last_error());
+  dataRank_ = zrt_axis_rank(ZRT_AXIS_DATA);
+  dataWorld_ = zrt_axis_size(ZRT_AXIS_DATA);
+  return "";
+}
+
 double Driver::allMean(double local) {
   double sum = 0.0;
   if (!zrt::host::allReduceSumDouble(local, &sum))
@@ -1456,11 +1489,11 @@ std::string Driver::dataError(const char *what) const {
 
 std::string Driver::fetchBatch(int split, int64_t index, int shuffle) {
   if (arrayModel()) { // validation batches only (fetchTrainBatch trains)
-    arrays_.fetchVal(index, globalBatch_, rank_);
+    arrays_.fetchVal(index, globalBatch_, dataRank_);
     return "";
   }
   const size_t rows = static_cast<size_t>(m_->batch * m_->seq);
-  globalIds_.resize(rows * static_cast<size_t>(world_));
+  globalIds_.resize(rows * static_cast<size_t>(dataWorld_));
   globalTargets_.resize(globalIds_.size());
   zrt_clear_error();
   if (int st = zrt_dataset_batch(ds_, split, globalBatch_, m_->seq, o_.seed,
@@ -1470,7 +1503,7 @@ std::string Driver::fetchBatch(int split, int64_t index, int shuffle) {
       return dataError(split == ZRT_SPLIT_VAL ? "validation" : "training");
     internalFailure("zrt_dataset_batch: " + describe(st));
   }
-  const size_t off = rows * static_cast<size_t>(rank_);
+  const size_t off = rows * static_cast<size_t>(dataRank_);
   std::copy_n(globalIds_.begin() + off, rows, ids_.begin());
   std::copy_n(globalTargets_.begin() + off, rows, targets_.begin());
   return "";
@@ -1506,12 +1539,12 @@ std::string Driver::nonFiniteMessage(int64_t step, double loss, float norm,
 std::string Driver::fetchTrainBatch() {
   if (arrayModel()) {
     arrays_.fetchTrain(o_.seed, streamBatch_,
-                       samplePos_ + static_cast<int64_t>(rank_) * m_->batch);
+                       samplePos_ + static_cast<int64_t>(dataRank_) * m_->batch);
     samplePos_ += globalBatch_;
     return "";
   }
   const size_t rows = static_cast<size_t>(m_->batch * m_->seq);
-  globalIds_.resize(rows * static_cast<size_t>(world_));
+  globalIds_.resize(rows * static_cast<size_t>(dataWorld_));
   globalTargets_.resize(globalIds_.size());
   zrt_clear_error();
   if (int st = zrt_dataset_sequences(ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed,
@@ -1522,7 +1555,7 @@ std::string Driver::fetchTrainBatch() {
       return dataError("training");
     internalFailure("zrt_dataset_sequences: " + describe(st));
   }
-  const size_t off = rows * static_cast<size_t>(rank_);
+  const size_t off = rows * static_cast<size_t>(dataRank_);
   std::copy_n(globalIds_.begin() + off, rows, ids_.begin());
   std::copy_n(globalTargets_.begin() + off, rows, targets_.begin());
   samplePos_ += globalBatch_;
@@ -2272,7 +2305,9 @@ int Driver::run() {
                        m_->world_size),
           kExitUser))
     return finish(code);
-  globalBatch_ = m_->batch * world_;
+  if (int code = agree(makeMesh(), kExitUser))
+    return finish(code);
+  globalBatch_ = m_->batch * dataWorld_;
   streamBatch_ = globalBatch_;
   chooseThreads();
 

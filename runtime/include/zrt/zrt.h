@@ -1208,6 +1208,26 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
                          int64_t member_numel, int init_kind, float std,
                          uint64_t seed);
 
+/// Initializes one tensor-cut parameter's part of a slice of a flat buffer
+/// (#zero.tensor_split, zero-tensor-parallel), as zrt_init_param_slice
+/// with `member_numel` = its local element count outer·rows/parts·inner:
+/// the full tensor is viewed as [outer, rows, inner] (rows = the cut
+/// dimension, outer / inner the products of the dimensions before / after
+/// it), its rows are `blocks` equal blocks (3: packed q/k/v) and this
+/// rank keeps slice `part` of `parts` of each block. Local element
+/// ((o·blocks + b)·s + j)·inner + i, s = rows / (blocks·parts), gets the
+/// full tensor's element (o·rows + b·rows/blocks + part·s + j)·inner + i, so
+/// each tensor rank holds exactly its cut of the whole initialization.
+/// Backend-neutral (calls zrt_init_param_slice once per contiguous run).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (non-positive sizes, rows not a
+/// multiple of blocks·parts, part outside [0, parts), and as
+/// zrt_init_param_slice).
+int zrt_init_param_cut(void *data, int dtype, int64_t slice_begin,
+                       int64_t slice_n, int64_t member_offset, int64_t outer,
+                       int64_t rows, int64_t inner, int64_t blocks,
+                       int64_t parts, int64_t part, int init_kind, float std,
+                       uint64_t seed);
+
 /*===----------------------------------------------------------------------===//
 // Native bf16 kernels
 //
