@@ -37,6 +37,13 @@ struct CommResource : public SideEffects::Resource::Base<CommResource> {
 struct ShardResource : public SideEffects::Resource::Base<ShardResource> {
   llvm::StringRef getName() final { return "zero::ShardResource"; }
 };
+
+/// Verifies `zero.mesh` (only on a module, a #zero.mesh) and
+/// `zero.tensor_split` (only on a train.param, a #zero.tensor_split whose
+/// `full` shape cut at `dim` is the declared type); ZeroTensorParallel.cpp.
+llvm::LogicalResult verifyTensorParallelAttr(Operation *op,
+                                             llvm::StringRef name,
+                                             Attribute value);
 } // namespace mlir::zero
 
 #endif // ZERO_ZERO_ZERODIALECT_H

@@ -39,6 +39,11 @@ def Zero_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kGradSpanAttrName = "zero.grad_span";
     static constexpr ::llvm::StringLiteral kStateArenaBytesAttrName =
         "zero.state_arena_bytes";
+    /// The module's rank mesh (#zero.mesh, zero-tensor-parallel).
+    static constexpr ::llvm::StringLiteral kMeshAttrName = "zero.mesh";
+    /// The tensor-parallel cut of a parameter (#zero.tensor_split).
+    static constexpr ::llvm::StringLiteral kTensorSplitAttrName =
+        "zero.tensor_split";
   }];
 }
 
@@ -144,6 +149,66 @@ def Zero_SlotAttr : AttrDef<Zero_Dialect, "Slot"> {
   let parameters = (ins EnumParameter<Zero_Arena>:$arena, "int64_t":$offset,
                         "int64_t":$bytes);
   let assemblyFormat = "`<` $arena `,` $offset `,` $bytes `>`";
+  let genVerifyDecl = 1;
+}
+
+/// The axes of the rank mesh data × tensor, numbered as zrt_axis
+/// (runtime/include/zrt/zrt.h).
+def Zero_MeshAxis : I32EnumAttr<"MeshAxis", "an axis of the rank mesh", [
+    I32EnumAttrCase<"data", 0>,
+    I32EnumAttrCase<"tensor", 1>
+  ]> {
+  let cppNamespace = "::mlir::zero";
+  let genSpecializedAttr = 0;
+}
+def Zero_MeshAxisAttr : EnumAttr<Zero_Dialect, Zero_MeshAxis, "mesh_axis"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Zero_MeshAttr : AttrDef<Zero_Dialect, "Mesh"> {
+  let mnemonic = "mesh";
+  let summary = "The rank mesh data × tensor of the program";
+  let description = [{
+    The program runs on `data` × `tensor` ranks, rank r = d·tensor + t
+    (d the data-parallel index, t the tensor-parallel index; the ranks of
+    one tensor group are consecutive, as zrt_mesh_init makes them). On the
+    module as `zero.mesh`; without it the mesh is N × 1. `data` is 0 until
+    the world size is known (`zero-tensor-parallel` without `world-size`).
+    `tensor` is at least 1, `data` at least 0.
+
+    Example:
+    ```mlir
+    module attributes {zero.mesh = #zero.mesh<data = 2, tensor = 2>} {}
+    ```
+  }];
+  let parameters = (ins "int64_t":$data, "int64_t":$tensor);
+  let assemblyFormat = "`<` `data` `=` $data `,` `tensor` `=` $tensor `>`";
+  let genVerifyDecl = 1;
+}
+
+def Zero_TensorSplitAttr : AttrDef<Zero_Dialect, "TensorSplit"> {
+  let mnemonic = "tensor_split";
+  let summary = "How a parameter is cut over the tensor axis";
+  let description = [{
+    On a `train.param` as `zero.tensor_split`: the declared type is this
+    tensor rank's part of the full parameter of shape `full`. Dimension
+    `dim` of `full` is cut into `blocks` equal consecutive blocks (3 for a
+    packed q/k/v projection, else 1), and each block into `parts` equal
+    slices; tensor rank t holds slice t of every block, back to back.
+    `full[dim]` is a multiple of blocks × parts and the declared shape is
+    `full` with `full[dim] / parts` at `dim`.
+
+    Example (c_fc of a GPT of width 64, M = 2, column-parallel):
+    ```mlir
+    train.param @h0.mlp.c_fc.weight : tensor<128x64xf32> init(<normal 0.02>) trainable {zero.tensor_split = #zero.tensor_split<dim = 0, blocks = 1, parts = 2, full = [256, 64]>}
+    ```
+  }];
+  let parameters = (ins "int64_t":$dim, "int64_t":$blocks, "int64_t":$parts,
+                        ArrayRefParameter<"int64_t">:$full);
+  let assemblyFormat = [{
+    `<` `dim` `=` $dim `,` `blocks` `=` $blocks `,` `parts` `=` $parts `,`
+    `full` `=` `[` $full `]` `>`
+  }];
   let genVerifyDecl = 1;
 }
 

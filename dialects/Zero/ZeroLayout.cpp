@@ -164,6 +164,8 @@ LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
     return verifyStateSlot(op, attr.getValue());
   if (name == kParamSpanAttrName || name == kGradSpanAttrName)
     return verifySpan(op, name, attr.getValue());
+  if (name == kMeshAttrName || name == kTensorSplitAttrName)
+    return verifyTensorParallelAttr(op, name, attr.getValue());
   if (name == kStateArenaBytesAttrName) {
     if (!isa<ModuleOp>(op))
       return op->emitOpError("'") << name << "' is only for the module";

@@ -9,6 +9,7 @@
 #define ZERO_ZERO_ZEROOPS_H
 
 #include "Zero/ZeroDialect.h"
+#include "Train/TrainOps.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

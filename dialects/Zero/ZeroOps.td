@@ -7,6 +7,7 @@ include "Zero/ZeroDialect.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "Train/TrainInterfaces.td"
 
 def Zero_Tensor : StaticShapeTensorOf<[F32, BF16, F16]>;
 def Zero_FlatTensor : 1DTensorOf<[F32, BF16, F16]>;
@@ -23,15 +24,19 @@ def Zero_AllGatherOp : Zero_Op<"all_gather", [Zero_CollectiveEffects]> {
     world_size` elements (rank r's shard at offset r·n). Sends
     n·(N−1) elements per rank with the ring algorithm.
 
+    The ranks are those of mesh axis `axis` (`#zero.mesh`): `data`, the
+    default and not printed, or `tensor`; `world_size` is that axis's size.
+
     Example:
     ```mlir
     %full = zero.all_gather %shard world_size(4) : tensor<8xbf16> -> tensor<32xbf16>
     ```
   }];
-  let arguments = (ins Zero_FlatTensor:$shard, ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let arguments = (ins Zero_FlatTensor:$shard, ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_FlatTensor:$result);
   let assemblyFormat = [{
-    $shard `world_size` `(` $world_size `)` attr-dict `:` type($shard) `->` type($result)
+    $shard `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($shard) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -44,16 +49,20 @@ def Zero_ReduceScatterOp : Zero_Op<"reduce_scatter", [Zero_CollectiveEffects]> {
     receives elements [r·n, (r+1)·n). Sends n·(N−1) elements per rank with
     the ring algorithm. Reductions of `bf16`/`f16` data accumulate in `f32`.
 
+    The ranks are those of mesh axis `axis` (`#zero.mesh`): `data`, the
+    default and not printed, or `tensor`; `world_size` is that axis's size.
+
     Example:
     ```mlir
     %g = zero.reduce_scatter %full kind(<avg>) world_size(4) : tensor<32xf32> -> tensor<8xf32>
     ```
   }];
   let arguments = (ins Zero_FlatTensor:$input, Zero_ReduceKindAttr:$kind,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_FlatTensor:$result);
   let assemblyFormat = [{
-    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -66,16 +75,20 @@ def Zero_AllReduceOp : Zero_Op<"all_reduce", [Zero_CollectiveEffects,
     element-wise `sum`, `avg` or `max` over ranks. Sends 2·S·(N−1)/N
     elements per rank for a tensor of S elements (ring all-reduce).
 
+    The ranks are those of mesh axis `axis` (`#zero.mesh`): `data`, the
+    default and not printed, or `tensor`; `world_size` is that axis's size.
+
     Example:
     ```mlir
     %n = zero.all_reduce %sq kind(<sum>) world_size(4) : tensor<f32>
     ```
   }];
   let arguments = (ins Zero_Tensor:$input, Zero_ReduceKindAttr:$kind,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_Tensor:$result);
   let assemblyFormat = [{
-    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($result)
+    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($result)
   }];
 }
 
@@ -90,15 +103,19 @@ def Zero_AllGatherStartOp : Zero_Op<"all_gather_start", [Zero_CollectiveEffects]
     while the ops up to its `zero.wait` compute (nonblocking MPI or a NCCL
     stream). Same size rule as `zero.all_gather`.
 
+    The ranks are those of mesh axis `axis` (`#zero.mesh`): `data`, the
+    default and not printed, or `tensor`; `world_size` is that axis's size.
+
     Example:
     ```mlir
     %p = zero.all_gather_start %shard world_size(4) : tensor<8xbf16> -> !zero.pending<tensor<32xbf16>>
     ```
   }];
-  let arguments = (ins Zero_FlatTensor:$shard, ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let arguments = (ins Zero_FlatTensor:$shard, ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_PendingType:$pending);
   let assemblyFormat = [{
-    $shard `world_size` `(` $world_size `)` attr-dict `:` type($shard) `->` qualified(type($pending))
+    $shard `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($shard) `->` qualified(type($pending))
   }];
   let hasVerifier = 1;
 }
@@ -108,16 +125,20 @@ def Zero_ReduceScatterStartOp : Zero_Op<"reduce_scatter_start", [Zero_Collective
   let description = [{
     The first half of `zero.reduce_scatter`. Same size rule.
 
+    The ranks are those of mesh axis `axis` (`#zero.mesh`): `data`, the
+    default and not printed, or `tensor`; `world_size` is that axis's size.
+
     Example:
     ```mlir
     %p = zero.reduce_scatter_start %full kind(<avg>) world_size(4) : tensor<32xf32> -> !zero.pending<tensor<8xf32>>
     ```
   }];
   let arguments = (ins Zero_FlatTensor:$input, Zero_ReduceKindAttr:$kind,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_PendingType:$pending);
   let assemblyFormat = [{
-    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($pending))
+    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($input) `->` qualified(type($pending))
   }];
   let hasVerifier = 1;
 }
@@ -127,16 +148,20 @@ def Zero_AllReduceStartOp : Zero_Op<"all_reduce_start", [Zero_CollectiveEffects]
   let description = [{
     The first half of `zero.all_reduce`.
 
+    The ranks are those of mesh axis `axis` (`#zero.mesh`): `data`, the
+    default and not printed, or `tensor`; `world_size` is that axis's size.
+
     Example:
     ```mlir
     %p = zero.all_reduce_start %x kind(<sum>) world_size(4) : tensor<f32> -> !zero.pending<tensor<f32>>
     ```
   }];
   let arguments = (ins Zero_Tensor:$input, Zero_ReduceKindAttr:$kind,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_PendingType:$pending);
   let assemblyFormat = [{
-    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($pending))
+    $input `kind` `(` $kind `)` `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($input) `->` qualified(type($pending))
   }];
   let hasVerifier = 1;
 }
@@ -461,6 +486,57 @@ def Zero_ShardAdamWOp : Zero_Op<"shard_adamw", [Pure,
     `beta1` `(` $beta1 `)` `beta2` `(` $beta2 `)` `eps` `(` $eps `)`
     `weight_decay` `(` $weight_decay `)` attr-dict `:` type($param) `,` type($grad)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism (Megatron's conjugate pair f and g)
+//===----------------------------------------------------------------------===//
+
+def Zero_TensorParallelF : Zero_Op<"tp_f", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Train_GradientOpInterface>]> {
+  let summary = "Megatron's f: identity forward, all-reduce backward";
+  let description = [{
+    Enters a tensor-parallel region (Shoeybi et al., arXiv 1909.08053,
+    §3, "f"): the result is the input, unchanged, on each of the `size`
+    ranks of the tensor axis. Its gradient is the sum of the result's
+    gradients over the tensor axis (`zero.all_reduce kind(<sum>)
+    axis(<tensor>)`), since every tensor rank's column-parallel branch
+    consumes the same replicated input. Sends nothing forward.
+
+    Example:
+    ```mlir
+    %xr = zero.tp_f %x size(2) : tensor<4x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Zero_Tensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$size);
+  let results = (outs Zero_Tensor:$result);
+  let assemblyFormat = "$input `size` `(` $size `)` attr-dict `:` type($result)";
+}
+
+def Zero_TensorParallelG : Zero_Op<"tp_g", [Zero_CollectiveEffects,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Train_GradientOpInterface>]> {
+  let summary = "Megatron's g: all-reduce forward, identity backward";
+  let description = [{
+    Leaves a tensor-parallel region (Shoeybi et al., §3, "g"): the result is
+    the element-wise sum of the input over the `size` ranks of the tensor
+    axis (the partial sums of a row-parallel matmul), the same on each. Its
+    gradient is the result's gradient, unchanged: every tensor rank's
+    partial product contributed with weight one. Sends 2·S·(size−1)/size
+    elements per rank for S elements (ring all-reduce), like
+    `zero.all_reduce`.
+
+    Example:
+    ```mlir
+    %y = zero.tp_g %partial size(2) : tensor<4x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Zero_Tensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$size);
+  let results = (outs Zero_Tensor:$result);
+  let assemblyFormat = "$input `size` `(` $size `)` attr-dict `:` type($result)";
 }
 
 #endif // ZERO_ZERO_OPS_TD

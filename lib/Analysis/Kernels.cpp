@@ -10,6 +10,7 @@
 #include "zero/Analysis/Kernels.h"
 
 #include "Train/TrainOps.h"
+#include "Zero/ZeroOps.h"
 #include "zrt/abi.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -93,6 +94,10 @@ bool zero::hasNativeBf16Kernel(Operation *op) {
             train::RmsNormOp, train::AddRmsNormOp, train::RmsNormGradOp,
             train::SiluOp, train::SiluGradOp, train::SwigluOp,
             train::SwigluGradOp, train::ReduceSumOp>(
+          [](Operation *o) { return allOperandsBf16(o); })
+      // Megatron's f and g (a copy, an all-reduce over the tensor axis) on
+      // the storage type.
+      .Case<zero::TensorParallelF, zero::TensorParallelG>(
           [](Operation *o) { return allOperandsBf16(o); })
       // The rope table is f32 in every precision.
       .Case([](train::RopeOp o) {

@@ -186,6 +186,9 @@ LogicalResult ModulePlan::describe() {
     modelName = name.getValue().str();
   if (auto ws = module->getAttrOfType<IntegerAttr>("zero.world_size"))
     worldSize = ws.getInt();
+  if (auto mesh = module->getAttrOfType<zero::MeshAttr>(
+          zero::ZeroDialect::kMeshAttrName))
+    tensorSize = mesh.getTensor();
   if (auto st = module->getAttrOfType<IntegerAttr>("zero.stage"))
     stage = st.getInt();
 

@@ -149,6 +149,10 @@ private:
   LogicalResult emitWith(const zero::emit::OpEmitter &e, Operation *op,
                          bool native);
   Value rankValue();
+  /// `ZRT_CHECK(name(args...))` for the zrt.h collective `name` on `axis`:
+  /// the axis-less form on the data axis, else its `_axis` form (`_start`
+  /// kept last) with the axis first.
+  void collective(StringRef name, zero::MeshAxis axis, ArrayRef<CArg> args);
   /// A `zrt_request` variable for a nonblocking collective; returns its
   /// address.
   Value request(Operation *start);
@@ -416,12 +420,30 @@ Value FunctionLowering::rankValue() {
   if (!rank) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(prologueEnd);
-    rank =
-        emitc::CallOpaqueOp::create(b, fn.getLoc(), TypeRange{b.getI32Type()},
-                                    "zrt_rank", ValueRange{})
-            .getResult(0);
+    // Shards are over the data axis: the data rank d on a mesh.
+    rank = ml.tensorSize > 1
+               ? emitc::CallOpaqueOp::create(
+                     b, fn.getLoc(), TypeRange{b.getI32Type()},
+                     "zrt_axis_rank", ValueRange{},
+                     b.getArrayAttr({opq("ZRT_AXIS_DATA")}))
+                     .getResult(0)
+               : emitc::CallOpaqueOp::create(b, fn.getLoc(),
+                                             TypeRange{b.getI32Type()},
+                                             "zrt_rank", ValueRange{})
+                     .getResult(0);
   }
   return rank;
+}
+
+void FunctionLowering::collective(StringRef name, zero::MeshAxis axis,
+                                  ArrayRef<CArg> args) {
+  if (axis == zero::MeshAxis::data)
+    return call(name, args);
+  bool start = name.consume_back("_start");
+  std::string callee = (name + "_axis" + (start ? "_start" : "")).str();
+  SmallVector<CArg> withAxis{opq("ZRT_AXIS_TENSOR")};
+  withAxis.append(args.begin(), args.end());
+  call(callee, withAxis);
 }
 
 Value FunctionLowering::statePtr(const StateInfo &s) {
@@ -858,20 +880,20 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
                          o.getWeightDecay().convertToDouble(), g->second);
       })
       .Case([&](zero::AllGatherOp o) {
-        call("zrt_all_gather",
+        collective("zrt_all_gather", o.getAxis(),
              {ptr(o.getShard()), ptr(o.getResult()), i64(numel(o.getShard())),
               opq(*dtypeName(elementType(o.getShard())))});
         return success();
       })
       .Case([&](zero::ReduceScatterOp o) {
-        call("zrt_reduce_scatter",
+        collective("zrt_reduce_scatter", o.getAxis(),
              {ptr(o.getInput()), ptr(o.getResult()), i64(numel(o.getResult())),
               opq(*dtypeName(elementType(o.getInput()))),
               opq(reduceOpName(o.getKind()))});
         return success();
       })
       .Case([&](zero::AllReduceOp o) {
-        call("zrt_all_reduce",
+        collective("zrt_all_reduce", o.getAxis(),
              {ptr(o.getInput()), ptr(o.getResult()), i64(numel(o.getResult())),
               opq(*dtypeName(elementType(o.getInput()))),
               opq(reduceOpName(o.getKind()))});
@@ -952,14 +974,14 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
       })
       .Case([&](zero::AllGatherStartOp o) {
         Value recv = ptr(waitOf(o)->getResult(0));
-        call("zrt_all_gather_start",
+        collective("zrt_all_gather_start", o.getAxis(),
              {ptr(o.getShard()), recv, i64(numel(o.getShard())),
               opq(*dtypeName(elementType(o.getShard()))), request(o)});
         return success();
       })
       .Case([&](zero::ReduceScatterStartOp o) {
         Value result = waitOf(o)->getResult(0);
-        call("zrt_reduce_scatter_start",
+        collective("zrt_reduce_scatter_start", o.getAxis(),
              {ptr(o.getInput()), ptr(result), i64(numel(result)),
               opq(*dtypeName(elementType(o.getInput()))),
               opq(reduceOpName(o.getKind())), request(o)});
@@ -967,7 +989,7 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
       })
       .Case([&](zero::AllReduceStartOp o) {
         Value result = waitOf(o)->getResult(0);
-        call("zrt_all_reduce_start",
+        collective("zrt_all_reduce_start", o.getAxis(),
              {ptr(o.getInput()), ptr(result), i64(numel(result)),
               opq(*dtypeName(elementType(o.getInput()))),
               opq(reduceOpName(o.getKind())), request(o)});
@@ -1397,12 +1419,21 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
               .getResult(0);
     return v;
   };
-  Value rank;
+  Value rank, tensorRank;
   auto rankTimes = [&](int64_t shard) -> Value {
+    // Shards are over the data axis: the data rank d on a mesh.
     if (!rank)
-      rank = emitc::CallOpaqueOp::create(b, loc, TypeRange{b.getI32Type()},
-                                         "zrt_rank", ValueRange{})
-                 .getResult(0);
+      rank = tensorSize > 1
+                 ? emitc::CallOpaqueOp::create(
+                       b, loc, TypeRange{b.getI32Type()}, "zrt_axis_rank",
+                       ValueRange{},
+                       b.getArrayAttr(
+                           {emitc::OpaqueAttr::get(ctx, "ZRT_AXIS_DATA")}))
+                       .getResult(0)
+                 : emitc::CallOpaqueOp::create(b, loc,
+                                               TypeRange{b.getI32Type()},
+                                               "zrt_rank", ValueRange{})
+                       .getResult(0);
     Value r64 = emitc::CastOp::create(b, loc, b.getI64Type(), rank);
     return emitc::MulOp::create(b, loc, b.getI64Type(), r64,
                                 lit(b.getI64Type(), std::to_string(shard)));
@@ -1432,6 +1463,44 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
                   b.getF32FloatAttr(static_cast<float>(init.getStdDev()))});
     attrs.push_back(b.getIndexAttr(operands.size()));
     operands.push_back(seedOf(param.getSymName()));
+    auto cut = param->getAttrOfType<zero::TensorSplitAttr>(
+        zero::ZeroDialect::kTensorSplitAttrName);
+    if (cut) {
+      // zrt_init_param_cut(data, dtype, begin, n, offset, outer, rows,
+      // inner, blocks, parts, part, kind, std, seed): this tensor rank's
+      // cut of the whole initialization.
+      ArrayRef<int64_t> full = cut.getFull();
+      int64_t outer = 1, inner = 1;
+      for (int64_t i = 0; i < cut.getDim(); ++i)
+        outer *= full[i];
+      for (int64_t i = cut.getDim() + 1; i < static_cast<int64_t>(full.size());
+           ++i)
+        inner *= full[i];
+      if (!tensorRank)
+        tensorRank = emitc::CallOpaqueOp::create(
+                         b, loc, TypeRange{b.getI32Type()}, "zrt_axis_rank",
+                         ValueRange{},
+                         b.getArrayAttr({emitc::OpaqueAttr::get(
+                             ctx, "ZRT_AXIS_TENSOR")}))
+                         .getResult(0);
+      Value part = emitc::CastOp::create(b, loc, b.getI64Type(), tensorRank);
+      // Replace the member's element count by the cut's view of the full
+      // tensor; the initializer kind, std and seed follow.
+      SmallVector<Attribute> cutAttrs(attrs.begin(), attrs.begin() + 5);
+      cutAttrs.append({b.getI64IntegerAttr(outer),
+                       b.getI64IntegerAttr(full[cut.getDim()]),
+                       b.getI64IntegerAttr(inner),
+                       b.getI64IntegerAttr(cut.getBlocks()),
+                       b.getI64IntegerAttr(cut.getParts()),
+                       b.getIndexAttr(operands.size())});
+      cutAttrs.append(attrs.begin() + 6, attrs.end());
+      operands.push_back(part);
+      check(emitc::CallOpaqueOp::create(b, loc, TypeRange{intType()},
+                                        "zrt_init_param_cut", operands,
+                                        b.getArrayAttr(cutAttrs))
+                .getResult(0));
+      return;
+    }
     check(emitc::CallOpaqueOp::create(b, loc, TypeRange{intType()},
                                       "zrt_init_param_slice", operands,
                                       b.getArrayAttr(attrs))
@@ -1601,6 +1670,14 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
                           inputs.size(), functionSymbols[0],
                           functions[1] ? functionSymbols[1] : "NULL")
                 .str();
+  }
+  if (tensorSize > 1) {
+    // Appended last (zero-tensor-parallel): other initializers leave it 0.
+    text.pop_back(); // "\n}"
+    text.pop_back();
+    if (!arrayInputs())
+      text += ",\n  /*num_inputs=*/0, NULL, NULL, NULL";
+    text += llvm::formatv(",\n  /*tensor_size=*/{0}\n}", tensorSize).str();
   }
   auto descT = emitc::OpaqueType::get(ctx, "zrt_model_desc");
   emitc::GlobalOp::create(mb, loc, "zrt_model", descT,

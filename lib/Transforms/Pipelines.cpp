@@ -13,6 +13,12 @@ using namespace mlir;
 
 void zero::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
+  if (options.tensorParallel > 1) {
+    ZeroTensorParallelOptions tp;
+    tp.size = options.tensorParallel;
+    tp.worldSize = options.worldSize;
+    pm.addPass(createZeroTensorParallel(tp));
+  }
   if (options.autodiff) {
     // fp16-mixed: dynamic loss scaling (the step takes %loss_scale).
     TrainAutodiffOptions autodiff;

@@ -489,6 +489,92 @@ int64_t zrt_comm_calls(int kind) { return zrt_cuda::comm_calls(kind); }
 double zrt_comm_wait_seconds(void) { return zrt_cuda::comm_wait_seconds(); }
 int zrt_comm_progress(void) { return zrt_cuda::comm_progress(); }
 void zrt_comm_reset(void) { zrt_cuda::comm_reset(); }
+
+// The rank mesh: the CUDA backend has the data axis only (one NCCL
+// communicator); a tensor axis of M > 1 and collectives on the tensor axis
+// are refused with an error until it has per-axis NCCL communicators.
+int zrt_mesh_init(int tensor_size) {
+  if (zrt_cuda::world_size() < 1)
+    return zrt_cuda::fail(ZRT_ERR_NOT_INITIALIZED,
+                          "zrt_mesh_init: called before zrt_init");
+  if (tensor_size != 1)
+    return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                          "zrt_mesh_init: tensor size %d: the CUDA backend "
+                          "has no tensor axis yet (only 1)",
+                          tensor_size);
+  return ZRT_OK;
+}
+int zrt_axis_rank(int axis) {
+  if (axis == ZRT_AXIS_DATA)
+    return zrt_cuda::rank();
+  return axis == ZRT_AXIS_TENSOR && zrt_cuda::world_size() > 0 ? 0 : -1;
+}
+int zrt_axis_size(int axis) {
+  if (axis == ZRT_AXIS_DATA)
+    return zrt_cuda::world_size();
+  return axis == ZRT_AXIS_TENSOR && zrt_cuda::world_size() > 0 ? 1 : -1;
+}
+static int dataAxisOnly(const char *fn, int axis) {
+  if (axis == ZRT_AXIS_DATA)
+    return ZRT_OK;
+  return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                        "%s: axis %d: the CUDA backend has only the data "
+                        "axis (0)",
+                        fn, axis);
+}
+int zrt_all_gather_axis(int axis, const void *send, void *recv, int64_t n,
+                        int dtype) {
+  if (int st = dataAxisOnly("zrt_all_gather_axis", axis))
+    return st;
+  return zrt_all_gather(send, recv, n, dtype);
+}
+int zrt_reduce_scatter_axis(int axis, const void *send, void *recv, int64_t n,
+                            int dtype, int op) {
+  if (int st = dataAxisOnly("zrt_reduce_scatter_axis", axis))
+    return st;
+  return zrt_reduce_scatter(send, recv, n, dtype, op);
+}
+int zrt_all_reduce_axis(int axis, const void *send, void *recv, int64_t n,
+                        int dtype, int op) {
+  if (int st = dataAxisOnly("zrt_all_reduce_axis", axis))
+    return st;
+  return zrt_all_reduce(send, recv, n, dtype, op);
+}
+int zrt_all_gather_axis_start(int axis, const void *send, void *recv,
+                              int64_t n, int dtype, zrt_request *req) {
+  if (req)
+    *req = nullptr;
+  if (int st = dataAxisOnly("zrt_all_gather_axis_start", axis))
+    return st;
+  return zrt_all_gather_start(send, recv, n, dtype, req);
+}
+int zrt_reduce_scatter_axis_start(int axis, const void *send, void *recv,
+                                  int64_t n, int dtype, int op,
+                                  zrt_request *req) {
+  if (req)
+    *req = nullptr;
+  if (int st = dataAxisOnly("zrt_reduce_scatter_axis_start", axis))
+    return st;
+  return zrt_reduce_scatter_start(send, recv, n, dtype, op, req);
+}
+int zrt_all_reduce_axis_start(int axis, const void *send, void *recv,
+                              int64_t n, int dtype, int op, zrt_request *req) {
+  if (req)
+    *req = nullptr;
+  if (int st = dataAxisOnly("zrt_all_reduce_axis_start", axis))
+    return st;
+  return zrt_all_reduce_start(send, recv, n, dtype, op, req);
+}
+int64_t zrt_comm_axis_bytes(int axis, int kind) {
+  if (axis == ZRT_AXIS_TENSOR && kind >= 0 && kind < ZRT_COLL_NUM_KINDS)
+    return 0;
+  return axis == ZRT_AXIS_DATA ? zrt_cuda::comm_bytes(kind) : -1;
+}
+int64_t zrt_comm_axis_calls(int axis, int kind) {
+  if (axis == ZRT_AXIS_TENSOR && kind >= 0 && kind < ZRT_COLL_NUM_KINDS)
+    return 0;
+  return axis == ZRT_AXIS_DATA ? zrt_cuda::comm_calls(kind) : -1;
+}
 int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
   return zrt_cuda::arena_create(bytes, kind, out);
 }

@@ -320,6 +320,114 @@ TEST(CommTest, ArgumentErrorsAreLocal) {
   EXPECT_EQ(zrt_all_gather(nullptr, nullptr, 0, ZRT_F32), ZRT_OK); // n = 0
 }
 
+/// Checks the mesh N_d x M (rank r = d*M + t): the axis indices and sizes,
+/// one collective of each kind per axis against its closed form, and the
+/// per-axis byte counters. Called with every M that divides N.
+static void checkMesh(int M) {
+  SCOPED_TRACE("tensor size " + std::to_string(M));
+  ASSERT_EQ(zrt_mesh_init(M), ZRT_OK) << zrt_last_error();
+  const int Nd = N() / M, d = R() / M, t = R() % M;
+  EXPECT_EQ(zrt_axis_size(ZRT_AXIS_DATA), Nd);
+  EXPECT_EQ(zrt_axis_size(ZRT_AXIS_TENSOR), M);
+  EXPECT_EQ(zrt_axis_rank(ZRT_AXIS_DATA), d);
+  EXPECT_EQ(zrt_axis_rank(ZRT_AXIS_TENSOR), t);
+  EXPECT_EQ(zrt_rank(), R());
+  EXPECT_EQ(zrt_world_size(), N());
+  zrt_comm_reset();
+
+  // Tensor all-reduce: the sum over t' of (d*M + t') = M*d*M + M(M-1)/2.
+  const int64_t n = 3;
+  std::vector<float> x(n, static_cast<float>(R())), y(n, -1.0f);
+  EXPECT_EQ(zrt_all_reduce_axis(ZRT_AXIS_TENSOR, x.data(), y.data(), n,
+                                ZRT_F32, ZRT_SUM),
+            ZRT_OK);
+  for (float v : y)
+    EXPECT_EQ(v, static_cast<float>(M * d * M + M * (M - 1) / 2));
+  // Data all-reduce, avg: the mean over d' of (d'*M + t).
+  EXPECT_EQ(zrt_all_reduce_axis(ZRT_AXIS_DATA, x.data(), y.data(), n, ZRT_F32,
+                                ZRT_AVG),
+            ZRT_OK);
+  for (float v : y)
+    EXPECT_FLOAT_EQ(v, static_cast<float>(M) * (Nd - 1) / 2.0f + t);
+  // Tensor all-gather: slot t' holds rank d*M + t''s values.
+  std::vector<float> g(n * M, -1.0f);
+  EXPECT_EQ(
+      zrt_all_gather_axis(ZRT_AXIS_TENSOR, x.data(), g.data(), n, ZRT_F32),
+      ZRT_OK);
+  for (int tt = 0; tt < M; ++tt)
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(g[tt * n + i], static_cast<float>(d * M + tt));
+  // Data reduce-scatter (nonblocking), bf16: slot d of the sum over d' of
+  // (d'*M + t + slot index).
+  std::vector<float> full(n * Nd);
+  for (int s = 0; s < Nd; ++s)
+    for (int64_t i = 0; i < n; ++i)
+      full[s * n + i] = static_cast<float>(R() + s);
+  std::vector<uint16_t> hfull = toBf16(full), hshard(n);
+  zrt_request req = nullptr;
+  EXPECT_EQ(zrt_reduce_scatter_axis_start(ZRT_AXIS_DATA, hfull.data(),
+                                          hshard.data(), n, ZRT_BF16, ZRT_SUM,
+                                          &req),
+            ZRT_OK);
+  EXPECT_EQ(zrt_wait(req), ZRT_OK);
+  float expect = 0.0f;
+  for (int dd = 0; dd < Nd; ++dd)
+    expect += static_cast<float>(dd * M + t + d);
+  for (float v : toF32(hshard))
+    EXPECT_EQ(v, expect);
+  // The axis-less collectives are the data axis.
+  EXPECT_EQ(zrt_all_reduce(x.data(), y.data(), n, ZRT_F32, ZRT_SUM), ZRT_OK);
+  EXPECT_EQ(y[0], static_cast<float>(M * Nd * (Nd - 1) / 2 + Nd * t));
+
+  // Per-axis ring bytes, each with its own axis size; the totals add up.
+  const int64_t tensorAr = 2 * n * 4 * (M - 1) / M;
+  const int64_t dataAr = 2 * n * 4 * (Nd - 1) / Nd;
+  EXPECT_EQ(zrt_comm_axis_bytes(ZRT_AXIS_TENSOR, ZRT_COLL_ALL_REDUCE),
+            tensorAr);
+  EXPECT_EQ(zrt_comm_axis_bytes(ZRT_AXIS_DATA, ZRT_COLL_ALL_REDUCE),
+            2 * dataAr);
+  EXPECT_EQ(zrt_comm_axis_bytes(ZRT_AXIS_TENSOR, ZRT_COLL_ALL_GATHER),
+            n * 4 * (M - 1));
+  EXPECT_EQ(zrt_comm_axis_bytes(ZRT_AXIS_DATA, ZRT_COLL_REDUCE_SCATTER),
+            n * 2 * (Nd - 1));
+  EXPECT_EQ(zrt_comm_axis_calls(ZRT_AXIS_TENSOR, ZRT_COLL_ALL_REDUCE), 1);
+  EXPECT_EQ(zrt_comm_axis_calls(ZRT_AXIS_DATA, ZRT_COLL_ALL_REDUCE), 2);
+  EXPECT_EQ(zrt_comm_bytes(ZRT_COLL_ALL_REDUCE), tensorAr + 2 * dataAr);
+  EXPECT_EQ(zrt_comm_calls(ZRT_COLL_ALL_REDUCE), 3);
+  EXPECT_EQ(zrt_comm_axis_bytes(2, ZRT_COLL_ALL_REDUCE), -1);
+  EXPECT_EQ(zrt_comm_axis_bytes(ZRT_AXIS_DATA, ZRT_COLL_NUM_KINDS), -1);
+  zrt_comm_reset();
+}
+
+TEST(CommTest, MeshAxesSplitTheWorld) {
+  for (int M = 1; M <= N(); ++M)
+    if (N() % M == 0)
+      checkMesh(M);
+  // Back to N x 1 for the other tests.
+  EXPECT_EQ(zrt_mesh_init(1), ZRT_OK);
+  EXPECT_EQ(zrt_axis_size(ZRT_AXIS_DATA), N());
+  EXPECT_EQ(zrt_axis_size(ZRT_AXIS_TENSOR), 1);
+}
+
+TEST(CommTest, MeshErrorsNameTheSizes) {
+  // N + 1 never divides N; every rank fails alike, before any MPI call.
+  EXPECT_EQ(zrt_mesh_init(N() + 1), ZRT_ERR_INVALID_ARGUMENT);
+  const std::string want = "tensor size " + std::to_string(N() + 1) +
+                           " does not divide the world size " +
+                           std::to_string(N());
+  EXPECT_NE(std::string(zrt_last_error()).find(want), std::string::npos)
+      << zrt_last_error();
+  EXPECT_EQ(zrt_mesh_init(0), ZRT_ERR_INVALID_ARGUMENT);
+  float x = 1.0f;
+  EXPECT_EQ(zrt_all_reduce_axis(2, &x, &x, 1, ZRT_F32, ZRT_SUM),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("axis 2"), std::string::npos);
+  EXPECT_EQ(zrt_axis_rank(5), -1);
+  EXPECT_EQ(zrt_axis_size(-1), -1);
+  // The mesh is unchanged by a refused call.
+  EXPECT_EQ(zrt_axis_size(ZRT_AXIS_DATA), N());
+}
+
 int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (zrt_init(&argc, &argv) != ZRT_OK) {

@@ -404,4 +404,60 @@ TEST(LoweringSupportTest, InitParamSliceShardedEqualsWhole) {
             ZRT_ERR_INVALID_ARGUMENT);
 }
 
+TEST(LoweringSupportTest, InitParamCutEqualsItsPartOfTheWhole) {
+  // A full [2, 12, 3] tensor cut on its middle dimension in 3 blocks
+  // (packed q/k/v) of 2 slices: part t holds rows b*4 + t*2 + {0, 1} of
+  // each block, for each of the 2 outer indices.
+  const int64_t outer = 2, rows = 12, inner = 3, blocks = 3, parts = 2;
+  const uint64_t seed = zrt_param_seed(7, "h0.attn.c_attn.weight");
+  std::vector<float> full(outer * rows * inner);
+  ASSERT_EQ(zrt_init_normal(full.data(), static_cast<int64_t>(full.size()),
+                            0.0f, 0.02f, seed, 0),
+            ZRT_OK);
+  const int64_t s = rows / (blocks * parts), local = outer * blocks * s * inner;
+  for (int64_t part = 0; part < parts; ++part) {
+    std::vector<float> mine(local, -1.0f);
+    ASSERT_EQ(zrt_init_param_cut(mine.data(), ZRT_F32, 0, local, 0, outer,
+                                 rows, inner, blocks, parts, part,
+                                 ZRT_INIT_NORMAL, 0.02f, seed),
+              ZRT_OK)
+        << zrt_last_error();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t j = 0; j < s; ++j)
+          for (int64_t i = 0; i < inner; ++i) {
+            int64_t l = ((o * blocks + b) * s + j) * inner + i;
+            int64_t f = (o * rows + b * (rows / blocks) + part * s + j) * inner + i;
+            EXPECT_EQ(bitsOf(mine[l]), bitsOf(full[f])) << part << " " << l;
+          }
+    // A data-parallel shard of a group holding the cut at offset 5: the
+    // shard [8, 8 + 16) of the flat layout, padding untouched.
+    std::vector<float> shard(16, -1.0f);
+    ASSERT_EQ(zrt_init_param_cut(shard.data(), ZRT_F32, 8, 16, 5, outer,
+                                 rows, inner, blocks, parts, part,
+                                 ZRT_INIT_NORMAL, 0.02f, seed),
+              ZRT_OK);
+    for (int64_t k = 0; k < 16; ++k)
+      EXPECT_EQ(bitsOf(shard[k]), bitsOf(mine[8 + k - 5])) << part << " " << k;
+  }
+  // Constants fill the overlap only.
+  std::vector<float> ones(4, -1.0f);
+  ASSERT_EQ(zrt_init_param_cut(ones.data(), ZRT_F32, 34, 4, 0, outer, rows,
+                               inner, blocks, parts, 0, ZRT_INIT_ONES, 0.0f, 0),
+            ZRT_OK);
+  EXPECT_EQ(ones, (std::vector<float>{1, 1, -1, -1}));
+  // Errors name the numbers.
+  EXPECT_EQ(zrt_init_param_cut(ones.data(), ZRT_F32, 0, 4, 0, 1, 10, 1, 3, 2,
+                               0, ZRT_INIT_NORMAL, 0.02f, 0),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error())
+                .find("10 rows are not 3 blocks of 2 equal slices"),
+            std::string::npos);
+  EXPECT_EQ(zrt_init_param_cut(ones.data(), ZRT_F32, 0, 4, 0, 1, 12, 1, 3, 2,
+                               2, ZRT_INIT_NORMAL, 0.02f, 0),
+            ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zrt_last_error()).find("part 2 is outside [0, 2)"),
+            std::string::npos);
+}
+
 } // namespace

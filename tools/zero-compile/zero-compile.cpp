@@ -134,6 +134,10 @@ static cl::opt<std::string>
 static cl::opt<std::string> stage("stage", cl::init("0"), cl::cat(category),
                                   cl::value_desc("0|1|2|3|auto"),
                                   cl::desc("ZeRO stage (zero-partition)"));
+static cl::opt<int64_t> tensorParallel(
+    "tensor-parallel", cl::init(1), cl::cat(category),
+    cl::desc("Tensor-parallel size M (zero-tensor-parallel, Megatron's "
+             "MLP/attention cuts; --world-size is N = N_d x M; CPU only)"));
 static cl::opt<int64_t> worldSize("world-size", cl::init(1), cl::cat(category),
                                   cl::value_desc("N"),
                                   cl::desc("Data-parallel ranks N"));
@@ -497,6 +501,13 @@ int main(int argc, char **argv) {
     return error("unknown --target '" + target + "' (expected cpu or cuda)");
   if (worldSize < 1)
     return error("--world-size must be at least 1");
+  if (tensorParallel < 1 || worldSize % tensorParallel != 0)
+    return error("--tensor-parallel=" + std::to_string(tensorParallel) +
+                 " must be at least 1 and divide --world-size=" +
+                 std::to_string(worldSize));
+  if (tensorParallel > 1 && target == "cuda")
+    return error("--tensor-parallel=" + std::to_string(tensorParallel) +
+                 ": the CUDA backend has no tensor axis yet (CPU only)");
   if (modelName.getNumOccurrences() && modelName.empty())
     return error("--model-name: the name is empty");
   // Files: every --extra-source exists, and the output replaces no input.
@@ -574,6 +585,13 @@ int main(int argc, char **argv) {
   bool partitioned = (*module)->hasAttr("zero.stage");
   if (failed(checkAgainstInput(*module, hasStep, hasOptimizer, partitioned)))
     return 1;
+  if (tensorParallel != 1) {
+    if (hasStep)
+      return error("--tensor-parallel=" + std::to_string(tensorParallel) +
+                   ": the input is differentiated already; "
+                   "zero-tensor-parallel cuts the forward graph");
+    add("tensor-parallel=" + std::to_string(tensorParallel));
+  }
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
   if (!hasStep)
     add("checkpoint=" + checkpointPolicy);

@@ -231,6 +231,8 @@ public:
           paddedVocab = 0, numParams = 0, numParamInfos = 0;
   /// @forward, @forward_backward, @optimizer_step, @logits (null: absent).
   func::FuncOp functions[4];
+  /// M of the module's #zero.mesh (1 without one).
+  int64_t tensorSize = 1;
 
   /// One named input of an array model (model.h zrt_input_desc): an
   /// argument of @forward with a `train.name`, in argument order.

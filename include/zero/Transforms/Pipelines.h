@@ -23,6 +23,10 @@ namespace mlir::zero {
 /// pass it is passed to (see TrainPasses.td / ZeroPasses.td for semantics).
 struct TrainingPipelineOptions
     : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<int64_t> tensorParallel{
+      *this, "tensor-parallel", llvm::cl::init(1),
+      llvm::cl::desc("Tensor-parallel size M: zero-tensor-parallel first "
+                     "when > 1 (world-size is then N = N_d x M)")};
   Option<bool> autodiff{*this, "autodiff", llvm::cl::init(true),
                         llvm::cl::desc("Run train-autodiff")};
   Option<std::string> checkpoint{

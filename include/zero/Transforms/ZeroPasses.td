@@ -67,6 +67,57 @@ def ZeroPartition : Pass<"zero-partition", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroTensorParallel : Pass<"zero-tensor-parallel", "::mlir::ModuleOp"> {
+  let summary = "Megatron tensor parallelism over the mesh's tensor axis";
+  let description = [{
+    Cuts the forward graph (before `train-autodiff`) over the `size` = M
+    ranks of the tensor axis, as Megatron-LM (Shoeybi et al., arXiv
+    1909.08053, §3) does for a transformer:
+
+    * MLP — `train.matmul` (weight [F, C], bias [F]) → `train.gelu` →
+      `train.matmul` (weight [C, F], bias [C]): the first is
+      column-parallel (each tensor rank keeps rows [t·F/M, (t+1)·F/M) of
+      the weight and that slice of the bias), the GELU local, the second
+      row-parallel (columns [t·F/M, (t+1)·F/M) of its weight) without its
+      bias; `zero.tp_g` sums the partial products over the tensor axis and
+      the bias is added once, after it.
+    * Attention — `train.matmul` (packed q/k/v weight [3C, C], bias [3C])
+      → `train.causal_attention_packed heads(H)` → `train.matmul`
+      (weight [C, C]): q, k and v column-parallel by heads (tensor rank t
+      keeps heads [t·H/M, (t+1)·H/M) of each of the three blocks),
+      attention on its H/M heads, the output projection row-parallel with
+      `zero.tp_g`, its bias added after it.
+
+    Each region's input goes through `zero.tp_f` (identity forward; its
+    gradient is the all-reduce over the tensor axis). Cut parameters are
+    declared with their per-rank shape and `zero.tensor_split`; everything
+    else (embeddings, norms, the LM head, the row-parallel biases) stays
+    whole on every tensor rank. The module gets `zero.mesh = #zero.mesh<data
+    = N/M, tensor = M>` (data = 0 without `world-size`); `zero-partition`
+    then shards model states over the data axis within each tensor slice.
+    `size=1` only sets the mesh.
+
+    Errors (one message each, with the numbers): `size` < 1, `size` not
+    dividing `world-size`, a head count or FFN width not divisible by
+    `size`, a cut parameter used outside these patterns, a module already
+    differentiated or partitioned, a module with a mesh already.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect",
+                           "::mlir::zero::ZeroDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"size", "size", "int64_t", /*default=*/"1",
+           "Tensor-parallel size M (ranks of the tensor axis, >= 1)">,
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"0",
+           "Total ranks N = N_d x M when known (0: unknown; checked later)">
+  ];
+  let statistics = [
+    Statistic<"numMlp", "mlp-regions", "MLP regions cut">,
+    Statistic<"numAttention", "attention-regions", "Attention regions cut">,
+    Statistic<"numCutParams", "cut-params", "Parameters cut over the tensor axis">
+  ];
+}
+
 def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Per-rank memory and communication of a training step";
   let description = [{

@@ -144,6 +144,10 @@ void populateNormEmitters(OpEmitterSet &set);
 /// Embedding, its gradient and reduce_sum (the bias gradient) (Linear.cpp).
 void populateLinearEmitters(OpEmitterSet &set);
 
+/// Megatron's f and g: zero.tp_f (a copy) and zero.tp_g (the all-reduce
+/// over the tensor axis) (TensorParallel.cpp).
+void populateTensorParallelEmitters(OpEmitterSet &set);
+
 /// All families.
 inline void populateAllEmitters(OpEmitterSet &set) {
   populateElementwiseEmitters(set);
@@ -153,6 +157,7 @@ inline void populateAllEmitters(OpEmitterSet &set) {
   populateDecoderEmitters(set);
   populateAttentionEmitters(set);
   populateLossEmitters(set);
+  populateTensorParallelEmitters(set);
 }
 
 } // namespace mlir::zero::emit

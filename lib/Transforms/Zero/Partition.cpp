@@ -79,6 +79,8 @@ private:
   FailureOr<int> chooseStage(ModuleOp module);
 
   int64_t n = 1;
+  /// The mesh's tensor size M (1 without #zero.mesh); n = world-size / M.
+  int64_t tensorSize = 1;
   bool mixed = false;
   SmallVector<Group> groups;
   AdamWConfig adamw;
@@ -96,6 +98,67 @@ RankedTensorType flatType(Type elt, int64_t numel) {
 }
 
 int64_t bytesOf(Type elt) { return elt.getIntOrFloatBitWidth() / 8; }
+
+/// Whether `p` is cut over the tensor axis (zero-tensor-parallel).
+bool isTensorCut(train::ParamOp p) {
+  return p && p->hasAttr(ZeroDialect::kTensorSplitAttrName);
+}
+
+/// Splits the gradient norm's sum of squares in `step` (the add chain of
+/// train.sum_squares feeding train.clip_coef, possibly through one data-axis
+/// zero.all_reduce) into the whole parameters' part and the tensor-cut
+/// parameters' part, the latter summed over the `m` tensor ranks first:
+/// every parameter counts once. `isCut` says whether a sum_squares input is
+/// a cut parameter's gradient. No-op when nothing is cut.
+void splitNormOverTensor(func::FuncOp step, int64_t m,
+                         llvm::function_ref<bool(Value)> isCut) {
+  train::ClipCoefOp clip;
+  step.walk([&](train::ClipCoefOp c) { clip = c; });
+  if (!clip)
+    return;
+  OpOperand *sumUse = &clip->getOpOperand(0);
+  if (auto ar = sumUse->get().getDefiningOp<AllReduceOp>())
+    sumUse = &ar->getOpOperand(0);
+  SmallVector<train::SumSquaresOp> leaves;
+  SmallVector<Operation *> adds;
+  SmallVector<Value> work{sumUse->get()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto ss = v.getDefiningOp<train::SumSquaresOp>()) {
+      leaves.push_back(ss);
+    } else if (auto add = v.getDefiningOp<train::AddOp>()) {
+      adds.push_back(add);
+      work.push_back(add.getLhs());
+      work.push_back(add.getRhs());
+    }
+  }
+  if (llvm::none_of(leaves, [&](train::SumSquaresOp ss) {
+        return isCut(ss.getInput());
+      }))
+    return;
+  OpBuilder b(sumUse->getOwner());
+  Location loc = clip.getLoc();
+  Type scalar = clip.getSumSquares().getType();
+  Value whole, cut;
+  // Leaves in program order, so the sums add in the order they did.
+  llvm::sort(leaves, [](train::SumSquaresOp x, train::SumSquaresOp y) {
+    return x->isBeforeInBlock(y);
+  });
+  for (train::SumSquaresOp ss : leaves) {
+    Value &acc = isCut(ss.getInput()) ? cut : whole;
+    acc = acc ? train::AddOp::create(b, loc, scalar, acc, ss).getResult()
+              : ss.getResult();
+  }
+  cut = AllReduceOp::create(b, loc, scalar, cut, ReduceKind::sum, m,
+                            MeshAxis::tensor);
+  Value total =
+      whole ? train::AddOp::create(b, loc, scalar, whole, cut).getResult()
+            : cut;
+  sumUse->set(total);
+  for (Operation *add : adds)
+    if (add->use_empty())
+      add->erase();
+}
 
 } // namespace
 
@@ -122,7 +185,27 @@ void ZeroPartitionPass::runOnOperation() {
     module.emitError("zero-partition: the module is already partitioned");
     return signalPassFailure();
   }
-  n = worldSize;
+  tensorSize = 1;
+  if (auto mesh = module->getAttrOfType<MeshAttr>(ZeroDialect::kMeshAttrName)) {
+    tensorSize = mesh.getTensor();
+    if (worldSize % tensorSize != 0) {
+      module.emitError("zero-partition: world-size ")
+          << static_cast<int64_t>(worldSize)
+          << " is not a multiple of the mesh's tensor size " << tensorSize;
+      return signalPassFailure();
+    }
+    if (mesh.getData() != 0 && mesh.getData() * tensorSize != worldSize) {
+      module.emitError("zero-partition: world-size ")
+          << static_cast<int64_t>(worldSize) << " differs from the mesh's "
+          << mesh.getData() << " x " << tensorSize << " ranks";
+      return signalPassFailure();
+    }
+    module->setAttr(ZeroDialect::kMeshAttrName,
+                    MeshAttr::get(module.getContext(),
+                                  worldSize / tensorSize, tensorSize));
+  }
+  // Model states are sharded over the data axis: N_d = N / M ranks.
+  n = worldSize / tensorSize;
   int stageNum;
   if (stage == "auto") {
     FailureOr<int> chosen = chooseStage(module);
@@ -154,7 +237,8 @@ FailureOr<int> ZeroPartitionPass::chooseStage(ModuleOp module) {
   for (int s = 0; s <= 3; ++s) {
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
     ZeroPartitionPass trial;
-    trial.n = worldSize;
+    trial.n = n;
+    trial.tensorSize = tensorSize;
     trial.worldSize = static_cast<int64_t>(worldSize);
     trial.grouping = std::string(grouping);
     if (failed(trial.partition(*copy, s)))
@@ -196,10 +280,29 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
                 "train-autodiff and train-optimizer first)";
   }
   OpBuilder mb(ctx);
-  module->setAttr(kWorldSizeAttr, mb.getI64IntegerAttr(n));
+  // The ranks the program runs on: N = N_d x M.
+  module->setAttr(kWorldSizeAttr, mb.getI64IntegerAttr(n * tensorSize));
   module->setAttr(kStageAttr, mb.getI64IntegerAttr(stageNum));
-  if (members.empty() || (stageNum == 0 && n == 1))
+  // A tensor-cut parameter's gradient holds this tensor rank's slice only.
+  auto isCutGrad = [&](Value v) {
+    if (auto load = v.getDefiningOp<train::LoadOp>())
+      if (auto state = symbols.lookup<train::StateOp>(load.getName()))
+        return isTensorCut(symbols.lookup<train::ParamOp>(state.getParam()));
+    if (auto unpack = v.getDefiningOp<UnpackOp>()) {
+      // Groups are newer than `symbols`.
+      auto g = module.lookupSymbol<GroupOp>(unpack.getGroup());
+      auto refs = g.getMembers();
+      auto ref = cast<FlatSymbolRefAttr>(
+          refs[cast<OpResult>(v).getResultNumber()]);
+      return isTensorCut(symbols.lookup<train::ParamOp>(ref.getValue()));
+    }
+    return false;
+  };
+  if (members.empty() || (stageNum == 0 && n == 1)) {
+    if (step && tensorSize > 1)
+      splitNormOverTensor(step, tensorSize, isCutGrad);
     return success();
+  }
 
   // Hyperparameters, per-parameter weight decay and precision from the
   // optimizer train-optimizer wrote.
@@ -245,6 +348,10 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
                        static_cast<int64_t>(persistThreshold);
     if (persist)
       key += ".persistent";
+    // Cut and whole parameters never share a group: the norm sums their
+    // squares over different axes.
+    if (isTensorCut(m.param))
+      key += ".tp";
     auto [it, inserted] = groupIndex.try_emplace(key, groups.size());
     if (inserted) {
       groups.emplace_back();
@@ -381,6 +488,8 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
       for (auto [v, a] : llvm::zip(values, averaged))
         v.replaceAllUsesExcept(a, flat.getDefiningOp());
     }
+    if (tensorSize > 1)
+      splitNormOverTensor(step, tensorSize, isCutGrad);
     return success();
   }
 
@@ -485,7 +594,7 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
   OpBuilder b = OpBuilder::atBlockEnd(&stepBody);
   Location loc = step.getLoc();
   SmallVector<Value> gradShards;
-  Value sumSquares;
+  Value sumSquares, cutSumSquares;
   for (Group &g : groups) {
     Value gs;
     if (stageNum >= 2) {
@@ -499,9 +608,22 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
     }
     gradShards.push_back(gs);
     Value ss = train::SumSquaresOp::create(b, loc, scalarF32, gs);
+    Value &acc = isTensorCut(g.members.front().param) ? cutSumSquares
+                                                       : sumSquares;
+    acc = acc ? train::AddOp::create(b, loc, scalarF32, acc, ss).getResult()
+              : ss;
+  }
+  // Cut parameters' squares summed over the tensor ranks first, whole ones
+  // not: each parameter counts once.
+  if (cutSumSquares) {
+    ++numCollectives;
+    cutSumSquares = AllReduceOp::create(b, loc, scalarF32, cutSumSquares,
+                                        ReduceKind::sum, tensorSize,
+                                        MeshAxis::tensor);
     sumSquares = sumSquares ? train::AddOp::create(b, loc, scalarF32,
-                                                   sumSquares, ss).getResult()
-                            : ss;
+                                                   sumSquares, cutSumSquares)
+                                  .getResult()
+                            : cutSumSquares;
   }
   if (n > 1) {
     ++numCollectives;

@@ -189,6 +189,12 @@ typedef struct zrt_model_desc {
   const zrt_input_desc *inputs;
   int (*forward_inputs)(const void *const *inputs, float *loss);
   int (*forward_backward_inputs)(const void *const *inputs, float *loss);
+
+  /// Optional (0 or 1: no tensor axis): M, the tensor axis of the mesh
+  /// N_d x M the program was cut for (zero-tensor-parallel; world_size is
+  /// N = N_d x M). The driver makes the mesh (zrt_mesh_init(M)) before
+  /// init() and feeds the M ranks of a tensor group the same micro-batch.
+  int tensor_size;
 } zrt_model_desc;
 
 /// Defined by the generated code: the description of the compiled step.

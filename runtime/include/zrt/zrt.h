@@ -747,6 +747,75 @@ int64_t zrt_comm_bytes(int kind);
 /// invalid kind.
 int64_t zrt_comm_calls(int kind);
 
+/*===----------------------------------------------------------------------===//
+// The rank mesh: data x tensor
+//===----------------------------------------------------------------------===*/
+
+/// Axes of the rank mesh. The N ranks form an N_d x M grid, rank
+/// r = d * M + t (d in [0, N_d) the data-parallel index, t in [0, M) the
+/// tensor-parallel index): the ranks of one tensor group (same d) are
+/// consecutive. Until zrt_mesh_init the mesh is N x 1 (the data axis is the
+/// whole world, the tensor axis each rank alone).
+enum zrt_axis {
+  ZRT_AXIS_DATA = 0,   ///< The N_d ranks with the same t (ZeRO's ranks).
+  ZRT_AXIS_TENSOR = 1, ///< The M ranks with the same d (Megatron's group).
+  ZRT_NUM_AXES = 2,    ///< Number of axes (not an axis).
+};
+
+/// Makes the mesh N_d x M with M = `tensor_size` (N_d = N / M): splits the
+/// runtime communicator into one communicator per axis (MPI_Comm_split).
+/// Collective over all ranks; call after zrt_init with no collective in
+/// flight. A second call replaces the mesh. The collectives without an
+/// axis (zrt_all_gather, ..._start) run on the data axis; zrt_rank,
+/// zrt_world_size, zrt_barrier and zrt_broadcast stay on the whole world.
+/// The CUDA backend accepts only tensor_size == 1 for now.
+/// Errors: ZRT_ERR_NOT_INITIALIZED; ZRT_ERR_INVALID_ARGUMENT (tensor_size
+/// < 1, N not a multiple of tensor_size: the message has both, or a
+/// collective in flight); ZRT_ERR_MPI.
+int zrt_mesh_init(int tensor_size);
+
+/// This rank's index along `axis` (d or t); -1 before zrt_init or for a bad
+/// axis.
+int zrt_axis_rank(int axis);
+
+/// Number of ranks along `axis` (N_d or M); -1 before zrt_init or for a bad
+/// axis.
+int zrt_axis_size(int axis);
+
+/// zrt_all_gather over the ranks of `axis` (N = zrt_axis_size(axis); recv
+/// holds the axis ranks' shards in axis-rank order). Bytes are counted on
+/// that axis. Errors: as zrt_all_gather, and ZRT_ERR_INVALID_ARGUMENT for a
+/// bad axis (or, on CUDA, the tensor axis).
+int zrt_all_gather_axis(int axis, const void *send, void *recv, int64_t n,
+                        int dtype);
+/// zrt_reduce_scatter over the ranks of `axis` (ZRT_AVG divides by the
+/// axis size). Errors: as zrt_all_gather_axis.
+int zrt_reduce_scatter_axis(int axis, const void *send, void *recv, int64_t n,
+                            int dtype, int op);
+/// zrt_all_reduce over the ranks of `axis` (ZRT_AVG divides by the axis
+/// size). Errors: as zrt_all_gather_axis.
+int zrt_all_reduce_axis(int axis, const void *send, void *recv, int64_t n,
+                        int dtype, int op);
+/// Nonblocking zrt_all_gather_axis; see zrt_all_gather_start.
+int zrt_all_gather_axis_start(int axis, const void *send, void *recv,
+                              int64_t n, int dtype, zrt_request *req);
+/// Nonblocking zrt_reduce_scatter_axis; see zrt_all_gather_start.
+int zrt_reduce_scatter_axis_start(int axis, const void *send, void *recv,
+                                  int64_t n, int dtype, int op,
+                                  zrt_request *req);
+/// Nonblocking zrt_all_reduce_axis; see zrt_all_gather_start.
+int zrt_all_reduce_axis_start(int axis, const void *send, void *recv,
+                              int64_t n, int dtype, int op, zrt_request *req);
+
+/// zrt_comm_bytes of the collectives on `axis` only, with that axis's N in
+/// the ring formula (zrt_comm_bytes is the sum over the axes; broadcast is
+/// counted on the data axis). -1 for a bad axis or kind.
+int64_t zrt_comm_axis_bytes(int axis, int kind);
+
+/// zrt_comm_calls of the collectives on `axis` only; -1 for a bad axis or
+/// kind.
+int64_t zrt_comm_axis_calls(int axis, int kind);
+
 /// Seconds this rank spent blocked inside zrt_wait (blocking collectives
 /// included), i.e. exposed communication time, since the last reset.
 double zrt_comm_wait_seconds(void);
@@ -1138,6 +1207,26 @@ int zrt_init_param_slice(void *data, int dtype, int64_t slice_begin,
                          int64_t slice_n, int64_t member_offset,
                          int64_t member_numel, int init_kind, float std,
                          uint64_t seed);
+
+/// Initializes one tensor-cut parameter's part of a slice of a flat buffer
+/// (#zero.tensor_split, zero-tensor-parallel), as zrt_init_param_slice
+/// with `member_numel` = its local element count outer·rows/parts·inner:
+/// the full tensor is viewed as [outer, rows, inner] (rows = the cut
+/// dimension, outer / inner the products of the dimensions before / after
+/// it), its rows are `blocks` equal blocks (3: packed q/k/v) and this
+/// rank keeps slice `part` of `parts` of each block. Local element
+/// ((o·blocks + b)·s + j)·inner + i, s = rows / (blocks·parts), gets the
+/// full tensor's element (o·rows + b·rows/blocks + part·s + j)·inner + i, so
+/// each tensor rank holds exactly its cut of the whole initialization.
+/// Backend-neutral (calls zrt_init_param_slice once per contiguous run).
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (non-positive sizes, rows not a
+/// multiple of blocks·parts, part outside [0, parts), and as
+/// zrt_init_param_slice).
+int zrt_init_param_cut(void *data, int dtype, int64_t slice_begin,
+                       int64_t slice_n, int64_t member_offset, int64_t outer,
+                       int64_t rows, int64_t inner, int64_t blocks,
+                       int64_t parts, int64_t part, int init_kind, float std,
+                       uint64_t seed);
 
 /*===----------------------------------------------------------------------===//
 // Native bf16 kernels

@@ -2,6 +2,10 @@
 //
 // All collectives are MPI-3 nonblocking collectives on a duplicate of
 // MPI_COMM_WORLD with MPI_ERRORS_RETURN; the blocking forms are start + wait.
+// The mesh data x tensor (zrt_mesh_init) has one communicator per axis,
+// split from that duplicate; the collectives without an axis run on the
+// data axis, whose communicator is the duplicate itself until a mesh with
+// M > 1 is made.
 // bf16 reductions widen to f32 staging buffers owned by the request, reduce
 // in f32 and round back to bf16 once in zrt_wait.
 //
@@ -40,11 +44,17 @@ struct CommState {
   bool initialized = false;
   bool finalized = false;
   bool ownsMpi = false;
-  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL; // the whole world
   int rank = -1;
   int size = -1;
-  int64_t bytes[ZRT_COLL_NUM_KINDS] = {};
-  int64_t calls[ZRT_COLL_NUM_KINDS] = {};
+  /// Per axis: its communicator (axisComm[ZRT_AXIS_DATA] == comm while the
+  /// mesh is N x 1; otherwise owned, like the tensor axis's), this rank's
+  /// index and the axis size.
+  MPI_Comm axisComm[ZRT_NUM_AXES] = {MPI_COMM_NULL, MPI_COMM_NULL};
+  int axisRank[ZRT_NUM_AXES] = {-1, -1};
+  int axisSize[ZRT_NUM_AXES] = {-1, -1};
+  int64_t bytes[ZRT_NUM_AXES][ZRT_COLL_NUM_KINDS] = {};
+  int64_t calls[ZRT_NUM_AXES][ZRT_COLL_NUM_KINDS] = {};
   double waitSeconds = 0.0;
   zrt_request_s *freeRequests = nullptr;
   zrt_request_s *active = nullptr; // started, not yet waited
@@ -108,9 +118,33 @@ int checkCommon(const char *fn, int64_t n, int dtype, zrt_request *req) {
 
 MPI_Op mpiOp(int op) { return op == ZRT_MAX ? MPI_MAX : MPI_SUM; }
 
-void countTraffic(int kind, int64_t bytes) {
-  state.bytes[kind] += bytes;
-  state.calls[kind] += 1;
+void countTraffic(int axis, int kind, int64_t bytes) {
+  state.bytes[axis][kind] += bytes;
+  state.calls[axis][kind] += 1;
+}
+
+int checkAxis(const char *fn, int axis) {
+  ZRT_REQUIRE(axis >= 0 && axis < ZRT_NUM_AXES,
+              "%s: axis %d is not ZRT_AXIS_DATA (0) or ZRT_AXIS_TENSOR (1)",
+              fn, axis);
+  return ZRT_OK;
+}
+
+/// Frees the axis communicators this runtime split (never the world's).
+void freeAxisComms() {
+  for (int a = 0; a < ZRT_NUM_AXES; ++a) {
+    if (state.axisComm[a] != MPI_COMM_NULL && state.axisComm[a] != state.comm)
+      MPI_Comm_free(&state.axisComm[a]);
+    state.axisComm[a] = MPI_COMM_NULL;
+    state.axisRank[a] = state.axisSize[a] = -1;
+  }
+}
+
+/// Sets axis `a` to `c` (already error-returning) and reads its rank/size.
+void setAxis(int a, MPI_Comm c) {
+  state.axisComm[a] = c;
+  MPI_Comm_rank(c, &state.axisRank[a]);
+  MPI_Comm_size(c, &state.axisSize[a]);
 }
 
 zrt_request newRequest(const char *fn, int *status) {
@@ -143,13 +177,16 @@ int stageBf16(const char *fn, zrt_request r, const void *send, int64_t nIn,
 }
 
 // Starts a reduction (reduce-scatter if scatter, else all-reduce).
-int startReduction(const char *fn, bool scatter, const void *send, void *recv,
-                   int64_t n, int dtype, int op, zrt_request *req) {
+int startReduction(const char *fn, int axis, bool scatter, const void *send,
+                   void *recv, int64_t n, int dtype, int op, zrt_request *req) {
   if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  if (int st = checkAxis(fn, axis))
     return st;
   if (int st = zrt::checkReduceOp(fn, op, zrt::fail))
     return st;
-  const int64_t N = state.size;
+  const int64_t N = state.axisSize[axis];
+  MPI_Comm comm = state.axisComm[axis];
   ZRT_REQUIRE(!scatter || n * N <= INT_MAX, "%s: n * N exceeds the MPI count "
               "limit", fn);
   const int64_t nIn = scatter ? n * N : n;
@@ -179,13 +216,12 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
   const int cnt = static_cast<int>(n);
   int rc;
   if (scatter) {
-    rc = MPI_Ireduce_scatter_block(in, out, cnt, MPI_FLOAT, mpiOp(op),
-                                   state.comm, &r->mpi);
+    rc = MPI_Ireduce_scatter_block(in, out, cnt, MPI_FLOAT, mpiOp(op), comm,
+                                   &r->mpi);
   } else {
     if (dtype == ZRT_F32 && in == out)
       in = MPI_IN_PLACE;
-    rc = MPI_Iallreduce(in, out, cnt, MPI_FLOAT, mpiOp(op), state.comm,
-                        &r->mpi);
+    rc = MPI_Iallreduce(in, out, cnt, MPI_FLOAT, mpiOp(op), comm, &r->mpi);
   }
   if (rc != MPI_SUCCESS) {
     releaseRequest(r);
@@ -193,9 +229,9 @@ int startReduction(const char *fn, bool scatter, const void *send, void *recv,
   }
   const int64_t elemBytes = zrt::dtypeBytes(dtype);
   if (scatter)
-    countTraffic(ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * elemBytes);
+    countTraffic(axis, ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * elemBytes);
   else
-    countTraffic(ZRT_COLL_ALL_REDUCE, 2 * n * elemBytes * (N - 1) / N);
+    countTraffic(axis, ZRT_COLL_ALL_REDUCE, 2 * n * elemBytes * (N - 1) / N);
   activate(r);
   *req = r;
   return ZRT_OK;
@@ -229,6 +265,14 @@ int zrt_init(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(state.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(state.comm, &state.rank);
   MPI_Comm_size(state.comm, &state.size);
+  // The N x 1 mesh: the data axis is the world, the tensor axis each rank.
+  setAxis(ZRT_AXIS_DATA, state.comm);
+  MPI_Comm self = MPI_COMM_NULL;
+  rc = MPI_Comm_dup(MPI_COMM_SELF, &self);
+  if (rc != MPI_SUCCESS)
+    return mpiFail("zrt_init", rc);
+  MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  setAxis(ZRT_AXIS_TENSOR, self);
   for (int i = 0; i < kRequestPool; ++i) {
     zrt_request r = allocRequest();
     if (!r)
@@ -247,6 +291,7 @@ int zrt_finalize(void) {
     r->~zrt_request_s();
     zrt::release(r);
   }
+  freeAxisComms();
   MPI_Comm_free(&state.comm);
   state.comm = MPI_COMM_NULL;
   state.initialized = false;
@@ -273,12 +318,14 @@ int zrt_barrier(void) {
   return rc == MPI_SUCCESS ? ZRT_OK : mpiFail("zrt_barrier", rc);
 }
 
-int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
-                         zrt_request *req) {
-  const char *fn = "zrt_all_gather_start";
+int zrt_all_gather_axis_start(int axis, const void *send, void *recv,
+                              int64_t n, int dtype, zrt_request *req) {
+  const char *fn = "zrt_all_gather_axis_start";
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
-  const int64_t N = state.size;
+  if (int st = checkAxis(fn, axis))
+    return st;
+  const int64_t N = state.axisSize[axis];
   ZRT_REQUIRE(n * N <= INT_MAX, "%s: n * N exceeds the MPI count limit", fn);
   if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt::fail))
     return st;
@@ -289,30 +336,50 @@ int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
   const size_t es = static_cast<size_t>(zrt::dtypeBytes(dtype));
   const MPI_Datatype type = dtype == ZRT_F32 ? MPI_FLOAT : MPI_UINT16_T;
   const char *mine = static_cast<const char *>(recv) +
-                     static_cast<size_t>(state.rank) * n * es;
+                     static_cast<size_t>(state.axisRank[axis]) * n * es;
   const void *in = (n > 0 && send == mine) ? MPI_IN_PLACE : send;
   const int cnt = static_cast<int>(n);
-  int rc = MPI_Iallgather(in, cnt, type, recv, cnt, type, state.comm, &r->mpi);
+  int rc = MPI_Iallgather(in, cnt, type, recv, cnt, type, state.axisComm[axis],
+                          &r->mpi);
   if (rc != MPI_SUCCESS) {
     releaseRequest(r);
     return mpiFail(fn, rc);
   }
-  countTraffic(ZRT_COLL_ALL_GATHER, n * (N - 1) * static_cast<int64_t>(es));
+  countTraffic(axis, ZRT_COLL_ALL_GATHER,
+               n * (N - 1) * static_cast<int64_t>(es));
   activate(r);
   *req = r;
   return ZRT_OK;
 }
 
+int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
+                         zrt_request *req) {
+  return zrt_all_gather_axis_start(ZRT_AXIS_DATA, send, recv, n, dtype, req);
+}
+
+int zrt_reduce_scatter_axis_start(int axis, const void *send, void *recv,
+                                  int64_t n, int dtype, int op,
+                                  zrt_request *req) {
+  return startReduction("zrt_reduce_scatter_axis_start", axis, true, send,
+                        recv, n, dtype, op, req);
+}
+
+int zrt_all_reduce_axis_start(int axis, const void *send, void *recv,
+                              int64_t n, int dtype, int op, zrt_request *req) {
+  return startReduction("zrt_all_reduce_axis_start", axis, false, send, recv,
+                        n, dtype, op, req);
+}
+
 int zrt_reduce_scatter_start(const void *send, void *recv, int64_t n,
                              int dtype, int op, zrt_request *req) {
-  return startReduction("zrt_reduce_scatter_start", true, send, recv, n, dtype,
-                        op, req);
+  return startReduction("zrt_reduce_scatter_start", ZRT_AXIS_DATA, true, send,
+                        recv, n, dtype, op, req);
 }
 
 int zrt_all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
                          int op, zrt_request *req) {
-  return startReduction("zrt_all_reduce_start", false, send, recv, n, dtype,
-                        op, req);
+  return startReduction("zrt_all_reduce_start", ZRT_AXIS_DATA, false, send,
+                        recv, n, dtype, op, req);
 }
 
 int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
@@ -333,7 +400,7 @@ int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
     releaseRequest(r);
     return mpiFail(fn, rc);
   }
-  countTraffic(ZRT_COLL_BROADCAST,
+  countTraffic(ZRT_AXIS_DATA, ZRT_COLL_BROADCAST,
                state.size > 1 ? n * zrt::dtypeBytes(dtype) : 0);
   activate(r);
   *req = r;
@@ -396,6 +463,30 @@ int zrt_all_reduce(const void *send, void *recv, int64_t n, int dtype,
   return zrt_wait(r);
 }
 
+int zrt_all_gather_axis(int axis, const void *send, void *recv, int64_t n,
+                        int dtype) {
+  zrt_request r = nullptr;
+  if (int st = zrt_all_gather_axis_start(axis, send, recv, n, dtype, &r))
+    return st;
+  return zrt_wait(r);
+}
+
+int zrt_reduce_scatter_axis(int axis, const void *send, void *recv, int64_t n,
+                            int dtype, int op) {
+  zrt_request r = nullptr;
+  if (int st = zrt_reduce_scatter_axis_start(axis, send, recv, n, dtype, op, &r))
+    return st;
+  return zrt_wait(r);
+}
+
+int zrt_all_reduce_axis(int axis, const void *send, void *recv, int64_t n,
+                        int dtype, int op) {
+  zrt_request r = nullptr;
+  if (int st = zrt_all_reduce_axis_start(axis, send, recv, n, dtype, op, &r))
+    return st;
+  return zrt_wait(r);
+}
+
 int zrt_broadcast(void *buf, int64_t n, int dtype, int root) {
   zrt_request r = nullptr;
   if (int st = zrt_broadcast_start(buf, n, dtype, root, &r))
@@ -406,13 +497,75 @@ int zrt_broadcast(void *buf, int64_t n, int dtype, int root) {
 int64_t zrt_comm_bytes(int kind) {
   if (kind < 0 || kind >= ZRT_COLL_NUM_KINDS)
     return -1;
-  return state.bytes[kind];
+  return state.bytes[ZRT_AXIS_DATA][kind] + state.bytes[ZRT_AXIS_TENSOR][kind];
 }
 
 int64_t zrt_comm_calls(int kind) {
   if (kind < 0 || kind >= ZRT_COLL_NUM_KINDS)
     return -1;
-  return state.calls[kind];
+  return state.calls[ZRT_AXIS_DATA][kind] + state.calls[ZRT_AXIS_TENSOR][kind];
+}
+
+int64_t zrt_comm_axis_bytes(int axis, int kind) {
+  if (axis < 0 || axis >= ZRT_NUM_AXES || kind < 0 ||
+      kind >= ZRT_COLL_NUM_KINDS)
+    return -1;
+  return state.bytes[axis][kind];
+}
+
+int64_t zrt_comm_axis_calls(int axis, int kind) {
+  if (axis < 0 || axis >= ZRT_NUM_AXES || kind < 0 ||
+      kind >= ZRT_COLL_NUM_KINDS)
+    return -1;
+  return state.calls[axis][kind];
+}
+
+int zrt_mesh_init(int tensorSize) {
+  const char *fn = "zrt_mesh_init";
+  if (int st = zrt::checkInitialized(fn, state.initialized, zrt::fail))
+    return st;
+  ZRT_REQUIRE(tensorSize >= 1, "%s: tensor size %d must be at least 1", fn,
+              tensorSize);
+  ZRT_REQUIRE(state.size % tensorSize == 0,
+              "%s: tensor size %d does not divide the world size %d", fn,
+              tensorSize, state.size);
+  ZRT_REQUIRE(state.active == nullptr,
+              "%s: called with a collective in flight", fn);
+  freeAxisComms();
+  if (tensorSize == 1) {
+    setAxis(ZRT_AXIS_DATA, state.comm);
+  } else {
+    // Data axis: the ranks with the same t = r mod M, ordered by d.
+    MPI_Comm data = MPI_COMM_NULL;
+    int rc = MPI_Comm_split(state.comm, state.rank % tensorSize,
+                            state.rank / tensorSize, &data);
+    if (rc != MPI_SUCCESS)
+      return mpiFail(fn, rc);
+    MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN);
+    setAxis(ZRT_AXIS_DATA, data);
+  }
+  // Tensor axis: the ranks with the same d = r div M, ordered by t (each
+  // rank alone for M = 1).
+  MPI_Comm tensor = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(state.comm, state.rank / tensorSize,
+                          state.rank % tensorSize, &tensor);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(fn, rc);
+  MPI_Comm_set_errhandler(tensor, MPI_ERRORS_RETURN);
+  setAxis(ZRT_AXIS_TENSOR, tensor);
+  return ZRT_OK;
+}
+
+int zrt_axis_rank(int axis) {
+  if (!state.initialized || axis < 0 || axis >= ZRT_NUM_AXES)
+    return -1;
+  return state.axisRank[axis];
+}
+
+int zrt_axis_size(int axis) {
+  if (!state.initialized || axis < 0 || axis >= ZRT_NUM_AXES)
+    return -1;
+  return state.axisSize[axis];
 }
 
 double zrt_comm_wait_seconds(void) { return state.waitSeconds; }
@@ -432,8 +585,9 @@ int zrt_comm_progress(void) {
 }
 
 void zrt_comm_reset(void) {
-  for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
-    state.bytes[k] = state.calls[k] = 0;
+  for (int a = 0; a < ZRT_NUM_AXES; ++a)
+    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+      state.bytes[a][k] = state.calls[a][k] = 0;
   state.waitSeconds = 0.0;
 }
 

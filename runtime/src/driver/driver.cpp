@@ -357,6 +357,31 @@ static int launchRank() {
   return 0;
 }
 
+std::string Driver::makeMesh() {
+  tensor_ = std::max(1, m_->tensor_size);
+  dataRank_ = rank_;
+  dataWorld_ = world_;
+  if (tensor_ == 1)
+    return "";
+  // What keeps whole tensors per rank cannot read a tensor rank's cut yet.
+  const char *unsupported = !o_.importPath.empty()      ? "--import"
+                            : !o_.exportPath.empty()    ? "--export"
+                            : !o_.checkpointDir.empty() ? "--checkpoint-dir"
+                            : !o_.resume.empty()        ? "--resume"
+                                                        : nullptr;
+  if (unsupported)
+    return format("%s: this program is tensor-parallel (M = %d), and its "
+                  "parameters' tensor cuts cannot be exported, imported or "
+                  "checkpointed yet",
+                  unsupported, tensor_);
+  if (zrt_mesh_init(tensor_) != ZRT_OK)
+    return format("cannot make the mesh of %d x %d ranks: %s",
+                  world_ / std::max(tensor_, 1), tensor_, zrt_last_error());
+  dataRank_ = zrt_axis_rank(ZRT_AXIS_DATA);
+  dataWorld_ = zrt_axis_size(ZRT_AXIS_DATA);
+  return "";
+}
+
 int Driver::run() {
   int argc = argc_;
   char **argv = argv_;
@@ -412,7 +437,9 @@ int Driver::run() {
                        m_->world_size),
           kExitUser))
     return finish(code);
-  globalBatch_ = m_->batch * world_;
+  if (int code = agree(makeMesh(), kExitUser))
+    return finish(code);
+  globalBatch_ = m_->batch * dataWorld_;
   streamBatch_ = globalBatch_;
   chooseThreads();
 

@@ -91,6 +91,10 @@ private:
   /// Rank 0: "" or why an output path would destroy a file (paths.h).
   std::string checkOutputs();
   void chooseThreads();
+  /// Makes the mesh N_d x M of a tensor-parallel program (zrt_mesh_init)
+  /// and sets dataRank_ / dataWorld_; the error of an option it cannot
+  /// serve yet.
+  std::string makeMesh();
   /// "" when the plan's arena bytes fit the backend's free memory
   /// (zrt_device_memory_info), else the message refusing to start.
   std::string checkMemoryPlan();
@@ -140,6 +144,10 @@ private:
   const zrt_model_desc *m_;
   Options o_;
   int rank_ = 0, world_ = 1;
+  /// The mesh N_d x M (model.h tensor_size): this rank's data index d and
+  /// N_d, which choose its micro-batch (the M ranks of a tensor group share
+  /// one); rank_ / world_ stay the whole world's.
+  int dataRank_ = 0, dataWorld_ = 1, tensor_ = 1;
   bool mpiUp_ = false, modelUp_ = false;
   bool tty_ = false, barShown_ = false;
   int threads_ = 1;

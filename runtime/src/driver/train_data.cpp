@@ -127,11 +127,11 @@ std::string Driver::dataError(const char *what) const {
 
 std::string Driver::fetchBatch(int split, int64_t index, int shuffle) {
   if (arrayModel()) { // validation batches only (fetchTrainBatch trains)
-    arrays_.fetchVal(index, globalBatch_, rank_);
+    arrays_.fetchVal(index, globalBatch_, dataRank_);
     return "";
   }
   const size_t rows = static_cast<size_t>(m_->batch * m_->seq);
-  globalIds_.resize(rows * static_cast<size_t>(world_));
+  globalIds_.resize(rows * static_cast<size_t>(dataWorld_));
   globalTargets_.resize(globalIds_.size());
   zrt_clear_error();
   if (int st = zrt_dataset_batch(ds_, split, globalBatch_, m_->seq, o_.seed,
@@ -141,7 +141,7 @@ std::string Driver::fetchBatch(int split, int64_t index, int shuffle) {
       return dataError(split == ZRT_SPLIT_VAL ? "validation" : "training");
     internalFailure("zrt_dataset_batch: " + describe(st));
   }
-  const size_t off = rows * static_cast<size_t>(rank_);
+  const size_t off = rows * static_cast<size_t>(dataRank_);
   std::copy_n(globalIds_.begin() + off, rows, ids_.begin());
   std::copy_n(globalTargets_.begin() + off, rows, targets_.begin());
   return "";
@@ -150,12 +150,12 @@ std::string Driver::fetchBatch(int split, int64_t index, int shuffle) {
 std::string Driver::fetchTrainBatch() {
   if (arrayModel()) {
     arrays_.fetchTrain(o_.seed, streamBatch_,
-                       samplePos_ + static_cast<int64_t>(rank_) * m_->batch);
+                       samplePos_ + static_cast<int64_t>(dataRank_) * m_->batch);
     samplePos_ += globalBatch_;
     return "";
   }
   const size_t rows = static_cast<size_t>(m_->batch * m_->seq);
-  globalIds_.resize(rows * static_cast<size_t>(world_));
+  globalIds_.resize(rows * static_cast<size_t>(dataWorld_));
   globalTargets_.resize(globalIds_.size());
   zrt_clear_error();
   if (int st = zrt_dataset_sequences(ds_, ZRT_SPLIT_TRAIN, m_->seq, o_.seed,
@@ -166,7 +166,7 @@ std::string Driver::fetchTrainBatch() {
       return dataError("training");
     internalFailure("zrt_dataset_sequences: " + describe(st));
   }
-  const size_t off = rows * static_cast<size_t>(rank_);
+  const size_t off = rows * static_cast<size_t>(dataRank_);
   std::copy_n(globalIds_.begin() + off, rows, ids_.begin());
   std::copy_n(globalTargets_.begin() + off, rows, targets_.begin());
   samplePos_ += globalBatch_;
