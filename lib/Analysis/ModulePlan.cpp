@@ -8,19 +8,7 @@
 
 #include "zero/Analysis/StepPlan.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/ErrorHandling.h"
-
-#include <algorithm>
-
 using namespace mlir;
-using namespace mlir::zero::plan;
-using zero::elementType;
-using zero::numel;
-using zero::rowsCols;
-using zero::tensorType;
 
 namespace mlir::zero::plan {
 
@@ -319,7 +307,7 @@ FailureOr<zero::BufferPlan> ModulePlan::planBuffers(bool annotate) {
 
 FailureOr<zero::BufferPlan> mlir::zero::planBuffers(ModuleOp module,
                                                     bool annotate) {
-  ModulePlan plan(module);
+  zero::plan::ModulePlan plan(module);
   if (failed(plan.analyze()))
     return failure();
   return plan.planBuffers(annotate);

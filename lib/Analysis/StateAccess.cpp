@@ -9,19 +9,7 @@
 
 #include "zero/Analysis/StepPlan.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/ErrorHandling.h"
-
-#include <algorithm>
-
 using namespace mlir;
-using namespace mlir::zero::plan;
-using zero::elementType;
-using zero::numel;
-using zero::rowsCols;
-using zero::tensorType;
 
 namespace mlir::zero::plan {
 

@@ -33,13 +33,25 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::zero::plan {
+
+/// The tensor helpers of Kernels.h, unqualified in the plan's code.
+using zero::elementType;
+using zero::numel;
+using zero::rowsCols;
+using zero::tensorType;
 
 //===----------------------------------------------------------------------===//
 // Constants of the runtime ABI

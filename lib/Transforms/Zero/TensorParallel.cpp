@@ -222,6 +222,15 @@ struct ZeroTensorParallelPass
     SmallVector<Region> regions;
     for (auto fn : module.getOps<func::FuncOp>())
       findRegions(fn, symbols, regions);
+    // A mesh with nothing cut would only repeat every op on M ranks.
+    if (regions.empty()) {
+      module.emitError("zero-tensor-parallel: found no column-/row-parallel "
+                       "projection pair to cut over ")
+          << m
+          << " tensor ranks (the GPT MLP and attention blocks are cut; "
+             "Llama/Qwen blocks not yet); use size=1";
+      return signalPassFailure();
+    }
     // Check everything before changing anything.
     llvm::MapVector<Operation *, Cut> cuts;
     llvm::DenseSet<Operation *> inRegions;

@@ -72,22 +72,3 @@ module {
     return %l : tensor<f32>
   }
 }
-
-// -----
-
-// What no region holds stays whole: a lone linear layer.
-
-// CHECK: module attributes {zero.mesh = #zero.mesh<data = 2, tensor = 2>}
-// CHECK: train.param @w : tensor<8x8xf32> init(<zeros>) trainable{{$}}
-// CHECK-LABEL: func.func @forward
-// CHECK-NOT: zero.tp_
-// CHECK: return
-module {
-  train.param @w : tensor<8x8xf32> init(<zeros>) trainable
-  func.func @forward(%x: tensor<2x8xf32>, %t: tensor<2x8xf32>) -> tensor<f32> {
-    %w = train.load @w : tensor<8x8xf32>
-    %y = train.matmul %x, %w {transpose_b} : tensor<2x8xf32>, tensor<8x8xf32> -> tensor<2x8xf32>
-    %l = train.mse %y, %t : tensor<2x8xf32> -> tensor<f32>
-    return %l : tensor<f32>
-  }
-}
