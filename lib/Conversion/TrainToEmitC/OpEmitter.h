@@ -17,6 +17,9 @@
 #define ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
 
 #include "zero/Analysis/Kernels.h"
+#include "zero/Analysis/NarrowFloat.h"
+
+#include "Zero/ZeroDialect.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -27,6 +30,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <string>
 
@@ -43,6 +47,14 @@ using zero::tensorType;
 /// the op runs natively in bf16.
 inline std::string kernelName(StringRef f32Name, bool native) {
   return (f32Name + (native ? "_bf16" : "")).str();
+}
+
+/// ZRT_F32 / ZRT_BF16 / ZRT_F16 (and ZRT_I32 / ZRT_I64): the zrt_dtype of an
+/// element type, for collectives and copies; nullopt for other types.
+inline std::optional<StringRef> dtypeName(Type t) {
+  if (std::optional<const char *> d = zero::narrow::dtype(t))
+    return StringRef(*d);
+  return std::nullopt;
 }
 
 /// A call argument: an SSA value (a pointer the context made) or an
@@ -76,6 +88,26 @@ public:
   virtual Attribute f64(double v) = 0;
   /// Verbatim C++ text as an argument (`NULL`, an enum constant).
   virtual Attribute opq(StringRef text) = 0;
+  /// `p` advanced by `elems` elements of its pointee (`p` itself for 0).
+  virtual Value offsetPtr(Value p, int64_t elems) = 0;
+  /// `ZRT_CHECK(name(args...))` for the zrt.h collective `name` on `axis`:
+  /// the axis-less form on the data axis, else its `_axis` form (`_start`
+  /// kept last) with the axis first.
+  virtual void collective(StringRef name, zero::MeshAxis axis,
+                          ArrayRef<CArg> args) = 0;
+  /// A new `zrt_request` variable for the nonblocking collective `start`
+  /// (its `!zero.pending` result); returns the variable's address.
+  virtual Value request(Operation *start) = 0;
+  /// The `zrt_request` of a `!zero.pending` value, for zrt_wait.
+  virtual Value pendingRequest(Value pending) = 0;
+  /// This rank on the data axis (`zrt_rank()`, or `zrt_axis_rank(
+  /// ZRT_AXIS_DATA)` on a mesh): shards are cut over the data axis.
+  virtual Value dataRank() = 0;
+  /// `static const int64_t` tables of the op, one per (prefix, values),
+  /// named `zrt_<prefix><k>` with one index k for all tables of the op;
+  /// returns their names.
+  virtual SmallVector<std::string, 2>
+  int64Tables(ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> tables) = 0;
 };
 
 /// The emission pattern of one op (see the file comment).
@@ -148,8 +180,25 @@ void populateLinearEmitters(OpEmitterSet &set);
 /// over the tensor axis) (TensorParallel.cpp).
 void populateTensorParallelEmitters(OpEmitterSet &set);
 
+/// Views, layout changes and casts: cast, broadcast, transpose, split,
+/// concat, the zero dialect's concat and bucket (de)interleave, and the
+/// views that print nothing (reshape, unpack, zero.split) (Shape.cpp).
+void populateShapeEmitters(OpEmitterSet &set);
+
+/// Collectives on a mesh axis: all_gather, reduce_scatter, all_reduce,
+/// their nonblocking `_start` forms and zero.wait, and zero.local_shard
+/// (Collectives.cpp).
+void populateCollectiveEmitters(OpEmitterSet &set);
+
+/// The optimizer step's reductions: sum_squares and clip_coef
+/// (Optimizer.cpp; AdamW is printed from the state plan, State.cpp).
+void populateOptimizerEmitters(OpEmitterSet &set);
+
 /// All families.
 inline void populateAllEmitters(OpEmitterSet &set) {
+  populateShapeEmitters(set);
+  populateCollectiveEmitters(set);
+  populateOptimizerEmitters(set);
   populateElementwiseEmitters(set);
   populateNormEmitters(set);
   populateMatmulEmitters(set);

@@ -18,11 +18,6 @@ using namespace mlir::zero::emit;
 
 namespace {
 
-/// The zrt_dtype constant of a float element type.
-StringRef dtypeOf(Type t) {
-  return t.isBF16() ? "ZRT_BF16" : t.isF16() ? "ZRT_F16" : "ZRT_F32";
-}
-
 /// zero.tp_f -> zrt_copy_any(x, y, n, dtype).
 struct TensorParallelFEmitter : OpEmitterFor<zero::TensorParallelF> {
   LogicalResult emit(zero::TensorParallelF op, EmitContext &c,
@@ -30,7 +25,7 @@ struct TensorParallelFEmitter : OpEmitterFor<zero::TensorParallelF> {
     c.call("zrt_copy_any",
            {c.ptr(op.getInput()), c.ptr(op.getResult()),
             c.i64(numel(op.getInput())),
-            c.opq(dtypeOf(elementType(op.getResult())))});
+            c.opq(*dtypeName(elementType(op.getResult())))});
     return success();
   }
 };
@@ -43,7 +38,7 @@ struct TensorParallelGEmitter : OpEmitterFor<zero::TensorParallelG> {
     c.call("zrt_all_reduce_axis",
            {c.opq("ZRT_AXIS_TENSOR"), c.ptr(op.getInput()),
             c.ptr(op.getResult()), c.i64(numel(op.getInput())),
-            c.opq(dtypeOf(elementType(op.getResult()))), c.opq("ZRT_SUM")});
+            c.opq(*dtypeName(elementType(op.getResult()))), c.opq("ZRT_SUM")});
     return success();
   }
 };
