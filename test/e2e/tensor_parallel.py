@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Same numbers with tensor parallelism (zero-tensor-parallel).
 
-Compiles one GPT (f32; 2 layers, 4 heads, width 64, global batch 8) for the
-mesh N_d x M = 1 x 1 (the reference), 1 x 2 and 2 x 2 (each data rank takes
+Compiles one model (f32, global batch 8: the GPT of 2 layers, 4 heads,
+width 64; or a Llama 3 / Qwen3 (QK-norm, tied embeddings) of 2 layers, 4
+query and 2 key/value heads, width 64, FFN 128) for the mesh N_d x M = 1 x 1 (the reference), 1 x 2 and 2 x 2 (each data rank takes
 1/N_d of the batch; the M ranks of a tensor group share it), at the given
 ZeRO stages, trains each for a few steps on real text, and checks that every
 run's per-step loss equals the 1 x 1 run within 1e-5 relative.
@@ -15,6 +16,18 @@ import subprocess
 import sys
 
 REL_TOL = 1e-5
+
+MODELS = {
+    "gpt": ["gpt", "--n-layer", "2", "--n-head", "4", "--n-embd", "64",
+            "--vocab", "256", "--seq", "32"],
+    "llama": ["llama", "--dim", "64", "--n-layers", "2", "--n-heads", "4",
+              "--n-kv-heads", "2", "--head-dim", "16", "--ffn-dim", "128",
+              "--vocab", "256", "--seq", "32"],
+    "qwen3": ["qwen3", "--dim", "64", "--n-layers", "2", "--n-heads", "4",
+              "--n-kv-heads", "2", "--head-dim", "16", "--ffn-dim", "128",
+              "--vocab", "256", "--seq", "32", "--qk-norm", "--tie-embeddings",
+              "--rope-scaling", "none"],
+}
 
 
 def run(cmd):
@@ -41,20 +54,20 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--stages", default="0,3")
+    ap.add_argument("--model", default="gpt", choices=["gpt", "llama", "qwen3"])
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
     zc = os.path.join(args.bin, "zero-compile")
     runs = {}
     for nd, m in [(1, 1), (1, 2), (2, 2)]:
-        model = os.path.join(args.work, "gpt_b%d.mlir" % (8 // nd))
-        run([os.path.join(args.bin, "zero-model"), "gpt", "--n-layer", "2",
-             "--n-head", "4", "--n-embd", "64", "--vocab", "256", "--seq", "32",
-             "--batch", str(8 // nd), "-o", model])
+        model = os.path.join(args.work, "%s_b%d.mlir" % (args.model, 8 // nd))
+        run([os.path.join(args.bin, "zero-model")] + MODELS[args.model] +
+            ["--batch", str(8 // nd), "-o", model])
         for stage in [int(s) for s in args.stages.split(",")]:
             if (nd, m) == (1, 1) and stage != 0:
                 continue
-            exe = os.path.join(args.work, "train_s%d_%dx%d" % (stage, nd, m))
+            exe = os.path.join(args.work, "%s_s%d_%dx%d" % (args.model, stage, nd, m))
             run([zc, model, "--stage=%d" % stage, "--world-size=%d" % (nd * m),
                  "--tensor-parallel=%d" % m, "-o", exe])
             metrics = exe + ".jsonl"

@@ -87,6 +87,22 @@ def ZeroTensorParallel : Pass<"zero-tensor-parallel", "::mlir::ModuleOp"> {
       keeps heads [t·H/M, (t+1)·H/M) of each of the three blocks),
       attention on its H/M heads, the output projection row-parallel with
       `zero.tp_g`, its bias added after it.
+    * Llama / Qwen MLP — `gate` and `up` projections (weights [F, C]) →
+      `train.swiglu` → `down` (weight [C, F]): gate and up column-parallel
+      (one `zero.tp_f` before both), SwiGLU on F/M columns, down
+      row-parallel with `zero.tp_g` (torchtitan's llama3 plan).
+    * Llama / Qwen attention — the q, k and v projections (weights [H·D,
+      C], [H_kv·D, C]) reach `train.causal_attention` through reshape to
+      heads, Qwen3's QK-norm (`train.rms_norm` over D), `train.rope` and
+      `train.transpose`; its result reaches the output projection through
+      transpose and reshape. q, k and v are column-parallel by heads (rank t
+      keeps query heads [t·H/M, (t+1)·H/M) and key/value heads [t·H_kv/M,
+      (t+1)·H_kv/M), so grouped-query attention maps local query heads to
+      local key/value heads), every value on those paths loses M-fold on
+      its head dimension, the output projection is row-parallel. A QK-norm
+      weight stays whole but goes through `zero.tp_f`: each rank normalizes
+      only its heads, so its gradient is summed over the tensor axis.
+      Key/value heads are not replicated: H_kv must divide by M.
 
     Each region's input goes through `zero.tp_f` (identity forward; its
     gradient is the all-reduce over the tensor axis). Cut parameters are
@@ -98,8 +114,10 @@ def ZeroTensorParallel : Pass<"zero-tensor-parallel", "::mlir::ModuleOp"> {
     `size=1` only sets the mesh.
 
     Errors (one message each, with the numbers): `size` < 1, `size` not
-    dividing `world-size`, a head count or FFN width not divisible by
-    `size`, a cut parameter used outside these patterns, a module already
+    dividing `world-size`, a head count (query or key/value) or FFN width
+    not divisible by `size`, no region to cut at `size` > 1, a path from a
+    projection to the attention that does not keep the heads on one
+    dimension, a cut parameter used outside these patterns, a module already
     differentiated or partitioned, a module with a mesh already.
   }];
   let dependentDialects = ["::mlir::train::TrainDialect",

@@ -1,7 +1,8 @@
 //===- TensorParallel.cpp - zero-tensor-parallel: Megatron's cuts ---------===//
 ///
 /// \file
-/// Cuts a transformer's MLP and attention regions over the tensor axis of
+/// Cuts a transformer's MLP and attention regions (GPT-2's, and Llama's and
+/// Qwen's SwiGLU MLP and grouped-query attention) over the tensor axis of
 /// the rank mesh (ZeroPasses.td, ZeroTensorParallel): column-parallel
 /// first projections, row-parallel second projections, Megatron's f and g
 /// (`zero.tp_f`, `zero.tp_g`) around each region. Runs on the forward graph;
@@ -48,6 +49,29 @@ struct Region {
   bool attention;
 };
 
+/// A Llama / Qwen MLP: `gate` and `up` (column-parallel, weights [F, C])
+/// → `train.swiglu` → `down` (row-parallel, weight [C, F]).
+struct GatedMlp {
+  train::MatmulOp gate, up;
+  train::SwigluOp act;
+  train::MatmulOp down;
+};
+
+/// A Llama / Qwen attention: the q, k and v projections (column-parallel by
+/// heads) reach `train.causal_attention` through head-preserving ops
+/// (reshape to heads, the QK-norm `train.rms_norm`, `train.rope`,
+/// `train.transpose`), and its result reaches the output projection
+/// (row-parallel) through transpose and reshape. `chain` holds those ops in
+/// program order; `cutDim` the dimension of each value that holds the
+/// heads (the one cut M ways).
+struct HeadAttention {
+  SmallVector<train::MatmulOp, 3> proj; ///< q, k, v
+  train::CausalAttentionOp attn;
+  train::MatmulOp out;
+  SmallVector<Operation *> chain;
+  llvm::DenseMap<Value, int64_t> cutDim;
+};
+
 /// The trainable parameter `v` loads, or null.
 train::ParamOp loadedParam(Value v, SymbolTable &symbols) {
   auto load = v ? v.getDefiningOp<train::LoadOp>() : train::LoadOp();
@@ -78,9 +102,225 @@ RankedTensorType withLastDim(Type t, int64_t n) {
   return RankedTensorType::get(shape, rt.getElementType());
 }
 
+/// `t` with dimension `dim` divided by `m`.
+RankedTensorType cutType(Type t, int64_t dim, int64_t m) {
+  auto rt = cast<RankedTensorType>(t);
+  SmallVector<int64_t> shape(rt.getShape());
+  shape[dim] /= m;
+  return RankedTensorType::get(shape, rt.getElementType());
+}
+
+/// The dimension of `op`'s result that holds what dimension `dim` of its
+/// first operand holds (the heads), or nullopt. A reshape keeps the
+/// leading dimensions and splits or merges the heads with the head size
+/// after them: the result dimension whose leading product equals the
+/// operand's.
+std::optional<int64_t> cutDimThrough(Operation *op, int64_t dim) {
+  if (isa<train::RopeOp, train::RmsNormOp>(op))
+    return dim;
+  if (auto t = dyn_cast<train::TransposeOp>(op)) {
+    auto it = llvm::find(t.getPermutation(), dim);
+    if (it == t.getPermutation().end())
+      return std::nullopt;
+    return it - t.getPermutation().begin();
+  }
+  auto r = dyn_cast<train::ReshapeOp>(op);
+  if (!r)
+    return std::nullopt;
+  ArrayRef<int64_t> in = cast<RankedTensorType>(r.getInput().getType()).getShape();
+  ArrayRef<int64_t> out = r.getType().getShape();
+  int64_t lead = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    lead *= in[i];
+  int64_t outLead = 1;
+  for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
+    if (outLead == lead)
+      return j;
+    outLead *= out[j];
+  }
+  return std::nullopt;
+}
+
+/// Walks back from `v` (an operand of the attention) through single-use
+/// head-preserving ops to a projection; appends the ops walked (last
+/// first) to `chain`. Null when the path is anything else.
+train::MatmulOp projectionOf(Value v, SymbolTable &symbols,
+                             SmallVectorImpl<Operation *> &chain) {
+  while (v.hasOneUse()) {
+    Operation *def = v.getDefiningOp();
+    if (auto m = dyn_cast_or_null<train::MatmulOp>(def))
+      return isLinear(m, symbols) ? m : train::MatmulOp();
+    if (!def || !isa<train::ReshapeOp, train::TransposeOp, train::RopeOp,
+                     train::RmsNormOp>(def))
+      return {};
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
 struct ZeroTensorParallelPass
     : public zero::impl::ZeroTensorParallelBase<ZeroTensorParallelPass> {
   using Base::Base;
+
+  /// Finds the Llama / Qwen MLP and attention regions of `fn`.
+  void findDecoderRegions(func::FuncOp fn, SymbolTable &symbols,
+                          SmallVectorImpl<GatedMlp> &mlps,
+                          SmallVectorImpl<HeadAttention> &attns) {
+    fn.walk([&](train::SwigluOp act) {
+      auto gate = act.getGate().getDefiningOp<train::MatmulOp>();
+      auto up = act.getUp().getDefiningOp<train::MatmulOp>();
+      auto down = singleUser<train::MatmulOp>(act.getResult());
+      if (gate && up && down && isLinear(gate, symbols) &&
+          isLinear(up, symbols) && isLinear(down, symbols) &&
+          gate.getA() == up.getA() && act.getGate().hasOneUse() &&
+          act.getUp().hasOneUse() && down.getA() == act.getResult())
+        mlps.push_back({gate, up, act, down});
+    });
+    fn.walk([&](train::CausalAttentionOp attn) {
+      if (!attn.getLse().use_empty())
+        return;
+      HeadAttention h;
+      h.attn = attn;
+      SmallVector<Operation *> back;
+      for (Value in : {attn.getQuery(), attn.getKey(), attn.getValue()}) {
+        SmallVector<Operation *> path;
+        train::MatmulOp m = projectionOf(in, symbols, path);
+        if (!m)
+          return;
+        h.proj.push_back(m);
+        back.append(path.rbegin(), path.rend());
+      }
+      if (h.proj[0].getA() != h.proj[1].getA() ||
+          h.proj[0].getA() != h.proj[2].getA())
+        return;
+      // Forward to the output projection.
+      Value v = attn.getResult();
+      SmallVector<Operation *> fwd;
+      while (v.hasOneUse()) {
+        Operation *user = *v.getUsers().begin();
+        if (auto m = dyn_cast<train::MatmulOp>(user)) {
+          if (m.getA() == v && isLinear(m, symbols))
+            h.out = m;
+          break;
+        }
+        if (!isa<train::ReshapeOp, train::TransposeOp>(user))
+          break;
+        fwd.push_back(user);
+        v = user->getResult(0);
+      }
+      if (!h.out)
+        return;
+      h.chain = std::move(back);
+      h.chain.append(fwd);
+      attns.push_back(std::move(h));
+    });
+  }
+
+  /// Computes `h.cutDim` for every value of the region, and checks that
+  /// the heads divide by M; emits the error otherwise.
+  LogicalResult checkAttention(HeadAttention &h, int64_t m) {
+    auto qType = cast<RankedTensorType>(h.attn.getQuery().getType());
+    auto kType = cast<RankedTensorType>(h.attn.getKey().getType());
+    int64_t heads = qType.getDimSize(1), kvHeads = kType.getDimSize(1);
+    if (heads % m != 0 || kvHeads % m != 0)
+      return h.attn.emitOpError("has ")
+             << heads << " query heads and " << kvHeads
+             << " key/value heads; the tensor-parallel size " << m
+             << " must divide both (" << heads << " % " << m << " = "
+             << heads % m << ", " << kvHeads << " % " << m << " = "
+             << kvHeads % m << ")";
+    for (train::MatmulOp p : h.proj)
+      h.cutDim[p.getResult()] =
+          cast<RankedTensorType>(p.getType()).getRank() - 1;
+    h.cutDim[h.attn.getResult()] = 1;
+    h.cutDim[h.attn.getLse()] = 1;
+    for (Operation *op : h.chain) {
+      auto d = h.cutDim.find(op->getOperand(0));
+      std::optional<int64_t> j =
+          d == h.cutDim.end() ? std::nullopt : cutDimThrough(op, d->second);
+      if (!j)
+        return op->emitOpError("does not keep the attention heads on one "
+                               "dimension; zero-tensor-parallel cannot cut "
+                               "it by heads");
+      h.cutDim[op->getResult(0)] = *j;
+    }
+    // The heads reach the attention on dimension 1 and leave it on the
+    // last dimension, the output projection's input features.
+    for (Value in : {h.attn.getQuery(), h.attn.getKey(), h.attn.getValue()})
+      if (h.cutDim.lookup(in) != 1)
+        return h.attn.emitOpError("does not get its heads on dimension 1 "
+                                  "from its projections");
+    Value outIn = h.out.getA();
+    if (h.cutDim.lookup(outIn) !=
+        cast<RankedTensorType>(outIn.getType()).getRank() - 1)
+      return h.out.emitOpError("does not take the attention heads as its "
+                               "input features");
+    return success();
+  }
+
+  /// `zero.tp_f` of `x` before `at`; the operands `uses` of `x` take it.
+  void insertF(Value x, ArrayRef<OpOperand *> uses, Operation *at,
+               int64_t m) {
+    OpBuilder b(at);
+    Value xf = TensorParallelF::create(b, at->getLoc(), x.getType(), x, m);
+    for (OpOperand *u : uses)
+      u->set(xf);
+  }
+
+  /// Replaces the row-parallel `second` (on the local `middle`) by its
+  /// partial product, `zero.tp_g` and its bias once after it.
+  void rowParallel(train::MatmulOp second, Value middle, int64_t m) {
+    OpBuilder b(second);
+    Location loc = second.getLoc();
+    Type outType = second.getType();
+    Value partial = train::MatmulOp::create(
+        b, loc, outType, middle, second.getB(), /*bias=*/Value(),
+        /*transpose_a=*/false, /*transpose_b=*/true);
+    Value out = TensorParallelG::create(b, loc, outType, partial, m);
+    if (Value bias = second.getBias()) {
+      Value wide = train::BroadcastOp::create(b, loc, outType, bias);
+      out = train::AddOp::create(b, loc, outType, out, wide);
+    }
+    second.getResult().replaceAllUsesWith(out);
+    second.erase();
+  }
+
+  /// Rewrites a Llama / Qwen MLP for M tensor ranks.
+  void rewrite(GatedMlp r, int64_t m) {
+    insertF(r.gate.getA(), {&r.gate.getAMutable(), &r.up.getAMutable()},
+            r.gate->isBeforeInBlock(r.up) ? r.gate.getOperation()
+                                          : r.up.getOperation(),
+            m);
+    RankedTensorType local = withLastDim(
+        r.gate.getType(),
+        cast<RankedTensorType>(r.gate.getType()).getShape().back() / m);
+    r.gate.getResult().setType(local);
+    r.up.getResult().setType(local);
+    r.act.getResult().setType(local);
+    rowParallel(r.down, r.act.getResult(), m);
+  }
+
+  /// Rewrites a Llama / Qwen attention for M tensor ranks: the values on
+  /// its paths lose M-fold on their head dimension; a QK-norm weight (whole
+  /// on every rank, applied to this rank's heads) goes through `zero.tp_f`
+  /// so that its gradient is summed over the tensor axis.
+  void rewrite(HeadAttention &h, int64_t m) {
+    Operation *first = h.proj[0];
+    for (train::MatmulOp p : h.proj)
+      if (p->isBeforeInBlock(first))
+        first = p;
+    SmallVector<OpOperand *> uses;
+    for (train::MatmulOp p : h.proj)
+      uses.push_back(&p.getAMutable());
+    insertF(h.proj[0].getA(), uses, first, m);
+    for (auto &[v, dim] : h.cutDim)
+      Value(v).setType(cutType(v.getType(), dim, m));
+    for (Operation *op : h.chain)
+      if (auto norm = dyn_cast<train::RmsNormOp>(op))
+        insertF(norm.getWeight(), {&norm.getWeightMutable()}, norm, m);
+    rowParallel(h.out, h.out.getA(), m);
+  }
 
   /// Finds the regions of `fn`.
   void findRegions(func::FuncOp fn, SymbolTable &symbols,
@@ -143,19 +383,15 @@ struct ZeroTensorParallelPass
 
   /// Rewrites one region for M tensor ranks (parameter types already cut).
   void rewrite(Region r, int64_t m) {
-    OpBuilder b(r.first);
-    Location loc = r.first.getLoc();
     // f at the region's input.
-    Value x = r.first.getA();
-    Value xf = TensorParallelF::create(b, loc, x.getType(), x, m);
-    r.first.getAMutable().assign(xf);
+    insertF(r.first.getA(), {&r.first.getAMutable()}, r.first, m);
     Type firstType = r.first.getType();
     int64_t width = cast<RankedTensorType>(firstType).getShape().back();
     r.first.getResult().setType(withLastDim(firstType, width / m));
     Value middle;
     if (r.attention) {
       auto attn = cast<train::CausalAttentionPackedOp>(r.middle);
-      b.setInsertionPoint(attn);
+      OpBuilder b(attn);
       auto lseType = cast<RankedTensorType>(attn.getLse().getType());
       SmallVector<int64_t> lseShape(lseType.getShape());
       lseShape[1] /= m;
@@ -174,19 +410,7 @@ struct ZeroTensorParallelPass
       middle = gelu.getResult();
     }
     // The row-parallel product without its bias, g, then the bias once.
-    b.setInsertionPoint(r.second);
-    Location loc2 = r.second.getLoc();
-    Type outType = r.second.getType();
-    Value partial = train::MatmulOp::create(
-        b, loc2, outType, middle, r.second.getB(), /*bias=*/Value(),
-        /*transpose_a=*/false, /*transpose_b=*/true);
-    Value out = TensorParallelG::create(b, loc2, outType, partial, m);
-    if (Value bias = r.second.getBias()) {
-      Value wide = train::BroadcastOp::create(b, loc2, outType, bias);
-      out = train::AddOp::create(b, loc2, outType, out, wide);
-    }
-    r.second.getResult().replaceAllUsesWith(out);
-    r.second.erase();
+    rowParallel(r.second, middle, m);
   }
 
   void runOnOperation() override {
@@ -220,15 +444,19 @@ struct ZeroTensorParallelPass
 
     SymbolTable symbols(module);
     SmallVector<Region> regions;
-    for (auto fn : module.getOps<func::FuncOp>())
+    SmallVector<GatedMlp> mlps;
+    SmallVector<HeadAttention> attns;
+    for (auto fn : module.getOps<func::FuncOp>()) {
       findRegions(fn, symbols, regions);
+      findDecoderRegions(fn, symbols, mlps, attns);
+    }
     // A mesh with nothing cut would only repeat every op on M ranks.
-    if (regions.empty()) {
+    if (regions.empty() && mlps.empty() && attns.empty()) {
       module.emitError("zero-tensor-parallel: found no column-/row-parallel "
                        "projection pair to cut over ")
           << m
-          << " tensor ranks (the GPT MLP and attention blocks are cut; "
-             "Llama/Qwen blocks not yet); use size=1";
+          << " tensor ranks (GPT's GELU MLP and packed attention, Llama's "
+             "and Qwen's SwiGLU MLP and attention are cut); use size=1";
       return signalPassFailure();
     }
     // Check everything before changing anything.
@@ -249,6 +477,47 @@ struct ZeroTensorParallelPass
           return signalPassFailure();
       inRegions.insert(r.first);
       inRegions.insert(r.second);
+    }
+    for (GatedMlp &r : mlps) {
+      int64_t width =
+          cast<RankedTensorType>(r.gate.getType()).getShape().back();
+      if (width % m != 0) {
+        r.gate.emitOpError("has an FFN width of ")
+            << width << ", which the tensor-parallel size " << m
+            << " does not divide (" << width << " % " << m << " = "
+            << width % m << ")";
+        return signalPassFailure();
+      }
+      for (train::MatmulOp col : {r.gate, r.up}) {
+        if (failed(record(loadedParam(col.getB(), symbols), {0, 1}, col,
+                          cuts)))
+          return signalPassFailure();
+        if (Value bias = col.getBias())
+          if (failed(record(loadedParam(bias, symbols), {0, 1}, col, cuts)))
+            return signalPassFailure();
+        inRegions.insert(col);
+      }
+      if (failed(record(loadedParam(r.down.getB(), symbols), {1, 1}, r.down,
+                        cuts)))
+        return signalPassFailure();
+      inRegions.insert(r.down);
+    }
+    for (HeadAttention &h : attns) {
+      if (failed(checkAttention(h, m)))
+        return signalPassFailure();
+      for (train::MatmulOp col : h.proj) {
+        if (failed(record(loadedParam(col.getB(), symbols), {0, 1}, col,
+                          cuts)))
+          return signalPassFailure();
+        if (Value bias = col.getBias())
+          if (failed(record(loadedParam(bias, symbols), {0, 1}, col, cuts)))
+            return signalPassFailure();
+        inRegions.insert(col);
+      }
+      if (failed(record(loadedParam(h.out.getB(), symbols), {1, 1}, h.out,
+                        cuts)))
+        return signalPassFailure();
+      inRegions.insert(h.out);
     }
     // A cut parameter is read only by its regions' projections (as the
     // weight or bias of the first, the weight of the second).
@@ -298,6 +567,14 @@ struct ZeroTensorParallelPass
     for (Region r : regions) {
       rewrite(r, m);
       ++(r.attention ? numAttention : numMlp);
+    }
+    for (GatedMlp &r : mlps) {
+      rewrite(r, m);
+      ++numMlp;
+    }
+    for (HeadAttention &h : attns) {
+      rewrite(h, m);
+      ++numAttention;
     }
   }
 };

@@ -2,7 +2,7 @@
 
 // A forward graph without a column-/row-parallel projection pair: a mesh
 // would repeat the whole step on both tensor ranks.
-// expected-error@+1 {{zero-tensor-parallel: found no column-/row-parallel projection pair to cut over 2 tensor ranks (the GPT MLP and attention blocks are cut; Llama/Qwen blocks not yet); use size=1}}
+// expected-error@+1 {{zero-tensor-parallel: found no column-/row-parallel projection pair to cut over 2 tensor ranks (GPT's GELU MLP and packed attention, Llama's and Qwen's SwiGLU MLP and attention are cut); use size=1}}
 module {
   func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>
