@@ -30,7 +30,8 @@ def Zero_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   // zero.slot, zero.param_span / zero.grad_span and
-  // zero.state_arena_bytes (zero-layout-states) are verified where they sit.
+  // zero.state_arena_bytes (zero-layout-states), and zero.written_by_adamw
+  // (train-fuse-adamw-cast) are verified where they sit.
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attributes of the state layout (zero-layout-states).
@@ -44,6 +45,12 @@ def Zero_Dialect : Dialect {
     /// The tensor-parallel cut of a parameter (#zero.tensor_split).
     static constexpr ::llvm::StringLiteral kTensorSplitAttrName =
         "zero.tensor_split";
+    /// On a `train.cast` f32 -> bf16 of a `train.adamw`'s new parameter
+    /// (unit, train-fuse-adamw-cast): the AdamW call writes the cast's
+    /// result, the bf16 copy of the updated master weights, itself
+    /// (zrt_adamw_step's out_bf16); the cast prints nothing.
+    static constexpr ::llvm::StringLiteral kWrittenByAdamWAttrName =
+        "zero.written_by_adamw";
   }];
 }
 

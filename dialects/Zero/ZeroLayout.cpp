@@ -157,6 +157,30 @@ static LogicalResult verifySpan(Operation *op, StringRef name, Attribute attr) {
   return success();
 }
 
+/// zero.written_by_adamw: a unit attribute on a train.cast f32 -> bf16 whose
+/// input is the new parameter (result #0) of a train.adamw without
+/// skip_nonfinite.
+static LogicalResult verifyWrittenByAdamW(Operation *op, Attribute value) {
+  StringRef name = ZeroDialect::kWrittenByAdamWAttrName;
+  if (!isa<UnitAttr>(value))
+    return op->emitOpError("'") << name << "' must be a unit attribute";
+  auto cast = dyn_cast<train::CastOp>(op);
+  if (!cast)
+    return op->emitOpError("'") << name << "' is only for train.cast";
+  auto adamw = cast.getInput().getDefiningOp<train::AdamWOp>();
+  if (!adamw || cast.getInput() != adamw.getNewParam() ||
+      !cast.getType().getElementType().isBF16())
+    return op->emitOpError("'")
+           << name
+           << "' needs a cast to bf16 of a train.adamw's new parameter";
+  if (adamw.getFiniteCheck())
+    return op->emitOpError("'")
+           << name
+           << "' cannot fold into an AdamW with skip_nonfinite (the update "
+              "may not run)";
+  return success();
+}
+
 LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -166,6 +190,8 @@ LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
     return verifySpan(op, name, attr.getValue());
   if (name == kMeshAttrName || name == kTensorSplitAttrName)
     return verifyTensorParallelAttr(op, name, attr.getValue());
+  if (name == kWrittenByAdamWAttrName)
+    return verifyWrittenByAdamW(op, attr.getValue());
   if (name == kStateArenaBytesAttrName) {
     if (!isa<ModuleOp>(op))
       return op->emitOpError("'") << name << "' is only for the module";

@@ -419,15 +419,19 @@ LogicalResult FunctionPlan::planArguments() {
   return success();
 }
 
-LogicalResult FunctionPlan::plan() {
-  Block &block = fn.getBody().front();
+void FunctionPlan::numberOps() {
   int64_t i = 0;
-  for (Operation &op : block) {
+  for (Operation &op : fn.getBody().front()) {
     pos[&op] = i;
     if (op.hasAttr("train.loss_seed") && seedPos == INT64_MAX)
       seedPos = i;
     ++i;
   }
+}
+
+LogicalResult FunctionPlan::plan() {
+  Block &block = fn.getBody().front();
+  numberOps();
   if (role == Role::Forward || role == Role::ForwardBackward) {
     if (fn.getNumResults() != 1 ||
         fn.getResultTypes()[0] !=
@@ -453,7 +457,8 @@ LogicalResult FunctionPlan::plan() {
   decideLoadCopies();
   decideInPlaceUpdates();
   decidePackSlots();
-  decideFusedCasts();
+  if (failed(adoptFusedCasts()))
+    return failure();
   decideFillRuns();
   decideStateSpans();
   decideAdamWRuns();

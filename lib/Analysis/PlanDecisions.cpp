@@ -154,41 +154,76 @@ void FunctionPlan::decidePackSlots() {
     }
   }
 }
-
-/// The AdamW kernels write the bf16 copy of the updated master weights
-/// themselves (zrt_adamw_step's out_bf16, the same round-to-nearest-even as
-/// zrt_cast_f32_to_bf16): a `train.cast` f32 -> bf16 of a `train.adamw`'s
-/// new parameter that is computed in a state (the bf16 parameter) is
-/// folded into the AdamW call when nothing reads or writes that state
-/// between the two, and no earlier load that reads the state in place is
-/// still read at the AdamW (the write moves from the cast to the AdamW).
-/// Not under skip_nonfinite (fp16-mixed), where the update may not run.
-void FunctionPlan::decideFusedCasts() {
+/// Fused casts (the fused out_bf16 parameter of zrt_adamw_step, not a
+/// separate zrt_cast_f32_to_bf16): a `train.cast` f32 -> bf16 of a
+/// `train.adamw`'s new parameter that is computed in a state (the bf16
+/// parameter) can be written by the AdamW call when nothing reads or writes
+/// that state between the two, and no earlier load that reads the state in
+/// place is still read at the AdamW (the write moves from the cast to the
+/// AdamW). Not under skip_nonfinite (fp16-mixed), where the update may not
+/// run. train-fuse-adamw-cast chooses (zero.written_by_adamw); the plan
+/// adopts its marks.
+bool FunctionPlan::canFoldCast(train::AdamWOp adamw, train::CastOp cast) {
   Block &block = fn.getBody().front();
-  for (Operation &op : block) {
+  if (adamw.getFiniteCheck() || adamw->getBlock() != &block ||
+      cast->getBlock() != &block || cast.getInput() != adamw.getNewParam() ||
+      !cast.getInput().getType().getElementType().isF32() ||
+      !cast.getType().getElementType().isBF16())
+    return false;
+  StringRef sym = forwardedResults.lookup(cast.getResult());
+  if (sym.empty())
+    return false;
+  // The write moves from the cast to the AdamW: no other access of the
+  // parameter (a read still live there included) may fall in between.
+  SmallVector<Operation *> own(cast.getResult().getUsers().begin(),
+                               cast.getResult().getUsers().end());
+  return !accessedIn(sym, pos.lookup(adamw), pos.lookup(cast), /*reads=*/true,
+                     /*writes=*/true, own);
+}
+
+SmallVector<train::CastOp> FunctionPlan::foldableAdamWCasts() {
+  numberOps();
+  decideLoadCopies();
+  decideInPlaceUpdates();
+  SmallVector<train::CastOp> out;
+  for (Operation &op : fn.getBody().front()) {
     auto adamw = dyn_cast<train::AdamWOp>(op);
-    if (!adamw || adamw.getFiniteCheck())
+    if (!adamw)
       continue;
     for (Operation *user : adamw.getNewParam().getUsers()) {
       auto cast = dyn_cast<train::CastOp>(user);
-      if (!cast || !cast.getType().getElementType().isBF16() ||
-          cast->getBlock() != &block)
-        continue;
-      StringRef sym = forwardedResults.lookup(cast.getResult());
-      if (sym.empty())
-        continue;
-      // The write moves from the cast to the AdamW: no other access of the
-      // parameter (a read still live there included) may fall in between.
-      SmallVector<Operation *> own(cast.getResult().getUsers().begin(),
-                                   cast.getResult().getUsers().end());
-      if (accessedIn(sym, pos.lookup(&op), pos.lookup(cast), /*reads=*/true,
-                     /*writes=*/true, own))
-        continue;
-      fusedCasts[&op] = cast;
-      castsInAdamW.insert(cast);
-      break;
+      if (cast && canFoldCast(adamw, cast)) {
+        out.push_back(cast);
+        break;
+      }
     }
   }
+  llvm::sort(out, [&](train::CastOp a, train::CastOp b) {
+    return pos.lookup(a) < pos.lookup(b);
+  });
+  return out;
+}
+
+LogicalResult FunctionPlan::adoptFusedCasts() {
+  for (Operation &op : fn.getBody().front()) {
+    auto cast = dyn_cast<train::CastOp>(op);
+    if (!cast || !cast->hasAttr(zero::ZeroDialect::kWrittenByAdamWAttrName))
+      continue;
+    // The attribute's verifier holds: the input is an AdamW's new parameter.
+    auto adamw = cast.getInput().getDefiningOp<train::AdamWOp>();
+    if (!adamw || !canFoldCast(adamw, cast))
+      return cast.emitOpError("is marked ")
+             << zero::ZeroDialect::kWrittenByAdamWAttrName
+             << ", but its AdamW cannot write it: its result must be stored "
+                "into a state with no other access of that state between "
+                "the AdamW and the cast (train-fuse-adamw-cast decides this)";
+    if (!fusedCasts.try_emplace(adamw, cast).second)
+      return cast.emitOpError("is a second cast marked ")
+             << zero::ZeroDialect::kWrittenByAdamWAttrName
+             << " of the same AdamW; the AdamW writes one bf16 copy";
+    castsInAdamW.insert(cast);
+  }
+  return success();
 }
 
 /// Zeroing gradients after the update is one `train.fill 0` computed in

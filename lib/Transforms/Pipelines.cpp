@@ -77,6 +77,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   // The state layout is part of the step whatever else runs: the lowering
   // reads it (zero-layout-states).
   pm.addPass(createZeroLayoutStates());
+  if (options.fuseAdamWCast)
+    pm.addPass(createTrainFuseAdamWCast());
   if (options.bufferAssign)
     pm.addPass(createZeroBufferAssign());
 }
@@ -89,6 +91,6 @@ void zero::registerTrainingPipeline() {
       "train-fuse-cross-entropy, "
       "train-optimizer, zero-partition, zero-bucket, "
       "zero-prefetch, zero-place-progress, zero-layout-states, "
-      "zero-buffer-assign",
+      "train-fuse-adamw-cast, zero-buffer-assign",
       buildTrainingPipeline);
 }

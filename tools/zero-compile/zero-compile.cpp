@@ -171,6 +171,12 @@ static cl::opt<bool> fuseLayerNorm(
     cl::desc("Fuse residual adds into the layer norms next to them, forward "
              "and backward (train-fuse-layer-norm; default on)"));
 
+// train-fuse-adamw-cast.
+static cl::opt<bool> fuseAdamWCast(
+    "fuse-adamw-cast", cl::init(true), cl::cat(category),
+    cl::desc("Let the AdamW call write the bf16 parameter copy "
+             "(train-fuse-adamw-cast; default on)"));
+
 // train-fuse-cross-entropy.
 static cl::opt<bool> fuseCrossEntropy(
     "fuse-cross-entropy", cl::init(true), cl::cat(category),
@@ -629,6 +635,9 @@ int main(int argc, char **argv) {
                                                             : int64_t(1)));
   if (maxLiveBytes.getNumOccurrences())
     add("max-live-bytes=" + std::to_string(maxLiveBytes));
+  add(std::string("fuse-adamw-cast=") +
+      (fuseAdamWCast && !(*module)->hasAttr("zero.arena_bytes") ? "true"
+                                                                : "false"));
   add(std::string("buffer-assign=") +
       (bufferAssign && !(*module)->hasAttr("zero.arena_bytes") ? "true"
                                                                : "false"));

@@ -3,7 +3,8 @@
 /// \file
 /// `zero-translate --emit-cpp model.mlir` lowers a training step (after
 /// train-autodiff, train-optimizer and, optionally, zero-partition) with
-/// `zero-layout-states` (when the module has no state layout yet) and
+/// `zero-layout-states` (when the module has no state layout yet),
+/// `train-fuse-adamw-cast` (unless `--fuse-adamw-cast=false`) and
 /// `convert-train-to-emitc` and prints the C++ of the model.h contract
 /// through the upstream EmitC emitter (`mlir::emitc::translateToCpp`).
 /// It is mlir-translate (MlirTranslateMain) with Zero's dialects and this
@@ -34,13 +35,19 @@ static llvm::cl::opt<bool> noMain("no-main",
                                                  "`int main` (link your own)"),
                                   llvm::cl::init(false));
 
+static llvm::cl::opt<bool> fuseAdamWCast(
+    "fuse-adamw-cast",
+    llvm::cl::desc("--emit-cpp: run train-fuse-adamw-cast before the "
+                   "lowering (default on)"),
+    llvm::cl::init(true));
+
 int main(int argc, char **argv) {
   zero::setVersionPrinter("zero-translate");
   TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
       "lower a training step to EmitC (zero-place-progress, "
       "zero-layout-states when the module has no state layout, "
-      "convert-train-to-emitc) and print it as C++ "
+      "train-fuse-adamw-cast, convert-train-to-emitc) and print it as C++ "
       "implementing zrt/model.h",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
@@ -55,6 +62,10 @@ int main(int argc, char **argv) {
         // that does not carry one yet gets the pipeline's.
         if (!module->hasAttr(zero::ZeroDialect::kStateArenaBytesAttrName))
           pm.addPass(zero::createZeroLayoutStates());
+        // So is folding the bf16 casts into AdamW (train-fuse-adamw-cast,
+        // idempotent; functions with assigned buffers are left alone).
+        if (fuseAdamWCast)
+          pm.addPass(zero::createTrainFuseAdamWCast());
         zero::ConvertTrainToEmitCOptions options;
         options.emitMain = !noMain;
         pm.addPass(zero::createConvertTrainToEmitC(options));

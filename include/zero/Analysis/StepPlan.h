@@ -286,6 +286,11 @@ public:
   LogicalResult plan();
   /// Writes the placement into the IR (zero-buffer-assign), after plan().
   void annotate();
+  /// The f32 -> bf16 casts of AdamW results that the AdamW call can write
+  /// itself (train-fuse-adamw-cast marks them `zero.written_by_adamw`): at
+  /// most one per AdamW, in program order. Runs the load-copy and
+  /// store-forwarding analysis plan() runs; call it instead of plan().
+  SmallVector<train::CastOp> foldableAdamWCasts();
   /// Bytes of the activation / temporary arena this function needs.
   int64_t arenaExtent(int mem) const { return bump[mem]; }
   /// Sum of the sizes of its blocks in `mem` (no reuse).
@@ -296,7 +301,16 @@ protected:
   void decideLoadCopies();
   void decideInPlaceUpdates();
   void decidePackSlots();
-  void decideFusedCasts();
+  /// Numbers the ops of the body (`pos`, `seedPos`).
+  void numberOps();
+  /// Whether `cast` (a user of `adamw`'s new parameter) can be written by
+  /// the AdamW call: f32 -> bf16 into a state it is computed in (store
+  /// forwarding), with no other access of that state in between and no
+  /// skip_nonfinite. After decideInPlaceUpdates.
+  bool canFoldCast(train::AdamWOp adamw, train::CastOp cast);
+  /// Adopts the casts marked `zero.written_by_adamw` (fusedCasts,
+  /// castsInAdamW); a marked cast that cannot be folded is an error.
+  LogicalResult adoptFusedCasts();
   void decideFillRuns();
   void decideAdamWRuns();
   void decideSumSquaresRuns();

@@ -5,7 +5,7 @@
 /// train-autodiff, train-checkpoint, train-fuse-epilogues,
 /// train-fuse-layer-norm, train-optimizer, zero-partition, zero-bucket,
 /// zero-prefetch, zero-place-progress, zero-layout-states,
-/// zero-buffer-assign. Registered with zero-opt as
+/// train-fuse-adamw-cast, zero-buffer-assign. Registered with zero-opt as
 /// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
 /// the same builder.
 ///
@@ -87,6 +87,10 @@ struct TrainingPipelineOptions
       llvm::cl::desc("zero-place-progress: a zero.progress after every this "
                      "many compute ops while a collective is in flight (0: "
                      "none)")};
+  Option<bool> fuseAdamWCast{
+      *this, "fuse-adamw-cast", llvm::cl::init(true),
+      llvm::cl::desc("Run train-fuse-adamw-cast (AdamW writes the bf16 "
+                     "parameter copy) after zero-layout-states")};
   Option<bool> bufferAssign{
       *this, "buffer-assign", llvm::cl::init(false),
       llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on)")};
@@ -97,7 +101,7 @@ struct TrainingPipelineOptions
 /// train-fuse-epilogues, train-fuse-layer-norm, train-fuse-cross-entropy,
 /// train-optimizer,
 /// zero-partition, zero-bucket, zero-prefetch, zero-place-progress and
-/// zero-layout-states (always), zero-buffer-assign.
+/// zero-layout-states (always), train-fuse-adamw-cast, zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

@@ -177,6 +177,41 @@ def TrainFuseEpilogues : Pass<"train-fuse-epilogues", "::mlir::ModuleOp"> {
   ];
 }
 
+def TrainFuseAdamWCast : Pass<"train-fuse-adamw-cast", "::mlir::ModuleOp"> {
+  let summary = "Let AdamW write the bf16 copy of the parameters it updates";
+  let description = [{
+    Under bf16-mixed precision the optimizer step updates the f32 master
+    weights and rounds them into the bf16 parameters (`train.cast` f32 ->
+    bf16 of the `train.adamw` result, stored into the parameter). The AdamW
+    kernel can write that rounded copy itself (zrt_adamw_step's out_bf16,
+    the same round-to-nearest-even as zrt_cast_f32_to_bf16; DeepSpeed's
+    fused Adam with a bf16 model copy): one pass over the master weights
+    instead of two. This pass marks each cast it folds with the unit
+    attribute `zero.written_by_adamw` (verified: a cast to bf16 of an
+    AdamW's new parameter); the buffer plan and the lowering follow the
+    mark (the cast prints nothing, the AdamW call gets the output pointer)
+    and reject a mark they cannot honour.
+
+    A cast is folded when its result is computed in the parameter's state
+    (its only use is the store into the state, with no other access of the
+    state between the cast and the store), nothing reads or writes that
+    state between the AdamW and the cast, no earlier load that reads the
+    state in place is still live at the AdamW (the write moves from the
+    cast to the AdamW), and the AdamW has no skip_nonfinite (fp16-mixed:
+    the update may not run). At most one cast per AdamW; only `train.adamw` is
+    considered (`zero.shard_adamw` keeps its casts). When the plan fuses
+    AdamW updates of adjacent states into one call, the marked casts of the
+    run become one rounding of the whole run. Run it after the last pass that moves
+    loads, stores or AdamW (the pipeline runs it after
+    `zero-layout-states`) and before `zero-buffer-assign`; functions whose
+    buffers are assigned already are left as they are.
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let statistics = [
+    Statistic<"numFolded", "casts-folded", "bf16 casts written by their AdamW call">
+  ];
+}
+
 def TrainFuseCrossEntropy : Pass<"train-fuse-cross-entropy", "::mlir::ModuleOp"> {
   let summary = "Fuse the loss and its gradient; the gradient overwrites the logits";
   let description = [{
