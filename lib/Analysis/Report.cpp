@@ -92,20 +92,22 @@ static FunctionTraffic countCollectives(func::FuncOp fn) {
       int64_t sent = allReduce ? 2 * numel * e * (n - 1) / n : numel * (n - 1) * e;
       traffic.bytes[static_cast<int>(axis)][static_cast<int>(kind)] += sent;
       if (axis == MeshAxis::tensor)
-        (afterSeed ? traffic.tensorAfterSeed : traffic.tensorBeforeSeed) += sent;
+        (afterSeed ? traffic.tensorAfterSeed : traffic.tensorBeforeSeed) +=
+            sent;
       if (allReduce && t.getRank() == 0) {
         // Counted in bytes (the runtime sends it) but not in Ψ units.
         traffic.scalarBytes += sent;
         return;
       }
       if (axis == MeshAxis::data)
-        traffic.elements += allReduce ? 2 * numel * (n - 1) / n : numel * (n - 1);
+        traffic.elements +=
+            allReduce ? 2 * numel * (n - 1) / n : numel * (n - 1);
     };
     if (auto fill = dyn_cast<train::FillOp>(op))
       afterSeed |= fill->hasAttr(kLossSeedAttr);
     else if (auto ag = dyn_cast<AllGatherOp>(op))
-      count(CollectiveKind::AllGather, ag.getShard().getType(), ag.getWorldSize(),
-            ag.getAxis(), false);
+      count(CollectiveKind::AllGather, ag.getShard().getType(),
+            ag.getWorldSize(), ag.getAxis(), false);
     else if (auto rs = dyn_cast<ReduceScatterOp>(op))
       count(CollectiveKind::ReduceScatter, rs.getType(), rs.getWorldSize(),
             rs.getAxis(), false);
@@ -116,15 +118,15 @@ static FunctionTraffic countCollectives(func::FuncOp fn) {
       count(CollectiveKind::AllGather, ags.getShard().getType(),
             ags.getWorldSize(), ags.getAxis(), false);
     else if (auto rss = dyn_cast<ReduceScatterStartOp>(op))
-      count(CollectiveKind::ReduceScatter, rss.getPending().getType().getResult(),
-            rss.getWorldSize(), rss.getAxis(), false);
+      count(CollectiveKind::ReduceScatter,
+            rss.getPending().getType().getResult(), rss.getWorldSize(),
+            rss.getAxis(), false);
     else if (auto ars = dyn_cast<AllReduceStartOp>(op))
       count(CollectiveKind::AllReduce, ars.getInput().getType(),
             ars.getWorldSize(), ars.getAxis(), true);
     else if (auto g = dyn_cast<TensorParallelG>(op))
       count(CollectiveKind::AllReduce, g.getType(),
-            static_cast<int64_t>(g.getSize()),
-            MeshAxis::tensor, true);
+            static_cast<int64_t>(g.getSize()), MeshAxis::tensor, true);
   });
   return traffic;
 }
@@ -172,8 +174,8 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   if (auto mesh = module->getAttrOfType<MeshAttr>(ZeroDialect::kMeshAttrName)) {
     report.hasMesh = true;
     report.tensorSize = mesh.getTensor();
-    report.dataSize = mesh.getData() ? mesh.getData()
-                                     : report.worldSize / report.tensorSize;
+    report.dataSize =
+        mesh.getData() ? mesh.getData() : report.worldSize / report.tensorSize;
   }
 
   for (Operation &op : *module.getBody()) {
@@ -279,7 +281,8 @@ static CollectiveBytes perStep(const CollectiveBytes &micro,
 /// by phase.
 static void printAxisTraffic(const StepReport &r, int64_t k,
                              llvm::raw_ostream &os) {
-  static const char *const kAxisTitles[] = {"data axis, N_d", "tensor axis, N_m"};
+  static const char *const kAxisTitles[] = {"data axis, N_d",
+                                            "tensor axis, N_m"};
   const int64_t sizes[] = {r.dataSize, r.tensorSize};
   os << "sent per rank per optimizer step, by mesh axis:\n";
   for (int a = 0; a < kNumMeshAxes; ++a) {
@@ -297,8 +300,9 @@ static void printAxisTraffic(const StepReport &r, int64_t k,
     printBytes(os, total);
     os << "\n";
   }
-  int64_t tensorStep = r.axisCommBytesStep[static_cast<int>(MeshAxis::tensor)]
-                                          [static_cast<int>(CollectiveKind::AllReduce)];
+  int64_t tensorStep =
+      r.axisCommBytesStep[static_cast<int>(MeshAxis::tensor)]
+                         [static_cast<int>(CollectiveKind::AllReduce)];
   os << llvm::format("    %-14s", "forward");
   printBytes(os, r.tensorForwardBytesMicro * k);
   os << "  (zero.tp_g: row-parallel partial sums)\n";
@@ -314,8 +318,8 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
                                   llvm::raw_ostream &os) {
   // Ψ units: of the whole model under a tensor cut, else of the padded
   // parameters (the paper's accounting of one data-parallel replica).
-  double psi = r.tensorSize > 1 ? double(r.numModelParams)
-                                : double(r.numPaddedParams);
+  double psi =
+      r.tensorSize > 1 ? double(r.numModelParams) : double(r.numPaddedParams);
   psi = psi ? psi : 1.0;
   if (r.hasMesh)
     os << "zero-report: stage " << r.stage << ", mesh N_d = " << r.dataSize
@@ -420,8 +424,8 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
     axisTotal[kAxisKeys[a]] = std::move(t);
   }
   llvm::json::Object root{
-      {"mesh", llvm::json::Object{{"data", r.dataSize},
-                                  {"tensor", r.tensorSize}}},
+      {"mesh",
+       llvm::json::Object{{"data", r.dataSize}, {"tensor", r.tensorSize}}},
       {"num_model_params", r.numModelParams},
       {"cut_state_bytes", r.cutStateBytes},
       {"comm_bytes_per_micro_batch_by_axis", std::move(axisMicro)},

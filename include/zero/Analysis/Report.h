@@ -37,7 +37,7 @@ constexpr int kNumMeshAxes = 2;
 
 /// What one rank keeps and sends.
 struct StepReport {
-  int64_t worldSize = 1;               ///< N, ranks in all (zero.world_size).
+  int64_t worldSize = 1; ///< N, ranks in all (zero.world_size).
   /// Whether the module has a #zero.mesh (zero-tensor-parallel); without
   /// one the mesh is N × 1.
   bool hasMesh = false;
@@ -48,7 +48,7 @@ struct StepReport {
   /// Parameter elements this rank declares, unpadded: Ψ without a mesh; a
   /// tensor rank's part of every cut parameter (1/M of it) with one.
   int64_t numParams = 0;
-  int64_t numPaddedParams = 0;         ///< numParams with shard-group padding.
+  int64_t numPaddedParams = 0; ///< numParams with shard-group padding.
   /// Ψ of the whole model in elements: cut parameters (zero.tensor_split)
   /// at their full size; numParams without cut ones.
   int64_t numModelParams = 0;
