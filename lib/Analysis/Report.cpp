@@ -61,44 +61,79 @@ static StateCategory categoryOf(ShardKind kind) {
   llvm_unreachable("unknown shard kind");
 }
 
-/// Adds the traffic of the collectives in `fn` to `bytes` and `elements`.
-/// Ring costs, as the runtime counts them (runtime/src/comm/comm.cpp): all-gather
-/// of a shard of n elements sends n·(N−1)·e bytes; reduce-scatter to a shard
-/// of n the same; all-reduce of n elements 2·n·e·(N−1)/N (integer division).
-static LogicalResult countCollectives(func::FuncOp fn,
-                                      std::array<int64_t, kNumCollectiveKinds> &bytes,
-                                      int64_t &elements, int64_t &scalarBytes) {
-  WalkResult result = fn.walk([&](Operation *op) {
+namespace {
+/// The traffic of one function's collectives.
+struct FunctionTraffic {
+  /// Bytes per mesh axis and CollectiveKind.
+  std::array<CollectiveBytes, kNumMeshAxes> bytes{};
+  /// Data-axis elements of non-scalar collectives (Ψ units).
+  int64_t elements = 0;
+  /// Bytes of scalar (0-D) reductions, either axis.
+  int64_t scalarBytes = 0;
+  /// Tensor-axis bytes before and after the loss seed.
+  int64_t tensorBeforeSeed = 0, tensorAfterSeed = 0;
+};
+} // namespace
+
+/// The traffic of the collectives in `fn`. Ring costs, as the runtime
+/// counts them (runtime/src/comm/comm.cpp), N the size of the collective's
+/// axis: all-gather of a shard of n elements sends n·(N−1)·e bytes;
+/// reduce-scatter to a shard of n the same; all-reduce (zero.tp_g too) of n
+/// elements 2·n·e·(N−1)/N (integer division).
+static FunctionTraffic countCollectives(func::FuncOp fn) {
+  FunctionTraffic traffic;
+  bool afterSeed = false;
+  fn.walk([&](Operation *op) {
     auto count = [&](CollectiveKind kind, Type shardOrWhole, int64_t n,
-                     bool allReduce) {
+                     MeshAxis axis, bool allReduce) {
       auto t = cast<RankedTensorType>(shardOrWhole);
       int64_t numel = t.getNumElements();
       int64_t e = t.getElementTypeBitWidth() / 8;
       int64_t sent = allReduce ? 2 * numel * e * (n - 1) / n : numel * (n - 1) * e;
-      bytes[static_cast<int>(kind)] += sent;
+      traffic.bytes[static_cast<int>(axis)][static_cast<int>(kind)] += sent;
+      if (axis == MeshAxis::tensor)
+        (afterSeed ? traffic.tensorAfterSeed : traffic.tensorBeforeSeed) +=
+            sent;
       if (allReduce && t.getRank() == 0) {
         // Counted in bytes (the runtime sends it) but not in Ψ units.
-        scalarBytes += sent;
+        traffic.scalarBytes += sent;
         return;
       }
-      elements += allReduce ? 2 * numel * (n - 1) / n : numel * (n - 1);
+      if (axis == MeshAxis::data)
+        traffic.elements +=
+            allReduce ? 2 * numel * (n - 1) / n : numel * (n - 1);
     };
-    if (auto ag = dyn_cast<AllGatherOp>(op))
-      count(CollectiveKind::AllGather, ag.getShard().getType(), ag.getWorldSize(), false);
+    if (auto fill = dyn_cast<train::FillOp>(op))
+      afterSeed |= fill->hasAttr(kLossSeedAttr);
+    else if (auto ag = dyn_cast<AllGatherOp>(op))
+      count(CollectiveKind::AllGather, ag.getShard().getType(),
+            ag.getWorldSize(), ag.getAxis(), false);
     else if (auto rs = dyn_cast<ReduceScatterOp>(op))
-      count(CollectiveKind::ReduceScatter, rs.getType(), rs.getWorldSize(), false);
+      count(CollectiveKind::ReduceScatter, rs.getType(), rs.getWorldSize(),
+            rs.getAxis(), false);
     else if (auto ar = dyn_cast<AllReduceOp>(op))
-      count(CollectiveKind::AllReduce, ar.getType(), ar.getWorldSize(), true);
+      count(CollectiveKind::AllReduce, ar.getType(), ar.getWorldSize(),
+            ar.getAxis(), true);
     else if (auto ags = dyn_cast<AllGatherStartOp>(op))
-      count(CollectiveKind::AllGather, ags.getShard().getType(), ags.getWorldSize(), false);
+      count(CollectiveKind::AllGather, ags.getShard().getType(),
+            ags.getWorldSize(), ags.getAxis(), false);
     else if (auto rss = dyn_cast<ReduceScatterStartOp>(op))
-      count(CollectiveKind::ReduceScatter, rss.getPending().getType().getResult(),
-            rss.getWorldSize(), false);
+      count(CollectiveKind::ReduceScatter,
+            rss.getPending().getType().getResult(), rss.getWorldSize(),
+            rss.getAxis(), false);
     else if (auto ars = dyn_cast<AllReduceStartOp>(op))
-      count(CollectiveKind::AllReduce, ars.getInput().getType(), ars.getWorldSize(), true);
-    return WalkResult::advance();
+      count(CollectiveKind::AllReduce, ars.getInput().getType(),
+            ars.getWorldSize(), ars.getAxis(), true);
+    else if (auto g = dyn_cast<TensorParallelG>(op))
+      count(CollectiveKind::AllReduce, g.getType(),
+            static_cast<int64_t>(g.getSize()), MeshAxis::tensor, true);
   });
-  return failure(result.wasInterrupted());
+  return traffic;
+}
+
+/// Whether `param` is cut over the tensor axis (zero.tensor_split).
+static bool isCut(train::ParamOp param) {
+  return param && param->hasAttr(ZeroDialect::kTensorSplitAttrName);
 }
 
 int64_t mlir::zero::savedActivationBytes(func::FuncOp fn) {
@@ -135,21 +170,36 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
     report.worldSize = ws.getInt();
   if (auto st = module->getAttrOfType<IntegerAttr>(kStageAttr))
     report.stage = st.getInt();
+  report.dataSize = report.worldSize;
+  if (auto mesh = module->getAttrOfType<MeshAttr>(ZeroDialect::kMeshAttrName)) {
+    report.hasMesh = true;
+    report.tensorSize = mesh.getTensor();
+    report.dataSize =
+        mesh.getData() ? mesh.getData() : report.worldSize / report.tensorSize;
+  }
 
   for (Operation &op : *module.getBody()) {
     if (auto param = dyn_cast<train::ParamOp>(op)) {
-      report.numParams += param.getTensorType().getNumElements();
+      int64_t numel = param.getTensorType().getNumElements();
+      report.numParams += numel;
+      auto split = param->getAttrOfType<TensorSplitAttr>(
+          ZeroDialect::kTensorSplitAttrName);
+      report.numModelParams += split ? numel * split.getParts() : numel;
       if (param->hasAttr(kShardedParamAttr))
         continue;
       FailureOr<int64_t> bytes = tensorBytes(param, param.getType());
       if (failed(bytes))
         return failure();
       report.stateBytes[static_cast<int>(StateCategory::Param)] += *bytes;
+      if (split)
+        report.cutStateBytes += *bytes;
     } else if (auto state = dyn_cast<train::StateOp>(op)) {
       FailureOr<int64_t> bytes = tensorBytes(state, state.getType());
       if (failed(bytes))
         return failure();
       report.stateBytes[static_cast<int>(categoryOf(state.getKind()))] += *bytes;
+      if (isCut(module.lookupSymbol<train::ParamOp>(state.getParam())))
+        report.cutStateBytes += *bytes;
     } else if (auto shard = dyn_cast<ShardOp>(op)) {
       FailureOr<int64_t> bytes = tensorBytes(shard, shard.getType());
       if (failed(bytes))
@@ -157,8 +207,15 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
       report.stateBytes[static_cast<int>(categoryOf(shard.getKind()))] += *bytes;
       auto group = module.lookupSymbol<GroupOp>(shard.getGroup());
       int64_t total = 0;
-      for (auto ref : group.getMembers().getAsRange<FlatSymbolRefAttr>())
-        total += module.lookupSymbol<train::ParamOp>(ref).getTensorType().getNumElements();
+      bool cut = false;
+      for (auto ref : group.getMembers().getAsRange<FlatSymbolRefAttr>()) {
+        auto member = module.lookupSymbol<train::ParamOp>(ref);
+        total += member.getTensorType().getNumElements();
+        // zero-partition groups cut parameters apart from whole ones.
+        cut |= isCut(member);
+      }
+      if (cut)
+        report.cutStateBytes += *bytes;
       int64_t e = shard.getTensorType().getElementTypeBitWidth() / 8;
       // Padding sits at the end of the group; averaged over the ranks.
       report.paddingBytes += (group.getPadded() - total) * e / group.getWorldSize();
@@ -173,18 +230,26 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   }
 
   report.modelFlopsMicro = modelFlopsPerMicroBatch(module);
-  int64_t scalarMicro = 0;
   if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
     report.activationBytes = savedActivationBytes(fb);
-  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
-    if (failed(countCollectives(fb, report.commBytesMicro,
-                                report.commElementsMicro, scalarMicro)))
-      return failure();
-  if (auto step = module.lookupSymbol<func::FuncOp>("optimizer_step"))
-    if (failed(countCollectives(step, report.commBytesStep,
-                                report.commElementsStep,
-                                report.scalarCommBytesStep)))
-      return failure();
+  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
+    FunctionTraffic t = countCollectives(fb);
+    report.axisCommBytesMicro = t.bytes;
+    report.commElementsMicro = t.elements;
+    report.tensorForwardBytesMicro = t.tensorBeforeSeed;
+    report.tensorBackwardBytesMicro = t.tensorAfterSeed;
+  }
+  if (auto step = module.lookupSymbol<func::FuncOp>("optimizer_step")) {
+    FunctionTraffic t = countCollectives(step);
+    report.axisCommBytesStep = t.bytes;
+    report.commElementsStep = t.elements;
+    report.scalarCommBytesStep = t.scalarBytes;
+  }
+  for (int k = 0; k < kNumCollectiveKinds; ++k)
+    for (int a = 0; a < kNumMeshAxes; ++a) {
+      report.commBytesMicro[k] += report.axisCommBytesMicro[a][k];
+      report.commBytesStep[k] += report.axisCommBytesStep[a][k];
+    }
   return report;
 }
 
@@ -202,12 +267,70 @@ static void printBytes(llvm::raw_ostream &os, int64_t bytes) {
                      bytes / 1e9, bytes / double(1ull << 30));
 }
 
+/// Bytes one rank sends per optimizer step on one mesh axis, per kind:
+/// `micro` (one forward_backward) k times plus `step`.
+static CollectiveBytes perStep(const CollectiveBytes &micro,
+                               const CollectiveBytes &step, int64_t k) {
+  CollectiveBytes bytes;
+  for (int i = 0; i < kNumCollectiveKinds; ++i)
+    bytes[i] = micro[i] * k + step[i];
+  return bytes;
+}
+
+/// The traffic of each mesh axis per optimizer step, and the tensor axis's
+/// by phase.
+static void printAxisTraffic(const StepReport &r, int64_t k,
+                             llvm::raw_ostream &os) {
+  static const char *const kAxisTitles[] = {"data axis, N_d",
+                                            "tensor axis, N_m"};
+  const int64_t sizes[] = {r.dataSize, r.tensorSize};
+  os << "sent per rank per optimizer step, by mesh axis:\n";
+  for (int a = 0; a < kNumMeshAxes; ++a) {
+    os << "  " << kAxisTitles[a] << " = " << sizes[a] << ":\n";
+    CollectiveBytes bytes =
+        perStep(r.axisCommBytesMicro[a], r.axisCommBytesStep[a], k);
+    int64_t total = 0;
+    for (int i = 0; i < kNumCollectiveKinds; ++i) {
+      total += bytes[i];
+      os << llvm::format("    %-14s", kCollNames[i]);
+      printBytes(os, bytes[i]);
+      os << "\n";
+    }
+    os << llvm::format("    %-14s", "total");
+    printBytes(os, total);
+    os << "\n";
+  }
+  int64_t tensorStep =
+      r.axisCommBytesStep[static_cast<int>(MeshAxis::tensor)]
+                         [static_cast<int>(CollectiveKind::AllReduce)];
+  os << llvm::format("    %-14s", "forward");
+  printBytes(os, r.tensorForwardBytesMicro * k);
+  os << "  (zero.tp_g: row-parallel partial sums)\n";
+  os << llvm::format("    %-14s", "backward");
+  printBytes(os, r.tensorBackwardBytesMicro * k);
+  os << "  (zero.tp_f's gradient)\n";
+  os << llvm::format("    %-14s", "optimizer");
+  printBytes(os, tensorStep);
+  os << "  (cut parameters' gradient norm)\n";
+}
+
 void mlir::zero::printReportTable(const StepReport &r, int64_t k,
                                   llvm::raw_ostream &os) {
-  double psi = r.numPaddedParams ? double(r.numPaddedParams) : 1.0;
-  os << "zero-report: stage " << r.stage << ", world size " << r.worldSize
-     << ", " << r.numParams << " parameters (Ψ = " << r.numPaddedParams
-     << " with padding), " << k << " micro-batch(es) per step\n";
+  // Ψ units: of the whole model under a tensor cut, else of the padded
+  // parameters (the paper's accounting of one data-parallel replica).
+  double psi =
+      r.tensorSize > 1 ? double(r.numModelParams) : double(r.numPaddedParams);
+  psi = psi ? psi : 1.0;
+  if (r.hasMesh)
+    os << "zero-report: stage " << r.stage << ", mesh N_d = " << r.dataSize
+       << " x N_m = " << r.tensorSize << " (world size " << r.worldSize
+       << "), Ψ = " << r.numModelParams << " parameters in the model, "
+       << r.numParams << " on each tensor rank (" << r.numPaddedParams
+       << " with padding), " << k << " micro-batch(es) per step\n";
+  else
+    os << "zero-report: stage " << r.stage << ", world size " << r.worldSize
+       << ", " << r.numParams << " parameters (Ψ = " << r.numPaddedParams
+       << " with padding), " << k << " micro-batch(es) per step\n";
   os << "model states per rank:\n";
   for (int i = 0; i < kNumStateCategories; ++i) {
     os << llvm::format("  %-16s", kStateNames[i]);
@@ -220,6 +343,12 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << llvm::format("  %-16s", "(of it padding)");
   printBytes(os, r.paddingBytes);
   os << "\n";
+  if (r.hasMesh) {
+    os << llvm::format("  %-16s", "(of it cut)");
+    printBytes(os, r.cutStateBytes);
+    os << "  (states of tensor-cut parameters: 1/N_m of each, sharded over "
+          "N_d)\n";
+  }
   os << "activations kept for the backward (one micro-batch):\n";
   os << llvm::format("  %-16s", "activations");
   printBytes(os, r.activationBytes);
@@ -263,6 +392,8 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << "  elements moved: " << elements << "\n";
   os << "  of which scalar all-reduces (gradient norm, not in Ψ units): "
      << r.scalarCommBytesStep << " B\n";
+  if (r.hasMesh)
+    printAxisTraffic(r, k, os);
   os << llvm::format("model FLOPs per rank per micro-batch: %.6g (3 x the "
                      "forward's products and attention; MFU's numerator)\n",
                      r.modelFlopsMicro);
@@ -277,7 +408,32 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
     micro[kCollNames[i]] = r.commBytesMicro[i];
     step[kCollNames[i]] = r.commBytesStep[i];
   }
+  llvm::json::Object axisMicro, axisStep, axisTotal;
+  static const char *const kAxisKeys[] = {"data", "tensor"};
+  for (int a = 0; a < kNumMeshAxes; ++a) {
+    llvm::json::Object m, s, t;
+    CollectiveBytes total =
+        perStep(r.axisCommBytesMicro[a], r.axisCommBytesStep[a], k);
+    for (int i = 0; i < kNumCollectiveKinds; ++i) {
+      m[kCollNames[i]] = r.axisCommBytesMicro[a][i];
+      s[kCollNames[i]] = r.axisCommBytesStep[a][i];
+      t[kCollNames[i]] = total[i];
+    }
+    axisMicro[kAxisKeys[a]] = std::move(m);
+    axisStep[kAxisKeys[a]] = std::move(s);
+    axisTotal[kAxisKeys[a]] = std::move(t);
+  }
   llvm::json::Object root{
+      {"mesh",
+       llvm::json::Object{{"data", r.dataSize}, {"tensor", r.tensorSize}}},
+      {"num_model_params", r.numModelParams},
+      {"cut_state_bytes", r.cutStateBytes},
+      {"comm_bytes_per_micro_batch_by_axis", std::move(axisMicro)},
+      {"comm_bytes_per_optimizer_step_by_axis", std::move(axisStep)},
+      {"comm_bytes_per_step_by_axis", std::move(axisTotal)},
+      {"tensor_comm_bytes_per_micro_batch",
+       llvm::json::Object{{"forward", r.tensorForwardBytesMicro},
+                          {"backward", r.tensorBackwardBytesMicro}}},
       {"stage", r.stage},
       {"world_size", r.worldSize},
       {"num_params", r.numParams},

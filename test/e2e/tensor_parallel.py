@@ -3,10 +3,15 @@
 
 Compiles one model (f32, global batch 8: the GPT of 2 layers, 4 heads,
 width 64; or a Llama 3 / Qwen3 (QK-norm, tied embeddings) of 2 layers, 4
-query and 2 key/value heads, width 64, FFN 128) for the mesh N_d x M = 1 x 1 (the reference), 1 x 2 and 2 x 2 (each data rank takes
+query and 2 key/value heads, width 64, FFN 128) for the mesh N_d x M =
+1 x 1 (the reference), 1 x 2 and 2 x 2 (each data rank takes
 1/N_d of the batch; the M ranks of a tensor group share it), at the given
 ZeRO stages, trains each for a few steps on real text, and checks that every
-run's per-step loss equals the 1 x 1 run within 1e-5 relative.
+run's per-step loss equals the 1 x 1 run within 1e-5 relative, and that
+the bytes the runtime counted in every step equal zero-report's plan of
+the step as lowered: per collective kind over both axes (the plan compiled
+into the program), and per mesh axis — the tensor axis's zero.tp_g /
+zero.tp_f all-reduces (zrt_comm_axis_bytes) and the data axis's rest.
 Exits non-zero with a message on the first mismatch.
 """
 import argparse
@@ -39,12 +44,34 @@ def run(cmd):
     return proc.stdout
 
 
-def losses(path):
-    steps = [json.loads(l) for l in open(path)]
-    steps = [s for s in steps if s.get("type") == "step"]
-    if not steps:
-        sys.exit("%s: no step records" % path)
-    return [s["loss"] for s in steps]
+def records(path):
+    recs = [json.loads(l) for l in open(path)]
+    config = [r for r in recs if r.get("type") == "config"]
+    steps = [r for r in recs if r.get("type") == "step"]
+    if not config or not steps:
+        sys.exit("%s: no config or step records" % path)
+    return config[0], steps
+
+
+def traffic_mismatches(config, steps, report):
+    """Where the measured bytes of a step differ from the plan."""
+    plan = config["plan"]
+    micro = report["comm_bytes_per_micro_batch_by_axis"]
+    opt = report["comm_bytes_per_optimizer_step_by_axis"]
+    out = []
+    for s in steps:
+        for phase, total, tensor, planned_total, by_axis in [
+                ("forward_backward", s["comm_bytes_micro_measured"],
+                 s["comm_bytes_tensor_micro_measured"], plan["comm_bytes_micro"], micro),
+                ("optimizer_step", s["comm_bytes_step_measured"],
+                 s["comm_bytes_tensor_step_measured"], plan["comm_bytes_step"], opt)]:
+            data = {k: total[k] - tensor[k] for k in total}
+            if total != planned_total or tensor != by_axis["tensor"] or \
+               data != by_axis["data"]:
+                out.append("step %d %s: measured %s (tensor axis %s) != plan %s "
+                           "(by axis %s)" % (s["step"], phase, total, tensor,
+                                             planned_total, by_axis))
+    return out
 
 
 def main():
@@ -68,27 +95,39 @@ def main():
             if (nd, m) == (1, 1) and stage != 0:
                 continue
             exe = os.path.join(args.work, "%s_s%d_%dx%d" % (args.model, stage, nd, m))
-            run([zc, model, "--stage=%d" % stage, "--world-size=%d" % (nd * m),
-                 "--tensor-parallel=%d" % m, "-o", exe])
+            compile_cmd = [zc, model, "--stage=%d" % stage,
+                           "--world-size=%d" % (nd * m), "--tensor-parallel=%d" % m]
+            run(compile_cmd + ["-o", exe])
+            # zero-report of the step exactly as it is lowered.
+            run(compile_cmd + ["--emit=mlir", "-o", exe + ".mlir"])
+            report = json.loads(run([os.path.join(args.bin, "zero-opt"), exe + ".mlir",
+                                     "-zero-report=quiet json=-", "-o", os.devnull]))
             metrics = exe + ".jsonl"
             cmd = [exe, "--data", args.data, "--steps", str(args.steps), "--lr", "3e-3",
                    "--warmup", "2", "--seed", "7", "--val-every", "0",
                    "--sample-tokens", "0", "--threads", "1", "--quiet",
                    "--metrics", metrics]
-            out = run((mpirun + ["-np", str(nd * m)] if nd * m > 1 else []) + cmd)
-            runs[(stage, nd, m)] = (losses(metrics), out)
-    ref, _ = runs[(0, 1, 1)]
+            run((mpirun + ["-np", str(nd * m)] if nd * m > 1 else []) + cmd)
+            config, steps = records(metrics)
+            runs[(stage, nd, m)] = ([s["loss"] for s in steps], config, steps, report)
+    ref = runs[(0, 1, 1)][0]
     failures = []
-    for (stage, nd, m), (ls, out) in sorted(runs.items()):
+    for (stage, nd, m), (ls, config, steps, report) in sorted(runs.items()):
         worst = max(abs(a - b) / abs(a) for a, b in zip(ref, ls))
         if len(ls) != len(ref) or worst > REL_TOL:
             failures.append("stage %d %dx%d: losses %s vs %s (worst rel %.2e)"
                             % (stage, nd, m, ls, ref, worst))
-        print("stage %d N_d=%d M=%d: first loss %.6f last loss %.6f worst rel %.1e"
-              % (stage, nd, m, ls[0], ls[-1], worst))
+        failures += ["stage %d %dx%d %s" % (stage, nd, m, e)
+                     for e in traffic_mismatches(config, steps, report)]
+        tensor = report["comm_bytes_per_step_by_axis"]["tensor"]["all_reduce"]
+        data = sum(report["comm_bytes_per_step_by_axis"]["data"].values())
+        print("stage %d N_d=%d M=%d: first loss %.6f last loss %.6f worst rel %.1e, "
+              "per step data axis %d B, tensor axis %d B (measured = plan)"
+              % (stage, nd, m, ls[0], ls[-1], worst, data, tensor))
     if failures:
         sys.exit("\n".join(failures))
-    print("all %d runs agree with N=1 within %g" % (len(runs), REL_TOL))
+    print("all %d runs agree with N=1 within %g and with the per-axis plan"
+          % (len(runs), REL_TOL))
 
 
 if __name__ == "__main__":

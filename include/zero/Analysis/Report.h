@@ -28,29 +28,63 @@ constexpr int kNumStateCategories = 5;
 /// Collective kinds, in the order of the runtime's zrt_coll_kind.
 enum class CollectiveKind { AllGather = 0, ReduceScatter, AllReduce, Broadcast };
 constexpr int kNumCollectiveKinds = 4;
+/// Bytes per CollectiveKind.
+using CollectiveBytes = std::array<int64_t, kNumCollectiveKinds>;
+
+/// Axes of the rank mesh, in the order of zero::MeshAxis and the runtime's
+/// zrt_axis: data (N_d ranks), tensor (N_m = M ranks).
+constexpr int kNumMeshAxes = 2;
 
 /// What one rank keeps and sends.
 struct StepReport {
-  int64_t worldSize = 1;
+  int64_t worldSize = 1; ///< N, ranks in all (zero.world_size).
+  /// Whether the module has a #zero.mesh (zero-tensor-parallel); without
+  /// one the mesh is N × 1.
+  bool hasMesh = false;
+  /// The mesh N_d × N_m in ranks: N_d = N / M when the mesh leaves it 0
+  /// (before zero-partition: 0 there too without zero.world_size).
+  int64_t dataSize = 1, tensorSize = 1;
   int stage = 0;                       ///< From the module's zero.stage attribute (0 if absent).
-  int64_t numParams = 0;               ///< Ψ: parameter elements, unpadded.
-  int64_t numPaddedParams = 0;         ///< Ψ with shard-group padding.
+  /// Parameter elements this rank declares, unpadded: Ψ without a mesh; a
+  /// tensor rank's part of every cut parameter (1/M of it) with one.
+  int64_t numParams = 0;
+  int64_t numPaddedParams = 0; ///< numParams with shard-group padding.
+  /// Ψ of the whole model in elements: cut parameters (zero.tensor_split)
+  /// at their full size; numParams without cut ones.
+  int64_t numModelParams = 0;
   /// Bytes this rank stores per StateCategory (shards count their local size).
   std::array<int64_t, kNumStateCategories> stateBytes{};
   /// Of stateBytes, bytes that are shard padding.
   int64_t paddingBytes = 0;
+  /// Of stateBytes, bytes of the states of tensor-cut parameters (their
+  /// parameters, gradients, master weights and moments, each 1/M of the
+  /// whole and then sharded over N_d by zero-partition).
+  int64_t cutStateBytes = 0;
   /// Bytes sent by this rank per CollectiveKind in one @forward_backward
-  /// (one micro-batch), ring-algorithm cost (NCCL busBw convention):
-  /// all-gather / reduce-scatter of S bytes send S·(N−1)/N, all-reduce
-  /// 2·S·(N−1)/N.
-  std::array<int64_t, kNumCollectiveKinds> commBytesMicro{};
+  /// (one micro-batch), over both mesh axes, ring-algorithm cost (NCCL
+  /// busBw convention): all-gather / reduce-scatter of S bytes send
+  /// S·(N−1)/N, all-reduce 2·S·(N−1)/N, N the axis's size; what
+  /// zrt_comm_bytes counts. zero.tp_g counts as an all-reduce.
+  CollectiveBytes commBytesMicro{};
   /// The same for one @optimizer_step.
-  std::array<int64_t, kNumCollectiveKinds> commBytesStep{};
-  /// Elements moved (not bytes) for the paper's Ψ units, per micro-batch and
-  /// per optimizer step, excluding scalar (0-D) reductions such as the norm.
+  CollectiveBytes commBytesStep{};
+  /// commBytesMicro and commBytesStep split by mesh axis (index: zero::
+  /// MeshAxis), what zrt_comm_axis_bytes counts: data-axis collectives of
+  /// the sharded states over N_d, tensor-axis ones over M.
+  std::array<CollectiveBytes, kNumMeshAxes> axisCommBytesMicro{},
+      axisCommBytesStep{};
+  /// Tensor-axis bytes of one @forward_backward before its loss seed (the
+  /// forward: zero.tp_g's all-reduce of the row-parallel partial sums) and
+  /// after it (the backward: the all-reduce of zero.tp_f's gradient, and
+  /// any recomputed tp_g), in bytes per micro-batch.
+  int64_t tensorForwardBytesMicro = 0, tensorBackwardBytesMicro = 0;
+  /// Data-axis elements moved (not bytes) for the paper's Ψ units, per
+  /// micro-batch and per optimizer step, excluding scalar (0-D) reductions
+  /// such as the norm (tensor-axis traffic moves activations, not Ψ).
   int64_t commElementsMicro = 0, commElementsStep = 0;
-  /// Bytes of scalar (0-D) reductions per optimizer step (gradient norm);
-  /// included in commBytesStep, excluded from the element counts.
+  /// Bytes of scalar (0-D) reductions per optimizer step on either axis
+  /// (gradient norm); included in commBytesStep, excluded from the element
+  /// counts.
   int64_t scalarCommBytesStep = 0;
   /// Activation estimate of one micro-batch: bytes of values
   /// @forward_backward computes before the loss seed and reads after it

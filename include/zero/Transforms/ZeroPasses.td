@@ -146,9 +146,24 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
     = k, forward_backward traffic counts k times (stages 2-3 reduce every
     micro-batch; stages 0-1 once per step). The IR is unchanged.
 
+    On a module with a `#zero.mesh` (zero-tensor-parallel), the states are
+    those of one rank of the N_d × N_m mesh — a tensor-cut parameter
+    (`zero.tensor_split`) holds 1/M of the tensor, and zero-partition
+    shards it and the rest over N_d — with Ψ the whole model's parameters
+    (cut ones at full size) and the bytes of cut parameters' states on a
+    line of their own; the traffic is also given per mesh axis: the data
+    axis's reduce-scatters, all-gathers and all-reduces over N_d, and the
+    tensor axis's all-reduces over M, split into the forward (`zero.tp_g`),
+    the backward (`zero.tp_f`'s gradient) and the optimizer step (the cut
+    parameters' norm). The JSON has the same numbers (`mesh`,
+    `num_model_params`, `cut_state_bytes`, `comm_bytes_*_by_axis`,
+    `tensor_comm_bytes_per_micro_batch`).
+
     With `svg=FILE` on a step that is not partitioned yet, it partitions
     copies at stages 0-3 for `svg-world-size` ranks and draws their per-rank
-    model states side by side, by category (ZeRO Figure 1).
+    model states side by side, by category (ZeRO Figure 1). Under a mesh,
+    `svg-world-size` must be a multiple of M (and N_d · M when the mesh
+    fixes N_d).
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
@@ -162,7 +177,8 @@ def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
            "by side (the paper's Figure 1 for this model); needs the step "
            "before zero-partition">,
     Option<"svgWorldSize", "svg-world-size", "int64_t", /*default=*/"64",
-           "World size N of the SVG chart">
+           "World size N of the SVG chart (N_d x M under a #zero.mesh: a "
+           "multiple of M)">
   ];
   // The planned arenas are those of a copy laid out by zero-layout-states.
   let dependentDialects = ["::mlir::zero::ZeroDialect"];

@@ -34,6 +34,19 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
                               "before zero-partition (it partitions copies at "
                               "every stage)");
     int64_t n = svgWorldSize;
+    // A tensor-parallel step partitions over N_d = n / M: n must hold
+    // whole tensor groups, and the mesh's N_d when it is fixed.
+    if (auto mesh = module->getAttrOfType<zero::MeshAttr>(
+            zero::ZeroDialect::kMeshAttrName)) {
+      if (n % mesh.getTensor() != 0)
+        return module.emitError("zero-report: svg-world-size ")
+               << n << " is not a multiple of the mesh's tensor size "
+               << mesh.getTensor();
+      if (mesh.getData() != 0 && mesh.getData() * mesh.getTensor() != n)
+        return module.emitError("zero-report: svg-world-size ")
+               << n << " differs from the mesh's " << mesh.getData() << " x "
+               << mesh.getTensor() << " ranks";
+    }
     SmallVector<zero::StepReport, 4> reports;
     for (int stage = 0; stage <= 3; ++stage) {
       OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
@@ -52,9 +65,17 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
     if (ec)
       return module.emitError("zero-report: cannot write '")
              << svgFile << "': " << ec.message();
-    std::string title = llvm::formatv(
-        "Model states per rank: {0} parameters, N = {1}",
-        reports.front().numParams, n);
+    const zero::StepReport &first = reports.front();
+    std::string title =
+        first.tensorSize > 1
+            ? llvm::formatv("Model states per rank: {0} parameters, N = {1} "
+                            "= {2} x {3} (N_d x N_m)",
+                            first.numModelParams, n, first.dataSize,
+                            first.tensorSize)
+                  .str()
+            : llvm::formatv("Model states per rank: {0} parameters, N = {1}",
+                            first.numParams, n)
+                  .str();
     zero::printMemoryChartSvg(reports, title, os);
     return success();
   }

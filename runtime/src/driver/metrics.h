@@ -108,21 +108,26 @@ private:
   bool pendingValue_ = false;
 };
 
-/// The runtime's bytes sent per collective kind (zrt_comm_bytes) at one
-/// moment.
+/// The runtime's bytes sent per collective kind (zrt_comm_bytes, both mesh
+/// axes) and of them on the tensor axis (zrt_comm_axis_bytes) at one moment.
 struct Snapshot {
   int64_t bytes[ZRT_COLL_NUM_KINDS];
+  int64_t tensorBytes[ZRT_COLL_NUM_KINDS];
   static Snapshot take() {
     Snapshot s;
-    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k) {
       s.bytes[k] = zrt_comm_bytes(k);
+      s.tensorBytes[k] = zrt_comm_axis_bytes(ZRT_AXIS_TENSOR, k);
+    }
     return s;
   }
   /// Per-kind bytes since `earlier`.
   Snapshot since(const Snapshot &earlier) const {
     Snapshot d;
-    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k) {
       d.bytes[k] = bytes[k] - earlier.bytes[k];
+      d.tensorBytes[k] = tensorBytes[k] - earlier.tensorBytes[k];
+    }
     return d;
   }
   int64_t total() const {
