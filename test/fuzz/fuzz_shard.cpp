@@ -21,7 +21,7 @@
 #include <string>
 #include <unistd.h>
 
-// The shard check touches no model state; checkpoint.cpp's state copies
+// The shard check touches no model state; the checkpoint files' state copies
 // (state_io.h) link against these, which are never called here.
 extern "C" int zrt_copy_to_device(void *, const void *, int64_t) {
   return ZRT_ERR_INVALID_ARGUMENT;

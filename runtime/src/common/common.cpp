@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/fnv1a.h"
 #include "common/internal.h"
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 
@@ -58,12 +60,10 @@ float zrt_f16_to_f32(zrt_f16 x) { return zrt::f16ToF32(x); }
 uint64_t zrt_param_seed(uint64_t seed, const char *name) {
   // FNV-1a (64-bit) of the name, then splitmix64 (Steele et al.) of
   // (seed ^ hash).
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char *p = name ? name : ""; *p; ++p) {
-    h ^= static_cast<unsigned char>(*p);
-    h *= 0x100000001b3ull;
-  }
-  uint64_t x = seed ^ h;
+  zrt::Fnv1a64 hash;
+  const char *text = name ? name : "";
+  hash.add(text, std::strlen(text));
+  uint64_t x = seed ^ hash.h;
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;

@@ -34,27 +34,9 @@
 namespace zrt {
 namespace {
 
-
 /// Stream constant of the array sampler ("ARRY"); the token sampler's is
 /// "BATC" (data.cpp).
 constexpr uint32_t kArrayStream = 0x41525259u;
-
-const char *dtypeText(int dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return "f32";
-  case ZRT_BF16:
-    return "bf16";
-  case ZRT_F16:
-    return "f16";
-  case ZRT_I32:
-    return "i32";
-  case ZRT_I64:
-    return "i64";
-  }
-  return "?";
-}
-
 
 /// One array of the file(s): dtype, shape and its bytes in a mapping.
 struct FileArray {

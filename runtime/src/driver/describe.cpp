@@ -72,12 +72,11 @@ std::string zrt::describeProgram(const zrt_model_desc *m) {
   auto line = [&](const std::string &s) { out += s + "\n"; };
   if (m->num_inputs > 0 && m->inputs) {
     // An array model: its named inputs (model.h zrt_input_desc).
-    static const char *const kDtypes[5] = {"f32", "bf16", "f16", "i32", "i64"};
     std::string inputs;
     for (int i = 0; i < m->num_inputs; ++i) {
       const zrt_input_desc &in = m->inputs[i];
       inputs += format("%s%s %s [", i ? ", " : "", in.name ? in.name : "?",
-                    in.dtype >= 0 && in.dtype < 5 ? kDtypes[in.dtype] : "?");
+                    dtypeText(in.dtype));
       for (int d = 0; d < in.rank; ++d)
         inputs += format(d ? ", %lld" : "%lld", (long long)in.shape[d]);
       inputs += "]";

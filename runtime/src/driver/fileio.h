@@ -4,8 +4,9 @@
 /// Complete reads and writes over POSIX file descriptors (retrying short
 /// transfers and EINTR), shared by the training driver (safetensors export
 /// and import) and the checkpoint writer/reader, and the file-system
-/// predicates and mkdir -p of the driver's files (checkpoints, --import,
-/// TensorBoard). Internal to the runtime.
+/// predicates, mkdir -p, directory fsync and atomic small-file replacement
+/// of the driver's files (checkpoints, --import, --export, TensorBoard).
+/// Internal to the runtime.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
+#include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -72,6 +75,30 @@ inline bool preadAll(int fd, void *buf, size_t n, off_t offset) {
     offset += r;
   }
   return true;
+}
+
+/// fsync of directory `dir` (after a rename in it), best effort: a
+/// directory that cannot be opened or synced is left as it is.
+inline void fsyncDir(const std::string &dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+/// Replaces file `dst` by `text` atomically: writes it to `tmp` (created or
+/// truncated, mode 0644), fsyncs and closes it, then renames it onto `dst`.
+/// False on the first failure (errno set; `tmp` may be left behind); the
+/// directory is not synced (fsyncDir).
+inline bool replaceFile(const std::string &tmp, const std::string &dst,
+                        const std::string &text) {
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && writeAll(fd, text.data(), text.size()) &&
+            ::fsync(fd) == 0;
+  if (fd >= 0 && ::close(fd) != 0)
+    ok = false;
+  return ok && std::rename(tmp.c_str(), dst.c_str()) == 0;
 }
 
 /// Whether `p` names a directory (following links).

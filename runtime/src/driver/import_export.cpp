@@ -23,6 +23,7 @@
 #include "common/internal.h"
 #include "driver/fileio.h"
 #include "driver/import_files.h"
+#include "driver/json_text.h"
 #include "driver/safetensors.h"
 #include "driver/state_io.h"
 #include "driver/strformat.h"
@@ -48,18 +49,9 @@ namespace zrt::train {
 
 using zrt::format;
 
-namespace {
-
+using zrt::jsonString;
 using zrt::preadAll;
 using zrt::pwriteAll;
-
-/// A JSON string literal (quoted, escaped).
-std::string jsonString(const std::string &v) {
-  return nlohmann::json(v).dump(-1, ' ', false,
-                                nlohmann::json::error_handler_t::replace);
-}
-
-} // namespace
 
 std::string ParamTable::build(const zrt_model_desc *m, int world) {
   entries.clear();
@@ -533,11 +525,7 @@ std::string Driver::writeExport() {
       std::string dir = o_.exportPath;
       size_t slash = dir.rfind('/');
       dir = slash == std::string::npos ? "." : dir.substr(0, slash + 1);
-      int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-      }
+      zrt::fsyncDir(dir);
       say(format("exported %zu parameters (%s of f32) to %s",
                  params_.entries.size(), megabytes(offset).c_str(),
                  o_.exportPath.c_str()));

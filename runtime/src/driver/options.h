@@ -44,7 +44,7 @@ struct Options {
   std::string exportPath;  // --export: safetensors of the final parameters
   std::string importPath;  // --import: safetensors loaded after init
   std::string dumpBatches; // --dump-batches: int32 records of every batch
-  std::string checkpointDir;   // --checkpoint-dir (checkpoint.cpp)
+  std::string checkpointDir;   // --checkpoint-dir (checkpoint_save.cpp)
   int64_t checkpointEvery = 0; // --checkpoint-every: 0 = only at the end
   int64_t keepCheckpoints = 0; // --keep-checkpoints: 0 = keep all
   double peakTflops = 0;       // --peak-tflops: per rank; 0 = MFU not shown

@@ -92,8 +92,7 @@ std::string existingCheckpoints(const std::string &dir) {
   if (DIR *d = ::opendir(dir.c_str())) {
     while (struct dirent *e = ::readdir(d)) {
       const std::string n = e->d_name;
-      if (n.compare(0, 5, "step_") == 0 && n.size() > 5 &&
-          n.find_first_not_of("0123456789", 5) == std::string::npos)
+      if (isStepDirName(n))
         steps.push_back(n);
     }
     ::closedir(d);

@@ -36,6 +36,14 @@ std::string checkOutputPaths(const std::vector<NamedPath> &inputs,
 /// to be replaced), else why not (an existing directory, a device, ...).
 std::string checkExportTarget(const std::string &path);
 
+/// Whether `name` is a step directory's name: "step_" and one or more
+/// decimal digits (what a checkpoint save creates, what `latest` may name;
+/// temporary ".step_<N>.tmp" and user files are not).
+inline bool isStepDirName(const std::string &name) {
+  return name.size() > 5 && name.compare(0, 5, "step_") == 0 &&
+         name.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
 /// The checkpoint directory's existing checkpoints, for the message that
 /// refuses a fresh run into it: "" when DIR does not exist or holds neither
 /// `latest` nor a step_<N> directory, else a short description ("latest:

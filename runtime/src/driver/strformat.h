@@ -3,9 +3,9 @@
 /// \file
 /// zrt::format: the runtime's messages (errors, the driver's lines) built
 /// printf-style into a std::string, and the few pieces of text that several
-/// of them print (sizes, shapes, state-kind names). One definition for the
-/// files that print (driver, checkpoints, safetensors, array data, the
-/// program description).
+/// of them print (sizes, shapes, dtype and state-kind names). One
+/// definition for the files that print (driver, checkpoints, safetensors,
+/// array data, the program description).
 ///
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +45,14 @@ inline std::string shapeText(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += format(i ? ", %lld" : "%lld", (long long)shape[i]);
   return s + "]";
+}
+
+/// The name of element type `dtype` (zrt.h enum zrt_dtype) in messages,
+/// manifests and the program description: "f32", "bf16", "f16", "i32",
+/// "i64", else "?".
+inline const char *dtypeText(int dtype) {
+  static const char *const kNames[5] = {"f32", "bf16", "f16", "i32", "i64"};
+  return dtype >= 0 && dtype < 5 ? kNames[dtype] : "?";
 }
 
 /// The names of the state kinds (zrt/model.h ZRT_STATE_*, in their order)
