@@ -169,21 +169,33 @@ struct FlatConcatEmitter : OpEmitterFor<zero::ConcatOp> {
   }
 };
 
+/// Copies between one flat buffer of N rows (`flat`, rank r's block = row
+/// r) and the group buffers `groups`, each cut into N slices: slice r of
+/// every group goes into row r, back to back (`toFlat`), or back.
+void copyBucketRows(EmitContext &c, Value flat, ValueRange groups, int64_t n,
+                    StringRef dt, bool toFlat) {
+  int64_t row = numel(flat) / n;
+  Value f = c.ptr(flat);
+  int64_t offset = 0;
+  for (Value g : groups) {
+    int64_t slice = numel(g) / n;
+    if (toFlat)
+      c.call("zrt_copy_2d", {c.ptr(g), c.i64(slice), c.offsetPtr(f, offset),
+                             c.i64(row), c.i64(n), c.i64(slice), c.opq(dt)});
+    else
+      c.call("zrt_copy_2d", {c.offsetPtr(f, offset), c.i64(row), c.ptr(g),
+                             c.i64(slice), c.i64(n), c.i64(slice), c.opq(dt)});
+    offset += slice;
+  }
+}
+
 /// zero.bucket_interleave -> one zrt_copy_2d per group: rank r's block of
 /// the result holds every group's slice r, back to back.
 struct BucketInterleaveEmitter : OpEmitterFor<zero::BucketInterleaveOp> {
   LogicalResult emit(zero::BucketInterleaveOp o, EmitContext &c,
                      bool) const override {
-    int64_t n = o.getWorldSize(), row = numel(o.getResult()) / n;
-    Value out = c.ptr(o.getResult());
-    int64_t offset = 0;
-    StringRef dt = *dtypeName(o.getType().getElementType());
-    for (Value in : o.getInputs()) {
-      int64_t slice = numel(in) / n;
-      c.call("zrt_copy_2d", {c.ptr(in), c.i64(slice), c.offsetPtr(out, offset),
-                             c.i64(row), c.i64(n), c.i64(slice), c.opq(dt)});
-      offset += slice;
-    }
+    copyBucketRows(c, o.getResult(), o.getInputs(), o.getWorldSize(),
+                   *dtypeName(o.getType().getElementType()), /*toFlat=*/true);
     return success();
   }
 };
@@ -192,16 +204,8 @@ struct BucketInterleaveEmitter : OpEmitterFor<zero::BucketInterleaveOp> {
 struct BucketDeinterleaveEmitter : OpEmitterFor<zero::BucketDeinterleaveOp> {
   LogicalResult emit(zero::BucketDeinterleaveOp o, EmitContext &c,
                      bool) const override {
-    int64_t n = o.getWorldSize(), row = numel(o.getInput()) / n;
-    Value in = c.ptr(o.getInput());
-    int64_t offset = 0;
-    StringRef dt = *dtypeName(elementType(o.getInput()));
-    for (Value r : o.getResults()) {
-      int64_t slice = numel(r) / n;
-      c.call("zrt_copy_2d", {c.offsetPtr(in, offset), c.i64(row), c.ptr(r),
-                             c.i64(slice), c.i64(n), c.i64(slice), c.opq(dt)});
-      offset += slice;
-    }
+    copyBucketRows(c, o.getInput(), o.getResults(), o.getWorldSize(),
+                   *dtypeName(elementType(o.getInput())), /*toFlat=*/false);
     return success();
   }
 };

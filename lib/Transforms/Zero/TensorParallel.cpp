@@ -381,6 +381,27 @@ struct ZeroTensorParallelPass
     return success();
   }
 
+  /// Records the cuts of a decoder region: the weights (and biases) of the
+  /// column-parallel projections `cols` on dimension 0, the row-parallel
+  /// `row`'s weight on dimension 1; the projections join `inRegions`.
+  LogicalResult recordPair(ArrayRef<train::MatmulOp> cols,
+                           train::MatmulOp row, SymbolTable &symbols,
+                           llvm::MapVector<Operation *, Cut> &cuts,
+                           llvm::DenseSet<Operation *> &inRegions) {
+    for (train::MatmulOp col : cols) {
+      if (failed(record(loadedParam(col.getB(), symbols), {0, 1}, col, cuts)))
+        return failure();
+      if (Value bias = col.getBias())
+        if (failed(record(loadedParam(bias, symbols), {0, 1}, col, cuts)))
+          return failure();
+      inRegions.insert(col);
+    }
+    if (failed(record(loadedParam(row.getB(), symbols), {1, 1}, row, cuts)))
+      return failure();
+    inRegions.insert(row);
+    return success();
+  }
+
   /// Rewrites one region for M tensor ranks (parameter types already cut).
   void rewrite(Region r, int64_t m) {
     // f at the region's input.
@@ -488,36 +509,15 @@ struct ZeroTensorParallelPass
             << width % m << ")";
         return signalPassFailure();
       }
-      for (train::MatmulOp col : {r.gate, r.up}) {
-        if (failed(record(loadedParam(col.getB(), symbols), {0, 1}, col,
-                          cuts)))
-          return signalPassFailure();
-        if (Value bias = col.getBias())
-          if (failed(record(loadedParam(bias, symbols), {0, 1}, col, cuts)))
-            return signalPassFailure();
-        inRegions.insert(col);
-      }
-      if (failed(record(loadedParam(r.down.getB(), symbols), {1, 1}, r.down,
-                        cuts)))
+      if (failed(recordPair({r.gate, r.up}, r.down, symbols, cuts,
+                            inRegions)))
         return signalPassFailure();
-      inRegions.insert(r.down);
     }
     for (HeadAttention &h : attns) {
       if (failed(checkAttention(h, m)))
         return signalPassFailure();
-      for (train::MatmulOp col : h.proj) {
-        if (failed(record(loadedParam(col.getB(), symbols), {0, 1}, col,
-                          cuts)))
-          return signalPassFailure();
-        if (Value bias = col.getBias())
-          if (failed(record(loadedParam(bias, symbols), {0, 1}, col, cuts)))
-            return signalPassFailure();
-        inRegions.insert(col);
-      }
-      if (failed(record(loadedParam(h.out.getB(), symbols), {1, 1}, h.out,
-                        cuts)))
+      if (failed(recordPair(h.proj, h.out, symbols, cuts, inRegions)))
         return signalPassFailure();
-      inRegions.insert(h.out);
     }
     // A cut parameter is read only by its regions' projections (as the
     // weight or bias of the first, the weight of the second).
