@@ -30,8 +30,9 @@ def Zero_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   // zero.slot, zero.param_span / zero.grad_span and
-  // zero.state_arena_bytes (zero-layout-states), and zero.written_by_adamw
-  // (train-fuse-adamw-cast) are verified where they sit.
+  // zero.state_arena_bytes (zero-layout-states), zero.written_by_adamw
+  // (train-fuse-adamw-cast) and zero.state_run (zero-fuse-state-runs) are
+  // verified where they sit.
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attributes of the state layout (zero-layout-states).
@@ -51,6 +52,11 @@ def Zero_Dialect : Dialect {
     /// (zrt_adamw_step's out_bf16); the cast prints nothing.
     static constexpr ::llvm::StringLiteral kWrittenByAdamWAttrName =
         "zero.written_by_adamw";
+    /// On a `train.fill 0` into a state (i64 >= 0, zero-fuse-state-runs):
+    /// the fills with one id zero states that lie back to back in their
+    /// arena, as one call over the whole range at the last of them.
+    static constexpr ::llvm::StringLiteral kStateRunAttrName =
+        "zero.state_run";
   }];
 }
 

@@ -181,6 +181,19 @@ static LogicalResult verifyWrittenByAdamW(Operation *op, Attribute value) {
   return success();
 }
 
+/// zero.state_run: a non-negative i64 on a train.fill of 0.
+static LogicalResult verifyStateRun(Operation *op, Attribute value) {
+  StringRef name = ZeroDialect::kStateRunAttrName;
+  auto id = dyn_cast<IntegerAttr>(value);
+  if (!id || !id.getType().isInteger(64) || id.getInt() < 0)
+    return op->emitOpError("'") << name
+                                << "' must be a non-negative i64 run id";
+  auto fill = dyn_cast<train::FillOp>(op);
+  if (!fill || fill.getValue().convertToDouble() != 0.0)
+    return op->emitOpError("'") << name << "' is only for a train.fill of 0";
+  return success();
+}
+
 LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -192,6 +205,8 @@ LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
     return verifyTensorParallelAttr(op, name, attr.getValue());
   if (name == kWrittenByAdamWAttrName)
     return verifyWrittenByAdamW(op, attr.getValue());
+  if (name == kStateRunAttrName)
+    return verifyStateRun(op, attr.getValue());
   if (name == kStateArenaBytesAttrName) {
     if (!isa<ModuleOp>(op))
       return op->emitOpError("'") << name << "' is only for the module";

@@ -459,7 +459,8 @@ LogicalResult FunctionPlan::plan() {
   decidePackSlots();
   if (failed(adoptFusedCasts()))
     return failure();
-  decideFillRuns();
+  if (failed(adoptFillRuns()))
+    return failure();
   decideStateSpans();
   decideAdamWRuns();
   decideSumSquaresRuns();

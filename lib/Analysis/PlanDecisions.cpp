@@ -9,6 +9,8 @@
 
 #include "zero/Analysis/StepPlan.h"
 
+#include <map>
+
 using namespace mlir;
 
 namespace mlir::zero::plan {
@@ -232,8 +234,10 @@ LogicalResult FunctionPlan::adoptFusedCasts() {
 /// one call over the whole range, at the last fill's position, when no
 /// state of the run is read or written between its own fill and there
 /// (PyTorch's zero_grad over a flat gradient buffer; stage 0 of GPT-2: 148
-/// calls become 1).
-void FunctionPlan::decideFillRuns() {
+/// calls become 1). zero-fuse-state-runs chooses the runs
+/// (`zero.state_run`); the plan adopts its marks.
+SmallVector<FunctionPlan::FillRunCandidate>
+FunctionPlan::fillRunCandidates() {
   Block &block = fn.getBody().front();
   struct Fill {
     Operation *op;
@@ -259,6 +263,7 @@ void FunctionPlan::decideFillRuns() {
   auto end = [](const Fill &f) {
     return f.state->place.offset + alignUp(tensorBytes(f.state->type));
   };
+  SmallVector<FillRunCandidate> out;
   for (size_t i = 0; i < fills.size();) {
     size_t j = i + 1;
     while (j < fills.size() &&
@@ -283,17 +288,65 @@ void FunctionPlan::decideFillRuns() {
                          own);
       }
       if (ok) {
-        fillRuns[last] = {fills[i].state->place,
-                          end(fills[j - 1]) - fills[i].state->place.offset,
-                          fills[i].state->type.getElementType()};
+        FillRunCandidate c{{}, last, fills[i].state->place,
+                           end(fills[j - 1]) - fills[i].state->place.offset,
+                           fills[i].state->type.getElementType()};
         for (size_t k = i; k < j; ++k)
-          fillsInRuns.insert(fills[k].op);
+          c.fills.push_back(fills[k].op);
+        llvm::sort(c.fills, [&](Operation *x, Operation *y) {
+          return pos.lookup(x) < pos.lookup(y);
+        });
+        out.push_back(std::move(c));
       }
     }
     i = j;
   }
+  return out;
 }
 
+SmallVector<SmallVector<train::FillOp>> FunctionPlan::foldableFillRuns() {
+  numberOps();
+  decideLoadCopies();
+  decideInPlaceUpdates();
+  SmallVector<SmallVector<train::FillOp>> out;
+  for (const FillRunCandidate &c : fillRunCandidates()) {
+    SmallVector<train::FillOp> run;
+    for (Operation *f : c.fills)
+      run.push_back(cast<train::FillOp>(f));
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+LogicalResult FunctionPlan::adoptFillRuns() {
+  // The marked groups, by run id, in program order.
+  std::map<int64_t, SmallVector<Operation *>> marked;
+  for (Operation &op : fn.getBody().front())
+    if (auto id = op.getAttrOfType<IntegerAttr>(
+            zero::ZeroDialect::kStateRunAttrName))
+      marked[id.getInt()].push_back(&op);
+  if (marked.empty())
+    return success();
+  SmallVector<FillRunCandidate> candidates = fillRunCandidates();
+  for (auto &[id, ops] : marked) {
+    const FillRunCandidate *match = nullptr;
+    for (const FillRunCandidate &c : candidates)
+      if (c.fills == ops)
+        match = &c;
+    if (!match)
+      return ops.front()->emitOpError("is marked ")
+             << zero::ZeroDialect::kStateRunAttrName << " = " << id
+             << " with " << ops.size()
+             << " fill(s), which are not a run one call can zero: the "
+                "zero fills of states back to back in one arena, with no "
+                "other access of a state between its fill and the run's "
+                "last (zero-fuse-state-runs decides this)";
+    fillRuns[match->last] = {match->place, match->bytes, match->elt};
+    for (Operation *f : ops)
+      fillsInRuns.insert(f);
+  }
+  return success();
+}
 
 /// Multi-tensor AdamW (AdamWRun): consecutive train.adamw ops (in program
 /// order) whose parameter or master weights, gradient, moments and fused

@@ -79,6 +79,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createZeroLayoutStates());
   if (options.fuseAdamWCast)
     pm.addPass(createTrainFuseAdamWCast());
+  if (options.fuseStateRuns)
+    pm.addPass(createZeroFuseStateRuns());
   if (options.bufferAssign)
     pm.addPass(createZeroBufferAssign());
 }
@@ -91,6 +93,6 @@ void zero::registerTrainingPipeline() {
       "train-fuse-cross-entropy, "
       "train-optimizer, zero-partition, zero-bucket, "
       "zero-prefetch, zero-place-progress, zero-layout-states, "
-      "train-fuse-adamw-cast, zero-buffer-assign",
+      "train-fuse-adamw-cast, zero-fuse-state-runs, zero-buffer-assign",
       buildTrainingPipeline);
 }

@@ -1,5 +1,7 @@
 // RUN: zero-translate --emit-cpp %s | FileCheck %s --check-prefix=FUSED
 // RUN: zero-translate --emit-cpp --fuse-adamw-cast=false %s | FileCheck %s --check-prefix=UNFUSED
+// RUN: zero-translate --emit-cpp %s | FileCheck %s --check-prefix=RUNS
+// RUN: zero-translate --emit-cpp --fuse-state-runs=false %s | FileCheck %s --check-prefix=NORUNS
 
 // train-fuse-adamw-cast decides; the lowering prints. With the pass, @w's
 // AdamW call writes the bf16 parameter (out_bf16) and the cast prints
@@ -13,6 +15,21 @@
 // UNFUSED: zrt_adamw_step_bf16_grad({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, NULL, NULL, 8,
 // UNFUSED: // train.cast -> tensor<4x2xbf16>{{$}}
 // UNFUSED: zrt_cast_f32_to_bf16({{v[0-9]+}}, {{v[0-9]+}}, 8);
+
+// zero-fuse-state-runs decides the gradients' zeroing: with it, one
+// zrt_fill_bf16 over the three back-to-back gradients (3 x 64 bytes = 96
+// bf16 elements) at the last fill; without it, one fill per gradient.
+// RUNS-LABEL: static int zrt_gen_optimizer_step(
+// RUNS-NOT: zrt_fill_bf16(
+// RUNS: zrt_fill_bf16({{v[0-9]+}}, 0.0e+00f, 96);
+// RUNS-NOT: zrt_fill_bf16(
+// RUNS-LABEL: static void zrt_gen_destroy() {
+// NORUNS-LABEL: static int zrt_gen_optimizer_step(
+// NORUNS: zrt_fill_bf16({{v[0-9]+}}, 0.0e+00f, 8);
+// NORUNS: zrt_fill_bf16({{v[0-9]+}}, 0.0e+00f, 2);
+// NORUNS: zrt_fill_bf16({{v[0-9]+}}, 0.0e+00f, 2);
+// NORUNS-NOT: zrt_fill_bf16(
+// NORUNS-LABEL: static void zrt_gen_destroy() {
 train.param @w : tensor<4x2xbf16> init(<normal, 2.000000e-02>) trainable
 train.state @w.grad : tensor<4x2xbf16> kind(<grad>) of(@w)
 train.state @w.master : tensor<4x2xf32> kind(<master>) of(@w)

@@ -171,6 +171,12 @@ static cl::opt<bool> fuseLayerNorm(
     cl::desc("Fuse residual adds into the layer norms next to them, forward "
              "and backward (train-fuse-layer-norm; default on)"));
 
+// zero-fuse-state-runs.
+static cl::opt<bool> fuseStateRuns(
+    "fuse-state-runs", cl::init(true), cl::cat(category),
+    cl::desc("Zero runs of adjacent gradient states with one call "
+             "(zero-fuse-state-runs; default on)"));
+
 // train-fuse-adamw-cast.
 static cl::opt<bool> fuseAdamWCast(
     "fuse-adamw-cast", cl::init(true), cl::cat(category),
@@ -637,6 +643,9 @@ int main(int argc, char **argv) {
     add("max-live-bytes=" + std::to_string(maxLiveBytes));
   add(std::string("fuse-adamw-cast=") +
       (fuseAdamWCast && !(*module)->hasAttr("zero.arena_bytes") ? "true"
+                                                                : "false"));
+  add(std::string("fuse-state-runs=") +
+      (fuseStateRuns && !(*module)->hasAttr("zero.arena_bytes") ? "true"
                                                                 : "false"));
   add(std::string("buffer-assign=") +
       (bufferAssign && !(*module)->hasAttr("zero.arena_bytes") ? "true"

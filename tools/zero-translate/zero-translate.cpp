@@ -4,7 +4,8 @@
 /// `zero-translate --emit-cpp model.mlir` lowers a training step (after
 /// train-autodiff, train-optimizer and, optionally, zero-partition) with
 /// `zero-layout-states` (when the module has no state layout yet),
-/// `train-fuse-adamw-cast` (unless `--fuse-adamw-cast=false`) and
+/// `train-fuse-adamw-cast` and `zero-fuse-state-runs` (unless
+/// `--fuse-adamw-cast=false` / `--fuse-state-runs=false`) and
 /// `convert-train-to-emitc` and prints the C++ of the model.h contract
 /// through the upstream EmitC emitter (`mlir::emitc::translateToCpp`).
 /// It is mlir-translate (MlirTranslateMain) with Zero's dialects and this
@@ -41,13 +42,19 @@ static llvm::cl::opt<bool> fuseAdamWCast(
                    "lowering (default on)"),
     llvm::cl::init(true));
 
+static llvm::cl::opt<bool> fuseStateRuns(
+    "fuse-state-runs",
+    llvm::cl::desc("--emit-cpp: run zero-fuse-state-runs before the "
+                   "lowering (default on)"),
+    llvm::cl::init(true));
+
 int main(int argc, char **argv) {
   zero::setVersionPrinter("zero-translate");
   TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
       "lower a training step to EmitC (zero-place-progress, "
       "zero-layout-states when the module has no state layout, "
-      "train-fuse-adamw-cast, convert-train-to-emitc) and print it as C++ "
+      "train-fuse-adamw-cast, zero-fuse-state-runs, convert-train-to-emitc) and print it as C++ "
       "implementing zrt/model.h",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
@@ -66,6 +73,8 @@ int main(int argc, char **argv) {
         // idempotent; functions with assigned buffers are left alone).
         if (fuseAdamWCast)
           pm.addPass(zero::createTrainFuseAdamWCast());
+        if (fuseStateRuns)
+          pm.addPass(zero::createZeroFuseStateRuns());
         zero::ConvertTrainToEmitCOptions options;
         options.emitMain = !noMain;
         pm.addPass(zero::createConvertTrainToEmitC(options));

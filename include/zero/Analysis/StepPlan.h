@@ -214,6 +214,9 @@ public:
   LogicalResult analyze() {
     return failure(failed(collectDeclarations()) || failed(describe()));
   }
+  /// Reads only the states and groups with their placements (what the
+  /// decision passes need; no model.h contract).
+  LogicalResult analyzeStates() { return collectDeclarations(); }
   /// Plans the buffers of every function by best fit (after analyze()),
   /// optionally writing the placement into the IR (zero-buffer-assign).
   FailureOr<BufferPlan> planBuffers(bool annotate);
@@ -291,6 +294,11 @@ public:
   /// most one per AdamW, in program order. Runs the load-copy and
   /// store-forwarding analysis plan() runs; call it instead of plan().
   SmallVector<train::CastOp> foldableAdamWCasts();
+  /// The runs of `train.fill 0` into states that lie back to back in their
+  /// arena that one call can zero (zero-fuse-state-runs marks them
+  /// `zero.state_run`), each in program order. After
+  /// ModulePlan::analyzeStates(); call it instead of plan().
+  SmallVector<SmallVector<train::FillOp>> foldableFillRuns();
   /// Bytes of the activation / temporary arena this function needs.
   int64_t arenaExtent(int mem) const { return bump[mem]; }
   /// Sum of the sizes of its blocks in `mem` (no reuse).
@@ -311,7 +319,21 @@ protected:
   /// Adopts the casts marked `zero.written_by_adamw` (fusedCasts,
   /// castsInAdamW); a marked cast that cannot be folded is an error.
   LogicalResult adoptFusedCasts();
-  void decideFillRuns();
+  /// A run of zero fills one call can zero (fillRunCandidates).
+  struct FillRunCandidate {
+    SmallVector<Operation *> fills; ///< In program order.
+    Operation *last;                ///< Where the call happens.
+    Placement place;
+    int64_t bytes;
+    Type elt;
+  };
+  /// Every run of two or more zero fills computed in states back to back in
+  /// one arena with one element type, with no other access of a state
+  /// between its fill and the run's last fill. After decideInPlaceUpdates.
+  SmallVector<FillRunCandidate> fillRunCandidates();
+  /// Adopts the fills marked `zero.state_run` (fillRuns, fillsInRuns); a
+  /// marked group that is not a run is an error.
+  LogicalResult adoptFillRuns();
   void decideAdamWRuns();
   void decideSumSquaresRuns();
   void decideStateSpans();

@@ -5,7 +5,8 @@
 /// train-autodiff, train-checkpoint, train-fuse-epilogues,
 /// train-fuse-layer-norm, train-optimizer, zero-partition, zero-bucket,
 /// zero-prefetch, zero-place-progress, zero-layout-states,
-/// train-fuse-adamw-cast, zero-buffer-assign. Registered with zero-opt as
+/// train-fuse-adamw-cast, zero-fuse-state-runs, zero-buffer-assign.
+/// Registered with zero-opt as
 /// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
 /// the same builder.
 ///
@@ -91,6 +92,10 @@ struct TrainingPipelineOptions
       *this, "fuse-adamw-cast", llvm::cl::init(true),
       llvm::cl::desc("Run train-fuse-adamw-cast (AdamW writes the bf16 "
                      "parameter copy) after zero-layout-states")};
+  Option<bool> fuseStateRuns{
+      *this, "fuse-state-runs", llvm::cl::init(true),
+      llvm::cl::desc("Run zero-fuse-state-runs (one zeroing call per run of "
+                     "adjacent states) after zero-layout-states")};
   Option<bool> bufferAssign{
       *this, "buffer-assign", llvm::cl::init(false),
       llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on)")};
@@ -101,7 +106,8 @@ struct TrainingPipelineOptions
 /// train-fuse-epilogues, train-fuse-layer-norm, train-fuse-cross-entropy,
 /// train-optimizer,
 /// zero-partition, zero-bucket, zero-prefetch, zero-place-progress and
-/// zero-layout-states (always), train-fuse-adamw-cast, zero-buffer-assign.
+/// zero-layout-states (always), train-fuse-adamw-cast,
+/// zero-fuse-state-runs, zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

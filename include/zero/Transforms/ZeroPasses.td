@@ -298,6 +298,38 @@ def ZeroPlaceProgress : Pass<"zero-place-progress", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
+  let summary = "Zero runs of adjacent states with one call";
+  let description = [{
+    Zeroing the gradients after the update is one `train.fill 0` computed
+    in each gradient state. Where `zero-layout-states` put those states
+    back to back in their arena (each 64-byte aligned; the gaps belong to no
+    state), one call can zero the whole range — PyTorch's `zero_grad` over a
+    flat gradient buffer; GPT-2 at stage 0: 148 calls become 1. This pass
+    marks the fills of each such run with `zero.state_run = <id>` (an i64,
+    one id per run and function, verified on a `train.fill` of 0); the plan
+    and the lowering follow the marks (one `zrt_fill` over the run's bytes
+    at the last fill of the run, the other fills print nothing) and reject a
+    marked group that is not a run.
+
+    A run is two or more zero fills, each computed in its state (its only
+    use is the store, with no access of the state in between), of states
+    with one element type that lie back to back in one arena, with no
+    other read or write of a state between its own fill and the run's last
+    fill (the zeroing moves there). AdamW and sum-of-squares runs over
+    adjacent states are still decided by the plan (lib/Analysis).
+
+    Needs the state layout (`zero-layout-states`; the pipeline runs it
+    right after); functions whose buffers are assigned already, or whose
+    fills are marked already, are left as they are.
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let statistics = [
+    Statistic<"numFillRuns", "fill-runs", "Runs of zero fills marked">,
+    Statistic<"numFills", "fills", "Zero fills in marked runs">
+  ];
+}
+
 def ZeroLayoutStates : Pass<"zero-layout-states", "::mlir::ModuleOp"> {
   let summary = "Places every model state in its arena (#zero.slot)";
   let description = [{
