@@ -39,11 +39,22 @@ def run(cmd):
     return proc.stdout
 
 
-def losses(path):
+def losses(path, m):
     steps = [json.loads(l) for l in open(path)]
     steps = [s for s in steps if s.get("type") == "step"]
     if not steps:
         sys.exit("%s: no step records" % path)
+    for s in steps:
+        # The per-axis split of the step's bytes sums to its total, and only
+        # a mesh with M > 1 sends on the tensor axis.
+        axis = s["comm_bytes_axis"]
+        for k, v in s["comm_bytes"].items():
+            if axis["data"][k] + axis["tensor"][k] != v:
+                sys.exit("%s step %d: %s bytes per axis %s do not sum to %d"
+                         % (path, s["step"], k, axis, v))
+        if (sum(axis["tensor"].values()) > 0) != (m > 1):
+            sys.exit("%s step %d: tensor-axis bytes %s with M = %d"
+                     % (path, s["step"], axis["tensor"], m))
     return [s["loss"] for s in steps]
 
 
@@ -76,7 +87,7 @@ def main():
                    "--sample-tokens", "0", "--threads", "1", "--quiet",
                    "--metrics", metrics]
             out = run((mpirun + ["-np", str(nd * m)] if nd * m > 1 else []) + cmd)
-            runs[(stage, nd, m)] = (losses(metrics), out)
+            runs[(stage, nd, m)] = (losses(metrics, m), out)
     ref, _ = runs[(0, 1, 1)]
     failures = []
     for (stage, nd, m), (ls, out) in sorted(runs.items()):
