@@ -129,8 +129,8 @@ TEST_F(DriverTest, MetricsFileSchema) {
     EXPECT_EQ(s["step"].num, i);
     for (const char *k :
          {"loss", "lr", "grad_norm", "ms", "tokens_per_s", "comm_bytes",
-          "peak_bytes", "comm_bytes_micro_measured",
-          "comm_bytes_step_measured"})
+          "peak_bytes", "comm_bytes_micro_measured", "comm_bytes_step_measured",
+          "comm_bytes_axis"})
       EXPECT_TRUE(s.has(k)) << k;
     EXPECT_EQ(s["loss"].kind, JValue::Num);
     EXPECT_GT(s["grad_norm"].num, 0);
@@ -251,6 +251,11 @@ TEST_F(DriverTest, TwoRanksMatchOneRank) {
       EXPECT_EQ(s["comm_bytes"][k].num, 2 * plan["comm_bytes_micro"][k].num +
                                             plan["comm_bytes_step"][k].num)
           << k;
+      // Mesh 2 x 1: every byte is on the data axis.
+      EXPECT_EQ(s["comm_bytes_axis"]["data"][k].num, s["comm_bytes"][k].num)
+          << k;
+      EXPECT_EQ(s["comm_bytes_axis"]["tensor"][k].kind, JValue::Num) << k;
+      EXPECT_EQ(s["comm_bytes_axis"]["tensor"][k].num, 0) << k;
     }
   // Per step: 2 x 262144 + 131072 bytes.
   EXPECT_NE(r2.out.find("comm 0.66 MB"), std::string::npos) << r2.out;

@@ -74,6 +74,20 @@ def traffic_mismatches(config, steps, report):
     return out
 
 
+def check_axis_split(path, steps, m):
+    """The per-axis split of each step's bytes sums to its total, and only a
+    mesh with M > 1 sends on the tensor axis."""
+    for s in steps:
+        axis = s["comm_bytes_axis"]
+        for k, v in s["comm_bytes"].items():
+            if axis["data"][k] + axis["tensor"][k] != v:
+                sys.exit("%s step %d: %s bytes per axis %s do not sum to %d"
+                         % (path, s["step"], k, axis, v))
+        if (sum(axis["tensor"].values()) > 0) != (m > 1):
+            sys.exit("%s step %d: tensor-axis bytes %s with M = %d"
+                     % (path, s["step"], axis["tensor"], m))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -109,6 +123,7 @@ def main():
                    "--metrics", metrics]
             run((mpirun + ["-np", str(nd * m)] if nd * m > 1 else []) + cmd)
             config, steps = records(metrics)
+            check_axis_split(metrics, steps, m)
             runs[(stage, nd, m)] = ([s["loss"] for s in steps], config, steps, report)
     ref = runs[(0, 1, 1)][0]
     failures = []

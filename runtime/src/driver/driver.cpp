@@ -728,8 +728,13 @@ int Driver::run() {
     j.key("comm_bytes_micro_measured").collBytes(micro.bytes);
     j.key("comm_bytes_step_measured").collBytes(opt.bytes);
     // Of them on the tensor axis (zero-report's by-axis plan; 0 at M = 1).
-    j.key("comm_bytes_tensor_micro_measured").collBytes(micro.tensorBytes);
-    j.key("comm_bytes_tensor_step_measured").collBytes(opt.tensorBytes);
+    j.key("comm_bytes_tensor_micro_measured").collBytes(micro.axis[ZRT_AXIS_TENSOR]);
+    j.key("comm_bytes_tensor_step_measured").collBytes(opt.axis[ZRT_AXIS_TENSOR]);
+    // The whole step's bytes per mesh axis (N_d x M; M = 1: all on data).
+    j.key("comm_bytes_axis").open('{');
+    j.key("data").collBytes(total.axis[ZRT_AXIS_DATA]);
+    j.key("tensor").collBytes(total.axis[ZRT_AXIS_TENSOR]);
+    j.close('}');
     j.key("comm_wait_s").num(zrt_comm_wait_seconds() - wait0);
     j.key("peak_bytes").integer(peak);
     j.key("allocations").integer(zrt_heap_allocations() - allocs0);

@@ -3,8 +3,8 @@
 /// \file
 /// Json builds one line of the --metrics file (and of --sample-out);
 /// Snapshot reads the runtime's per-collective byte counters
-/// (zrt_comm_bytes), so that a step line can report its traffic. Internal to
-/// the runtime.
+/// (zrt_comm_bytes, and per mesh axis zrt_comm_axis_bytes), so that a step
+/// line can report its traffic. Internal to the runtime.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -108,26 +108,29 @@ private:
   bool pendingValue_ = false;
 };
 
-/// The runtime's bytes sent per collective kind (zrt_comm_bytes, both mesh
-/// axes) and of them on the tensor axis (zrt_comm_axis_bytes) at one moment.
+/// The runtime's bytes sent per collective kind (zrt_comm_bytes) at one
+/// moment, and the same per mesh axis (zrt_comm_axis_bytes; bytes[k] is
+/// the sum of axis[.][k]).
 struct Snapshot {
   int64_t bytes[ZRT_COLL_NUM_KINDS];
-  int64_t tensorBytes[ZRT_COLL_NUM_KINDS];
+  int64_t axis[ZRT_NUM_AXES][ZRT_COLL_NUM_KINDS];
   static Snapshot take() {
     Snapshot s;
-    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k) {
+    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
       s.bytes[k] = zrt_comm_bytes(k);
-      s.tensorBytes[k] = zrt_comm_axis_bytes(ZRT_AXIS_TENSOR, k);
-    }
+    for (int a = 0; a < ZRT_NUM_AXES; ++a)
+      for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+        s.axis[a][k] = zrt_comm_axis_bytes(a, k);
     return s;
   }
-  /// Per-kind bytes since `earlier`.
+  /// Per-kind (and per-axis) bytes since `earlier`.
   Snapshot since(const Snapshot &earlier) const {
     Snapshot d;
-    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k) {
+    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
       d.bytes[k] = bytes[k] - earlier.bytes[k];
-      d.tensorBytes[k] = tensorBytes[k] - earlier.tensorBytes[k];
-    }
+    for (int a = 0; a < ZRT_NUM_AXES; ++a)
+      for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+        d.axis[a][k] = axis[a][k] - earlier.axis[a][k];
     return d;
   }
   int64_t total() const {
