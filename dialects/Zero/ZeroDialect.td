@@ -52,9 +52,11 @@ def Zero_Dialect : Dialect {
     /// (zrt_adamw_step's out_bf16); the cast prints nothing.
     static constexpr ::llvm::StringLiteral kWrittenByAdamWAttrName =
         "zero.written_by_adamw";
-    /// On a `train.fill 0` into a state (i64 >= 0, zero-fuse-state-runs):
-    /// the fills with one id zero states that lie back to back in their
-    /// arena, as one call over the whole range at the last of them.
+    /// On a `train.fill 0` into a state or a `train.adamw` (i64 >= 0,
+    /// zero-fuse-state-runs): the fills with one id zero states that lie
+    /// back to back in their arena, as one call over the whole range at the
+    /// last of them; the AdamW ops with one id update back-to-back states as
+    /// one call at the first.
     static constexpr ::llvm::StringLiteral kStateRunAttrName =
         "zero.state_run";
   }];

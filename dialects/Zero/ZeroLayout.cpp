@@ -181,16 +181,19 @@ static LogicalResult verifyWrittenByAdamW(Operation *op, Attribute value) {
   return success();
 }
 
-/// zero.state_run: a non-negative i64 on a train.fill of 0.
+/// zero.state_run: a non-negative i64 on a train.fill of 0 or a train.adamw.
 static LogicalResult verifyStateRun(Operation *op, Attribute value) {
   StringRef name = ZeroDialect::kStateRunAttrName;
   auto id = dyn_cast<IntegerAttr>(value);
   if (!id || !id.getType().isInteger(64) || id.getInt() < 0)
     return op->emitOpError("'") << name
                                 << "' must be a non-negative i64 run id";
+  if (isa<train::AdamWOp>(op))
+    return success();
   auto fill = dyn_cast<train::FillOp>(op);
   if (!fill || fill.getValue().convertToDouble() != 0.0)
-    return op->emitOpError("'") << name << "' is only for a train.fill of 0";
+    return op->emitOpError("'")
+           << name << "' is only for a train.fill of 0 or a train.adamw";
   return success();
 }
 

@@ -462,7 +462,8 @@ LogicalResult FunctionPlan::plan() {
   if (failed(adoptFillRuns()))
     return failure();
   decideStateSpans();
-  decideAdamWRuns();
+  if (failed(adoptAdamWRuns()))
+    return failure();
   decideSumSquaresRuns();
 
   for (Operation &op : block) {

@@ -323,7 +323,8 @@ LogicalResult FunctionPlan::adoptFillRuns() {
   std::map<int64_t, SmallVector<Operation *>> marked;
   for (Operation &op : fn.getBody().front())
     if (auto id = op.getAttrOfType<IntegerAttr>(
-            zero::ZeroDialect::kStateRunAttrName))
+            zero::ZeroDialect::kStateRunAttrName);
+        id && isa<train::FillOp>(op))
       marked[id.getInt()].push_back(&op);
   if (marked.empty())
     return success();
@@ -357,8 +358,10 @@ LogicalResult FunctionPlan::adoptFillRuns() {
 /// place. The run's call happens at its first op, so no op before a later
 /// member's own position may read or write that member's states (other than
 /// its own loads). zrt_shard_adamw is bit-identical to zrt_adamw_step per
-/// element, so the numbers do not change.
-void FunctionPlan::decideAdamWRuns() {
+/// element, so the numbers do not change. zero-fuse-state-runs chooses the
+/// runs (`zero.state_run` on the AdamW ops); the plan adopts its marks.
+SmallVector<SmallVector<train::AdamWOp>> FunctionPlan::adamwRunCandidates() {
+  SmallVector<SmallVector<train::AdamWOp>> out;
   struct Member {
     train::AdamWOp op;
     const StateInfo *p, *g, *m, *v, *bf16;
@@ -398,20 +401,10 @@ void FunctionPlan::decideAdamWRuns() {
   };
   auto close = [&](SmallVector<Member> &run) {
     if (run.size() >= 2) {
-      AdamWRun r;
-      for (Member &mb : run) {
-        double wd = mb.op.getWeightDecay().convertToDouble();
-        r.ops.push_back(mb.op);
-        r.offsets.push_back(r.total);
-        r.numels.push_back(mb.p->type.getNumElements());
-        r.decay.push_back(wd != 0.0);
-        if (wd != 0.0)
-          r.weightDecay = wd;
-        r.total += mb.p->type.getNumElements();
-        if (mb.op != run.front().op)
-          adamwInRuns.insert(mb.op);
-      }
-      adamwRuns[run.front().op] = std::move(r);
+      SmallVector<train::AdamWOp> ops;
+      for (Member &mb : run)
+        ops.push_back(mb.op);
+      out.push_back(std::move(ops));
     }
     run.clear();
   };
@@ -468,6 +461,57 @@ void FunctionPlan::decideAdamWRuns() {
     run.push_back(std::move(*mb));
   }
   close(run);
+  return out;
+}
+
+SmallVector<SmallVector<train::AdamWOp>> FunctionPlan::foldableAdamWRuns() {
+  numberOps();
+  decideLoadCopies();
+  decideInPlaceUpdates();
+  decidePackSlots();
+  if (failed(adoptFusedCasts()))
+    return {};
+  decideStateSpans();
+  return adamwRunCandidates();
+}
+
+LogicalResult FunctionPlan::adoptAdamWRuns() {
+  std::map<int64_t, SmallVector<train::AdamWOp>> marked;
+  for (Operation &op : fn.getBody().front())
+    if (auto a = dyn_cast<train::AdamWOp>(op))
+      if (auto id = a->getAttrOfType<IntegerAttr>(
+              zero::ZeroDialect::kStateRunAttrName))
+        marked[id.getInt()].push_back(a);
+  if (marked.empty())
+    return success();
+  SmallVector<SmallVector<train::AdamWOp>> candidates = adamwRunCandidates();
+  for (auto &[id, ops] : marked) {
+    if (!llvm::is_contained(candidates, ops))
+      return ops.front().emitOpError("is marked ")
+             << zero::ZeroDialect::kStateRunAttrName << " = " << id
+             << " with " << ops.size()
+             << " AdamW update(s), which are not a run one call can "
+                "update: consecutive updates in place of states back to back "
+                "in every arena, with the same step, learning rate, clip "
+                "coefficient and hyperparameters (zero-fuse-state-runs "
+                "decides this)";
+    AdamWRun r;
+    for (train::AdamWOp a : ops) {
+      double wd = a.getWeightDecay().convertToDouble();
+      int64_t n = cast<RankedTensorType>(a.getParam().getType()).getNumElements();
+      r.ops.push_back(a);
+      r.offsets.push_back(r.total);
+      r.numels.push_back(n);
+      r.decay.push_back(wd != 0.0);
+      if (wd != 0.0)
+        r.weightDecay = wd;
+      r.total += n;
+      if (a != ops.front())
+        adamwInRuns.insert(a);
+    }
+    adamwRuns[ops.front()] = std::move(r);
+  }
+  return success();
 }
 
 /// One sum of squares over adjacent gradient states (sumSquaresRuns): the

@@ -299,6 +299,12 @@ public:
   /// `zero.state_run`), each in program order. After
   /// ModulePlan::analyzeStates(); call it instead of plan().
   SmallVector<SmallVector<train::FillOp>> foldableFillRuns();
+  /// The runs of AdamW updates of adjacent states that one call can do
+  /// (zero-fuse-state-runs marks them `zero.state_run`), in program order.
+  /// Honours the `zero.written_by_adamw` marks (run train-fuse-adamw-cast
+  /// first); empty if one of them is invalid (plan() reports it). After
+  /// ModulePlan::analyzeStates(); call it instead of plan().
+  SmallVector<SmallVector<train::AdamWOp>> foldableAdamWRuns();
   /// Bytes of the activation / temporary arena this function needs.
   int64_t arenaExtent(int mem) const { return bump[mem]; }
   /// Sum of the sizes of its blocks in `mem` (no reuse).
@@ -334,7 +340,15 @@ protected:
   /// Adopts the fills marked `zero.state_run` (fillRuns, fillsInRuns); a
   /// marked group that is not a run is an error.
   LogicalResult adoptFillRuns();
-  void decideAdamWRuns();
+  /// Every maximal run of two or more consecutive train.adamw updates,
+  /// each in place, of states back to back in every arena (the fused bf16
+  /// copies too), with one step, learning rate, clip coefficient and
+  /// hyperparameters, and no other access of a member's states between the
+  /// run's first op and its own. After decideStateSpans.
+  SmallVector<SmallVector<train::AdamWOp>> adamwRunCandidates();
+  /// Adopts the AdamW ops marked `zero.state_run` (adamwRuns,
+  /// adamwInRuns); a marked group that is not a run is an error.
+  LogicalResult adoptAdamWRuns();
   void decideSumSquaresRuns();
   void decideStateSpans();
   const StateInfo *loadedState(Value v);

@@ -307,7 +307,8 @@ def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
     state), one call can zero the whole range — PyTorch's `zero_grad` over a
     flat gradient buffer; GPT-2 at stage 0: 148 calls become 1. This pass
     marks the fills of each such run with `zero.state_run = <id>` (an i64,
-    one id per run and function, verified on a `train.fill` of 0); the plan
+    one id per run and function, verified on a `train.fill` of 0 or a
+    `train.adamw`); the plan
     and the lowering follow the marks (one `zrt_fill` over the run's bytes
     at the last fill of the run, the other fills print nothing) and reject a
     marked group that is not a run.
@@ -316,8 +317,19 @@ def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
     use is the store, with no access of the state in between), of states
     with one element type that lie back to back in one arena, with no
     other read or write of a state between its own fill and the run's last
-    fill (the zeroing moves there). AdamW and sum-of-squares runs over
-    adjacent states are still decided by the plan (lib/Analysis).
+    fill (the zeroing moves there).
+
+    Likewise multi-tensor AdamW (PyTorch's fused AdamW, DeepSpeed's flat
+    optimizer buffers; GPT-2 at stage 0: 148 calls become 1): consecutive
+    `train.adamw` ops, each updating its states in place, whose parameter
+    or master weights, gradient, moments and fused bf16 copy (the
+    `zero.written_by_adamw` marks: run `train-fuse-adamw-cast` first) each
+    start where the previous op's end, with the same step, learning rate,
+    clip coefficient and hyperparameters (weight decay W or 0 per tensor),
+    and no other access of a member's states between the run's first op and
+    its own, are marked as one run: one `zrt_shard_adamw` call at the first,
+    bit-identical per element. Sum-of-squares runs over adjacent gradients
+    are still decided by the plan (lib/Analysis).
 
     Needs the state layout (`zero-layout-states`; the pipeline runs it
     right after); functions whose buffers are assigned already, or whose
@@ -326,7 +338,9 @@ def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zero::ZeroDialect"];
   let statistics = [
     Statistic<"numFillRuns", "fill-runs", "Runs of zero fills marked">,
-    Statistic<"numFills", "fills", "Zero fills in marked runs">
+    Statistic<"numFills", "fills", "Zero fills in marked runs">,
+    Statistic<"numAdamWRuns", "adamw-runs", "Runs of AdamW updates marked">,
+    Statistic<"numAdamW", "adamw-updates", "AdamW updates in marked runs">
   ];
 }
 

@@ -2,9 +2,11 @@
 ///
 /// \file
 /// Marks the runs of zero fills into back-to-back states that one call
-/// zeroes (`zero.state_run`; see ZeroPasses.td). The criteria are the step
-/// plan's (zero::plan::FunctionPlan::fillRunCandidates, lib/Analysis),
-/// which the lowering checks again for every marked run.
+/// zeroes, and of AdamW updates of back-to-back states that one call
+/// updates (`zero.state_run`; see ZeroPasses.td). The criteria are the step
+/// plan's (zero::plan::FunctionPlan::fillRunCandidates and
+/// adamwRunCandidates, lib/Analysis), which the lowering checks again for
+/// every marked run.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -39,17 +41,30 @@ struct ZeroFuseStateRunsPass
           fn->hasAttr(kArenaBytesAttr))
         continue;
       bool marked = false;
-      fn.walk([&](train::FillOp f) { marked |= f->hasAttr(name); });
+      fn.walk([&](Operation *op) { marked |= op->hasAttr(name); });
       if (marked)
         continue;
-      FunctionPlan fp(mp, fn, Role::OptimizerStep);
       int64_t id = 0;
-      for (const SmallVector<train::FillOp> &run : fp.foldableFillRuns()) {
-        IntegerAttr attr = IntegerAttr::get(IntegerType::get(&getContext(), 64), id++);
-        for (train::FillOp f : run)
-          f->setAttr(name, attr);
+      auto mark = [&](ArrayRef<Operation *> run) {
+        IntegerAttr attr =
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), id++);
+        for (Operation *op : run)
+          op->setAttr(name, attr);
+      };
+      FunctionPlan fills(mp, fn, Role::OptimizerStep);
+      for (const SmallVector<train::FillOp> &run : fills.foldableFillRuns()) {
+        mark(llvm::to_vector(llvm::map_range(
+            run, [](train::FillOp f) -> Operation * { return f; })));
         ++numFillRuns;
         numFills += run.size();
+      }
+      FunctionPlan updates(mp, fn, Role::OptimizerStep);
+      for (const SmallVector<train::AdamWOp> &run :
+           updates.foldableAdamWRuns()) {
+        mark(llvm::to_vector(llvm::map_range(
+            run, [](train::AdamWOp a) -> Operation * { return a; })));
+        ++numAdamWRuns;
+        numAdamW += run.size();
       }
     }
   }

@@ -3,7 +3,7 @@
 // zero.state_run is verified where it sits.
 
 func.func @not_a_fill(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error@+1 {{'train.add' op 'zero.state_run' is only for a train.fill of 0}}
+  // expected-error@+1 {{'train.add' op 'zero.state_run' is only for a train.fill of 0 or a train.adamw}}
   %y = train.add %x, %x {zero.state_run = 0 : i64} : tensor<2xf32>
   return %y : tensor<2xf32>
 }
@@ -11,7 +11,7 @@ func.func @not_a_fill(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 func.func @nonzero() -> tensor<2xf32> {
-  // expected-error@+1 {{'train.fill' op 'zero.state_run' is only for a train.fill of 0}}
+  // expected-error@+1 {{'train.fill' op 'zero.state_run' is only for a train.fill of 0 or a train.adamw}}
   %y = train.fill 1.000000e+00 {zero.state_run = 0 : i64} : tensor<2xf32>
   return %y : tensor<2xf32>
 }
