@@ -181,19 +181,22 @@ static LogicalResult verifyWrittenByAdamW(Operation *op, Attribute value) {
   return success();
 }
 
-/// zero.state_run: a non-negative i64 on a train.fill of 0 or a train.adamw.
+/// zero.state_run: a non-negative i64 on a train.fill of 0, a train.adamw,
+/// a train.sum_squares or a train.add.
 static LogicalResult verifyStateRun(Operation *op, Attribute value) {
   StringRef name = ZeroDialect::kStateRunAttrName;
   auto id = dyn_cast<IntegerAttr>(value);
   if (!id || !id.getType().isInteger(64) || id.getInt() < 0)
     return op->emitOpError("'") << name
                                 << "' must be a non-negative i64 run id";
-  if (isa<train::AdamWOp>(op))
+  if (isa<train::AdamWOp, train::SumSquaresOp, train::AddOp>(op))
     return success();
   auto fill = dyn_cast<train::FillOp>(op);
   if (!fill || fill.getValue().convertToDouble() != 0.0)
     return op->emitOpError("'")
-           << name << "' is only for a train.fill of 0 or a train.adamw";
+           << name
+           << "' is only for a train.fill of 0, a train.adamw, or the "
+              "train.sum_squares and train.add of a gradient-norm chain";
   return success();
 }
 

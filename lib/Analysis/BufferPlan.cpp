@@ -464,7 +464,8 @@ LogicalResult FunctionPlan::plan() {
   decideStateSpans();
   if (failed(adoptAdamWRuns()))
     return failure();
-  decideSumSquaresRuns();
+  if (failed(adoptSumSquaresRuns()))
+    return failure();
 
   for (Operation &op : block) {
     for (Value v : op.getResults())

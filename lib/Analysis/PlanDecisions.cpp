@@ -520,12 +520,15 @@ LogicalResult FunctionPlan::adoptAdamWRuns() {
 /// all of them (in double, as each call does) instead. The result differs
 /// from the chain only in f32 rounding (it is the more accurate one). The
 /// call happens at the chain's last add: no gradient of the chain may be
-/// written between its own sum and there.
-void FunctionPlan::decideSumSquaresRuns() {
+/// written between its own sum and there. zero-fuse-state-runs chooses the
+/// chains (`zero.state_run` on their sums and adds); the plan adopts them.
+SmallVector<FunctionPlan::SumSquaresCandidate>
+FunctionPlan::sumSquaresCandidates() {
+  SmallVector<SumSquaresCandidate> out;
   // Only the gradient norm (the optimizer step): elsewhere (a loss with a
   // penalty) the f32 result must stay the IR's.
   if (role != Role::OptimizerStep)
-    return;
+    return out;
   // A chain value -> its first input, last state, elements, the value it
   // adds the chain's sum to (base: null when the chain starts with two
   // sums), its sum_squares and add ops, and the states it reads.
@@ -609,13 +612,63 @@ void FunctionPlan::decideSumSquaresRuns() {
                              /*reads=*/false, /*writes=*/true);
     if (!ok)
       continue;
-    sumSquaresRuns[add] = {c.first, c.total, c.base};
-    if (c.base)
-      extendedLife[c.base] = std::max(extendedLife.lookup_or(c.base, -1), to);
-    for (Operation *op : c.ops)
-      if (op != add)
+    SumSquaresCandidate cand{add, {c.first, c.total, c.base}, c.ops, to};
+    llvm::sort(cand.ops, [&](Operation *x, Operation *y) {
+      return pos.lookup(x) < pos.lookup(y);
+    });
+    out.push_back(std::move(cand));
+  }
+  return out;
+}
+
+SmallVector<SmallVector<Operation *>> FunctionPlan::foldableSumSquaresRuns() {
+  numberOps();
+  decideLoadCopies();
+  decideInPlaceUpdates();
+  decidePackSlots();
+  if (failed(adoptFusedCasts()))
+    return {};
+  decideStateSpans();
+  SmallVector<SmallVector<Operation *>> out;
+  for (SumSquaresCandidate &c : sumSquaresCandidates())
+    out.push_back(std::move(c.ops));
+  return out;
+}
+
+LogicalResult FunctionPlan::adoptSumSquaresRuns() {
+  std::map<int64_t, SmallVector<Operation *>> marked;
+  for (Operation &op : fn.getBody().front())
+    if (auto id = op.getAttrOfType<IntegerAttr>(
+            zero::ZeroDialect::kStateRunAttrName);
+        id && isa<train::SumSquaresOp, train::AddOp>(op))
+      marked[id.getInt()].push_back(&op);
+  if (marked.empty())
+    return success();
+  SmallVector<SumSquaresCandidate> candidates = sumSquaresCandidates();
+  for (auto &[id, ops] : marked) {
+    const SumSquaresCandidate *match = nullptr;
+    for (const SumSquaresCandidate &c : candidates)
+      if (c.ops == ops)
+        match = &c;
+    if (!match)
+      return ops.front()->emitOpError("is marked ")
+             << zero::ZeroDialect::kStateRunAttrName << " = " << id
+             << " with " << ops.size()
+             << " op(s), which are not a sum of squares one call can do: a "
+                "chain of train.add over train.sum_squares of gradients back "
+                "to back in one arena, in @optimizer_step, none written "
+                "before the chain's last add (zero-fuse-state-runs decides "
+                "this)";
+    const SumSquaresRun &r = match->run;
+    sumSquaresRuns[match->last] = r;
+    if (r.base)
+      extendedLife[r.base] =
+          std::max(extendedLife.lookup_or(r.base, -1), match->to);
+    for (Operation *op : ops)
+      if (op != match->last)
         inSumSquaresRuns.insert(op);
   }
+  return success();
 }
 
 /// Flat buffers that are state spans (stateSpans). A zero.pack whose

@@ -305,6 +305,10 @@ public:
   /// first); empty if one of them is invalid (plan() reports it). After
   /// ModulePlan::analyzeStates(); call it instead of plan().
   SmallVector<SmallVector<train::AdamWOp>> foldableAdamWRuns();
+  /// The chains of sums of squares over adjacent gradients one call can do
+  /// (zero-fuse-state-runs marks their sums and adds `zero.state_run`); only
+  /// in the optimizer step (the role). As foldableAdamWRuns otherwise.
+  SmallVector<SmallVector<Operation *>> foldableSumSquaresRuns();
   /// Bytes of the activation / temporary arena this function needs.
   int64_t arenaExtent(int mem) const { return bump[mem]; }
   /// Sum of the sizes of its blocks in `mem` (no reuse).
@@ -349,7 +353,28 @@ protected:
   /// Adopts the AdamW ops marked `zero.state_run` (adamwRuns,
   /// adamwInRuns); a marked group that is not a run is an error.
   LogicalResult adoptAdamWRuns();
-  void decideSumSquaresRuns();
+  struct SumSquaresRun {
+    Value first;     ///< The first state's value (its pointer starts the range).
+    int64_t total;   ///< Elements of the range.
+    Value base;      ///< Added to the sum (null: none).
+  };
+  /// A chain of sums of squares one call can do (sumSquaresCandidates).
+  struct SumSquaresCandidate {
+    Operation *last;               ///< The chain's last add: the call.
+    SumSquaresRun run;
+    SmallVector<Operation *> ops;  ///< Its sums and adds, program order.
+    int64_t to;                    ///< pos(last): where the base is read.
+  };
+
+  /// Every maximal chain add(...add(x, sum_squares(a))..., sum_squares(z))
+  /// over gradients back to back in one arena, in the optimizer step, with
+  /// none of them written between its own sum and the last add. After
+  /// decideStateSpans.
+  SmallVector<SumSquaresCandidate> sumSquaresCandidates();
+  /// Adopts the sums and adds marked `zero.state_run` (sumSquaresRuns,
+  /// inSumSquaresRuns, extendedLife); a marked group that is not a chain is
+  /// an error.
+  LogicalResult adoptSumSquaresRuns();
   void decideStateSpans();
   const StateInfo *loadedState(Value v);
   const StateInfo *stateAt(Value v);
@@ -425,11 +450,6 @@ protected:
   /// add(...add(x, sum_squares(a))..., sum_squares(z)) whose a..z are
   /// adjacent states (x another such sum, or any value) emits one sum of
   /// squares over the range (and adds x), the rest of the chain nothing.
-  struct SumSquaresRun {
-    Value first;     ///< The first state's value (its pointer starts the range).
-    int64_t total;   ///< Elements of the range.
-    Value base;      ///< Added to the sum (null: none).
-  };
   DenseMap<Operation *, SumSquaresRun> sumSquaresRuns;
   /// Values read later than their uses in the IR say (a sum-of-squares
   /// chain's base, read at the chain's last add) -> that position.

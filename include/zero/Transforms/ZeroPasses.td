@@ -307,8 +307,8 @@ def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
     state), one call can zero the whole range — PyTorch's `zero_grad` over a
     flat gradient buffer; GPT-2 at stage 0: 148 calls become 1. This pass
     marks the fills of each such run with `zero.state_run = <id>` (an i64,
-    one id per run and function, verified on a `train.fill` of 0 or a
-    `train.adamw`); the plan
+    one id per run and function, verified on a `train.fill` of 0, a
+    `train.adamw`, a `train.sum_squares` or a `train.add`); the plan
     and the lowering follow the marks (one `zrt_fill` over the run's bytes
     at the last fill of the run, the other fills print nothing) and reject a
     marked group that is not a run.
@@ -328,8 +328,12 @@ def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
     clip coefficient and hyperparameters (weight decay W or 0 per tensor),
     and no other access of a member's states between the run's first op and
     its own, are marked as one run: one `zrt_shard_adamw` call at the first,
-    bit-identical per element. Sum-of-squares runs over adjacent gradients
-    are still decided by the plan (lib/Analysis).
+    bit-identical per element. And the gradient norm of @optimizer_step:
+    a chain `add(...add(x, sum_squares(a))..., sum_squares(z))` over
+    gradients back to back in one arena, none written between its own sum
+    and the chain's last add, is marked (its sums and adds) as one sum of
+    squares over the whole range at the last add (in double, as each call
+    sums; the more accurate f32 result).
 
     Needs the state layout (`zero-layout-states`; the pipeline runs it
     right after); functions whose buffers are assigned already, or whose
@@ -340,7 +344,8 @@ def ZeroFuseStateRuns : Pass<"zero-fuse-state-runs", "::mlir::ModuleOp"> {
     Statistic<"numFillRuns", "fill-runs", "Runs of zero fills marked">,
     Statistic<"numFills", "fills", "Zero fills in marked runs">,
     Statistic<"numAdamWRuns", "adamw-runs", "Runs of AdamW updates marked">,
-    Statistic<"numAdamW", "adamw-updates", "AdamW updates in marked runs">
+    Statistic<"numAdamW", "adamw-updates", "AdamW updates in marked runs">,
+    Statistic<"numSumSquaresRuns", "sum-squares-runs", "Gradient-norm chains marked">
   ];
 }
 

@@ -2,10 +2,11 @@
 ///
 /// \file
 /// Marks the runs of zero fills into back-to-back states that one call
-/// zeroes, and of AdamW updates of back-to-back states that one call
-/// updates (`zero.state_run`; see ZeroPasses.td). The criteria are the step
-/// plan's (zero::plan::FunctionPlan::fillRunCandidates and
-/// adamwRunCandidates, lib/Analysis), which the lowering checks again for
+/// zeroes, of AdamW updates of back-to-back states that one call updates,
+/// and of gradient-norm sums over back-to-back gradients that one call sums
+/// (`zero.state_run`; see ZeroPasses.td). The criteria are the step plan's
+/// (zero::plan::FunctionPlan::fillRunCandidates, adamwRunCandidates and
+/// sumSquaresCandidates, lib/Analysis), which the lowering checks again for
 /// every marked run.
 ///
 //===----------------------------------------------------------------------===//
@@ -65,6 +66,15 @@ struct ZeroFuseStateRunsPass
             run, [](train::AdamWOp a) -> Operation * { return a; })));
         ++numAdamWRuns;
         numAdamW += run.size();
+      }
+      // Sums of squares only in the gradient norm (the optimizer step).
+      FunctionPlan norms(mp, fn,
+                         fn.getSymName() == "optimizer_step"
+                             ? Role::OptimizerStep
+                             : Role::ForwardBackward);
+      for (const SmallVector<Operation *> &run : norms.foldableSumSquaresRuns()) {
+        mark(run);
+        ++numSumSquaresRuns;
       }
     }
   }

@@ -3,15 +3,15 @@
 // zero.state_run is verified where it sits.
 
 func.func @not_a_fill(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error@+1 {{'train.add' op 'zero.state_run' is only for a train.fill of 0 or a train.adamw}}
-  %y = train.add %x, %x {zero.state_run = 0 : i64} : tensor<2xf32>
+  // expected-error@+1 {{'train.mul' op 'zero.state_run' is only for a train.fill of 0, a train.adamw, or the train.sum_squares and train.add of a gradient-norm chain}}
+  %y = train.mul %x, %x {zero.state_run = 0 : i64} : tensor<2xf32>
   return %y : tensor<2xf32>
 }
 
 // -----
 
 func.func @nonzero() -> tensor<2xf32> {
-  // expected-error@+1 {{'train.fill' op 'zero.state_run' is only for a train.fill of 0 or a train.adamw}}
+  // expected-error@+1 {{'train.fill' op 'zero.state_run' is only for a train.fill of 0, a train.adamw, or the train.sum_squares and train.add of a gradient-norm chain}}
   %y = train.fill 1.000000e+00 {zero.state_run = 0 : i64} : tensor<2xf32>
   return %y : tensor<2xf32>
 }

@@ -117,8 +117,17 @@ module {
 // Multi-tensor AdamW at stage 0: @w, @b and @v (32 elements each, every
 // state back to back in its arena, the bf16 copies folded by
 // train-fuse-adamw-cast) are one run; @d's master weights are read between
-// the run's start and its own update, so @d stays alone.
+// the run's start and its own update, so @d stays alone. The gradient
+// norm's chain over the four back-to-back gradients (four sums, three adds)
+// is one sum of squares, its own id.
 // CHECK-LABEL: func.func @optimizer_step
+// CHECK: train.sum_squares %{{.*}} {zero.state_run = [[S:[0-9]+]] : i64} : tensor<32xbf16>
+// CHECK: train.sum_squares %{{.*}} {zero.state_run = [[S]] : i64} : tensor<32xbf16>
+// CHECK: train.add %{{.*}} {zero.state_run = [[S]] : i64} : tensor<f32>
+// CHECK: train.sum_squares %{{.*}} {zero.state_run = [[S]] : i64} : tensor<32xbf16>
+// CHECK: train.add %{{.*}} {zero.state_run = [[S]] : i64} : tensor<f32>
+// CHECK: train.sum_squares %{{.*}} {zero.state_run = [[S]] : i64} : tensor<32xbf16>
+// CHECK: train.add %{{.*}} {zero.state_run = [[S]] : i64} : tensor<f32>
 // CHECK: train.adamw {{.*}} weight_decay(1.000000e-02) {zero.state_run = [[R:[0-9]+]] : i64} : tensor<32xf32>, tensor<32xbf16>
 // CHECK: train.adamw {{.*}} weight_decay(0.000000e+00) {zero.state_run = [[R]] : i64} : tensor<32xf32>, tensor<32xbf16>
 // CHECK: train.adamw {{.*}} weight_decay(1.000000e-02) {zero.state_run = [[R]] : i64} : tensor<32xf32>, tensor<32xbf16>
