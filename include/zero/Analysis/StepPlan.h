@@ -40,6 +40,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <map>
 
 #include <optional>
 #include <string>
@@ -321,6 +322,13 @@ protected:
   void decidePackSlots();
   /// Numbers the ops of the body (`pos`, `seedPos`).
   void numberOps();
+  /// The decisions the run criteria depend on (what plan() does before
+  /// the runs), for the foldable*Runs queries; fails on an invalid fused
+  /// cast mark.
+  LogicalResult planBeforeRuns();
+  /// The ops of `kind` marked `zero.state_run`, by run id, in program order.
+  std::map<int64_t, SmallVector<Operation *>>
+  markedRuns(function_ref<bool(Operation *)> kind);
   /// Whether `cast` (a user of `adamw`'s new parameter) can be written by
   /// the AdamW call: f32 -> bf16 into a state it is computed in (store
   /// forwarding), with no other access of that state in between and no
