@@ -434,17 +434,26 @@ def Zero_UnpackOp : Zero_Op<"unpack", [Pure,
 def Zero_LocalShardOp : Zero_Op<"local_shard", [Pure]> {
   let summary = "This rank's slice of a flat buffer, with no communication";
   let description = [{
-    Elements [r·n, (r+1)·n) of the input of n × world_size elements, r the
-    rank.
+    Elements [r·n, (r+1)·n) of the input of n × world_size elements, r this
+    rank's index on mesh axis `axis` (`#zero.mesh`): `data`, the default
+    and not printed, or `tensor`; `world_size` is that axis's size. The
+    result is a copy, so the input may die while the slice lives on
+    (`train-checkpoint`'s `partition=tensor` keeps a block-input checkpoint
+    this way, ZeRO-R's P_a; `zero-partition` takes the data rank's master
+    weights so).
 
     Example:
     ```mlir
     %s = zero.local_shard %flat world_size(4) : tensor<4160xf32> -> tensor<1040xf32>
+    %t = zero.local_shard %act world_size(2) axis(<tensor>) : tensor<256xf32> -> tensor<128xf32>
     ```
   }];
-  let arguments = (ins Zero_FlatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let arguments = (ins Zero_FlatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$world_size,
+                       DefaultValuedAttr<Zero_MeshAxisAttr, "::mlir::zero::MeshAxis::data">:$axis);
   let results = (outs Zero_FlatTensor:$result);
-  let assemblyFormat = "$input `world_size` `(` $world_size `)` attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input `world_size` `(` $world_size `)` (`axis` `(` $axis^ `)`)? attr-dict `:` type($input) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

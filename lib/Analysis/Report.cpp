@@ -164,6 +164,26 @@ int64_t mlir::zero::savedActivationBytes(func::FuncOp fn) {
   return bytes;
 }
 
+static int64_t bytesOfTensor(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+}
+
+void mlir::zero::countCheckpointSlices(func::FuncOp fn, StepReport &report) {
+  fn.walk([&](LocalShardOp slice) {
+    if (!slice->hasAttr(kCheckpointSliceAttr))
+      return;
+    ++report.checkpointSlices;
+    report.checkpointSliceBytes += bytesOfTensor(slice.getResult());
+    // The whole checkpoint: the flat input, or its first part when
+    // train-checkpoint padded it (zero.concat with zeros).
+    Value whole = slice.getInput();
+    if (auto concat = whole.getDefiningOp<ConcatOp>())
+      whole = concat.getInputs().front();
+    report.checkpointWholeBytes += bytesOfTensor(whole);
+  });
+}
+
 FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   StepReport report;
   if (auto ws = module->getAttrOfType<IntegerAttr>(kWorldSizeAttr))
@@ -230,8 +250,12 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   }
 
   report.modelFlopsMicro = modelFlopsPerMicroBatch(module);
-  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward"))
+  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
     report.activationBytes = savedActivationBytes(fb);
+    countCheckpointSlices(fb, report);
+  }
+  report.checkpointOffloadHost =
+      module->hasAttr(kCheckpointOffloadAttr);
   if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
     FunctionTraffic t = countCollectives(fb);
     report.axisCommBytesMicro = t.bytes;
@@ -353,6 +377,20 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << llvm::format("  %-16s", "activations");
   printBytes(os, r.activationBytes);
   os << "\n";
+  if (r.checkpointSlices) {
+    // ZeRO-R's P_a: what the block inputs take with and without it.
+    os << llvm::format("  %-16s", "(of it P_a)");
+    printBytes(os, r.checkpointSliceBytes);
+    os << llvm::format("  (%lld block-input checkpoints, 1/%lld each per "
+                       "tensor rank)\n",
+                       (long long)r.checkpointSlices, (long long)r.tensorSize);
+    os << llvm::format("  %-16s", "without P_a");
+    printBytes(os, r.checkpointWholeBytes);
+    os << "  (the same checkpoints whole on every tensor rank)\n";
+    if (r.checkpointOffloadHost)
+      os << "  P_a+cpu (offload=host): the CPU backend's arenas are host "
+            "memory, so the slices stay where they are (no copy)\n";
+  }
   if (r.plannedActivationBytes >= 0) {
     os << "planned arenas (zero-buffer-assign, max over the functions):\n";
     os << llvm::format("  %-16s", "activations");
@@ -443,6 +481,10 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
       {"state_bytes_total", r.totalStateBytes()},
       {"padding_bytes", r.paddingBytes},
       {"activation_bytes", r.activationBytes},
+      {"checkpoint_slices", r.checkpointSlices},
+      {"checkpoint_slice_bytes", r.checkpointSliceBytes},
+      {"checkpoint_whole_bytes", r.checkpointWholeBytes},
+      {"checkpoint_offload_host", r.checkpointOffloadHost},
       {"comm_bytes_per_micro_batch", std::move(micro)},
       {"comm_bytes_per_optimizer_step", std::move(step)},
       {"comm_elements_per_step", r.commElementsMicro * k + r.commElementsStep},

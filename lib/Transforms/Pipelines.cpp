@@ -28,6 +28,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
   if (options.checkpoint != "none") {
     TrainCheckpointOptions checkpoint;
     checkpoint.policy = options.checkpoint;
+    checkpoint.partition = options.checkpointPartition;
+    checkpoint.offload = options.checkpointOffload;
     pm.addPass(createTrainCheckpoint(checkpoint));
   }
   if (options.fuseEpilogues)

@@ -96,12 +96,20 @@ def main():
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--stages", default="0,3")
     ap.add_argument("--model", default="gpt", choices=["gpt", "llama", "qwen3"])
+    ap.add_argument("--meshes", default="1x2,2x2",
+                    help="N_dxM meshes to compare with 1x1")
+    ap.add_argument("--tp-flags", default="",
+                    help="zero-compile flags of the M > 1 runs only (e.g. "
+                         "P_a: --checkpoint=block --checkpoint-partition="
+                         "tensor); the 1x1 reference is compiled without")
     args = ap.parse_args()
+    meshes = [(1, 1)] + [tuple(int(x) for x in m.split("x"))
+                         for m in args.meshes.split(",")]
     os.makedirs(args.work, exist_ok=True)
     mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
     zc = os.path.join(args.bin, "zero-compile")
     runs = {}
-    for nd, m in [(1, 1), (1, 2), (2, 2)]:
+    for nd, m in meshes:
         model = os.path.join(args.work, "%s_b%d.mlir" % (args.model, 8 // nd))
         run([os.path.join(args.bin, "zero-model")] + MODELS[args.model] +
             ["--batch", str(8 // nd), "-o", model])
@@ -111,6 +119,8 @@ def main():
             exe = os.path.join(args.work, "%s_s%d_%dx%d" % (args.model, stage, nd, m))
             compile_cmd = [zc, model, "--stage=%d" % stage,
                            "--world-size=%d" % (nd * m), "--tensor-parallel=%d" % m]
+            if m > 1:
+                compile_cmd += args.tp_flags.split()
             run(compile_cmd + ["-o", exe])
             # zero-report of the step exactly as it is lowered.
             run(compile_cmd + ["--emit=mlir", "-o", exe + ".mlir"])
@@ -134,11 +144,14 @@ def main():
                             % (stage, nd, m, ls, ref, worst))
         failures += ["stage %d %dx%d %s" % (stage, nd, m, e)
                      for e in traffic_mismatches(config, steps, report)]
-        tensor = report["comm_bytes_per_step_by_axis"]["tensor"]["all_reduce"]
+        tensor = report["comm_bytes_per_step_by_axis"]["tensor"]
         data = sum(report["comm_bytes_per_step_by_axis"]["data"].values())
+        gathers = (", of it all_gather %d B" % tensor["all_gather"]
+                   if tensor["all_gather"] else "")
         print("stage %d N_d=%d M=%d: first loss %.6f last loss %.6f worst rel %.1e, "
-              "per step data axis %d B, tensor axis %d B (measured = plan)"
-              % (stage, nd, m, ls[0], ls[-1], worst, data, tensor))
+              "per step data axis %d B, tensor axis %d B%s (measured = plan)"
+              % (stage, nd, m, ls[0], ls[-1], worst, data, sum(tensor.values()),
+                 gathers))
     if failures:
         sys.exit("\n".join(failures))
     print("all %d runs agree with N=1 within %g and with the per-axis plan"

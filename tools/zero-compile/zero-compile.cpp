@@ -158,6 +158,17 @@ static cl::opt<std::string>
                      cl::value_desc("none|block"),
                      cl::desc("Activation checkpointing: recompute each block "
                               "in the backward (train-checkpoint)"));
+static cl::opt<std::string> checkpointPartition(
+    "checkpoint-partition", cl::init("none"), cl::cat(category),
+    cl::value_desc("none|tensor"),
+    cl::desc("With --checkpoint=block and --tensor-parallel=M: keep 1/M of "
+             "each block input per tensor rank, all-gathered before its "
+             "recomputation (ZeRO-R's P_a)"));
+static cl::opt<std::string> checkpointOffload(
+    "checkpoint-offload", cl::init("none"), cl::cat(category),
+    cl::value_desc("none|host"),
+    cl::desc("With --checkpoint-partition=tensor: P_a's slices in host "
+             "memory (P_a+cpu; on the CPU backend they are already)"));
 
 // train-fuse-epilogues.
 static cl::opt<bool> fuseEpilogues(
@@ -260,9 +271,11 @@ static LogicalResult checkAgainstInput(ModuleOp module, bool hasStep,
           " cannot change it; drop the flag, or compile the forward graph");
     return failure();
   };
-  if (hasStep && checkpointPolicy.getNumOccurrences())
-    return refuse("--checkpoint", "already has @forward_backward (train-"
-                                  "autodiff ran)");
+  for (cl::opt<std::string> *opt :
+       {&checkpointPolicy, &checkpointPartition, &checkpointOffload})
+    if (hasStep && opt->getNumOccurrences())
+      return refuse("--" + opt->ArgStr.str(),
+                    "already has @forward_backward (train-autodiff ran)");
   if (hasOptimizer)
     for (cl::opt<std::string> *opt : {&precision, &maxGradNorm, &weightDecay,
                                       &beta1, &beta2, &eps, &decayMinRank})
@@ -517,6 +530,18 @@ int main(int argc, char **argv) {
     return error("--tensor-parallel=" + std::to_string(tensorParallel) +
                  " must be at least 1 and divide --world-size=" +
                  std::to_string(worldSize));
+  if (checkpointPartition.getNumOccurrences() &&
+      checkpointPartition != "none") {
+    if (checkpointPolicy != "block")
+      return error("--checkpoint-partition=" + checkpointPartition +
+                   " partitions the checkpoints of --checkpoint=block; add "
+                   "it");
+    if (checkpointPartition == "tensor" && tensorParallel < 2)
+      return error("--checkpoint-partition=tensor keeps 1/M of each "
+                   "checkpoint on each of M tensor ranks; it needs "
+                   "--tensor-parallel=M with M > 1 (got " +
+                   std::to_string(tensorParallel) + ")");
+  }
   if (tensorParallel > 1 && target == "cuda")
     return error("--tensor-parallel=" + std::to_string(tensorParallel) +
                  ": the CUDA backend has no tensor axis yet (CPU only)");
@@ -605,8 +630,11 @@ int main(int argc, char **argv) {
     add("tensor-parallel=" + std::to_string(tensorParallel));
   }
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
-  if (!hasStep)
+  if (!hasStep)  {
     add("checkpoint=" + checkpointPolicy);
+    add("checkpoint-partition=" + checkpointPartition);
+    add("checkpoint-offload=" + checkpointOffload);
+  }
   add(std::string("fuse-epilogues=") + (fuseEpilogues ? "true" : "false"));
   add(std::string("fuse-layer-norm=") + (fuseLayerNorm ? "true" : "false"));
   add(std::string("fuse-cross-entropy=") +

@@ -90,6 +90,14 @@ struct StepReport {
   /// @forward_backward computes before the loss seed and reads after it
   /// (what the backward keeps alive; activation checkpointing shrinks it).
   int64_t activationBytes = 0;
+  /// ZeRO-R's P_a (train-checkpoint partition=tensor): the number of
+  /// block-input checkpoints kept as 1/M slices, the bytes of those slices
+  /// (part of activationBytes) and the bytes the whole checkpoints would
+  /// take without P_a (unpadded), one micro-batch.
+  int64_t checkpointSlices = 0, checkpointSliceBytes = 0,
+          checkpointWholeBytes = 0;
+  /// P_a+cpu (offload=host) was asked for.
+  bool checkpointOffloadHost = false;
   /// The arenas zero-buffer-assign plans (max over the step's functions):
   /// activations (what the backward keeps, each block live across the loss
   /// seed) and temporaries (everything else, reused by liveness). -1 when
@@ -129,6 +137,11 @@ struct StepReport {
 /// reads after it (parameter loads and the returned loss excluded); 0 when
 /// it has no seed.
 int64_t savedActivationBytes(func::FuncOp fn);
+
+/// P_a's slices in `fn` (zero.local_shard marked zero.checkpoint_slice):
+/// adds their count, their bytes and the whole checkpoints' unpadded bytes
+/// to `report`.
+void countCheckpointSlices(func::FuncOp fn, StepReport &report);
 
 /// Analyses `module`. Fails (with a diagnostic) on IR it cannot account
 /// for, e.g. a collective whose size does not fit 64 bits.

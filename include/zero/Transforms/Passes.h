@@ -40,6 +40,16 @@ namespace mlir::zero {
 /// the backward sweep: ops after it in the step function are backward ops.
 inline constexpr llvm::StringLiteral kLossSeedAttr = "train.loss_seed";
 
+/// Unit attribute train-checkpoint's `partition=tensor` (ZeRO-R's P_a)
+/// puts on each `zero.local_shard` that keeps a 1/M slice of a block-input
+/// checkpoint; zero-report counts those slices (and their whole size).
+inline constexpr llvm::StringLiteral kCheckpointSliceAttr =
+    "zero.checkpoint_slice";
+/// Module attribute (a string, "host") of train-checkpoint's
+/// `offload=host` (P_a+cpu): the slices belong in host memory.
+inline constexpr llvm::StringLiteral kCheckpointOffloadAttr =
+    "zero.checkpoint_offload";
+
 /// Module attributes zero-partition sets: the world size and ZeRO stage the
 /// step was partitioned for.
 inline constexpr llvm::StringLiteral kWorldSizeAttr = "zero.world_size";

@@ -33,6 +33,12 @@ struct TrainingPipelineOptions
   Option<std::string> checkpoint{
       *this, "checkpoint", llvm::cl::init("none"),
       llvm::cl::desc("train-checkpoint policy: none or block")};
+  Option<std::string> checkpointPartition{
+      *this, "checkpoint-partition", llvm::cl::init("none"),
+      llvm::cl::desc("train-checkpoint partition: none or tensor (P_a)")};
+  Option<std::string> checkpointOffload{
+      *this, "checkpoint-offload", llvm::cl::init("none"),
+      llvm::cl::desc("train-checkpoint offload: none or host (P_a+cpu)")};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues", llvm::cl::init(true),
       llvm::cl::desc("Run train-fuse-epilogues (GELU into its matmuls)")};

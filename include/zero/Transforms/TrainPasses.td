@@ -126,17 +126,58 @@ def TrainCheckpoint : Pass<"train-checkpoint", "::mlir::ModuleOp"> {
     Run it after `train-autodiff` and before `zero-partition` (at stage 3
     the recomputation then gathers its parameters in the backward).
     `policy=none` changes nothing.
+
+    `partition=tensor` is ZeRO-R's partitioned activation checkpointing
+    (P_a; Rajbhandari et al., arXiv 1910.02054, §6.1; DeepSpeed's
+    `partition_activations`). Under tensor parallelism every rank of a
+    tensor group holds the same block inputs; with P_a each keeps a 1/M
+    slice of each one instead (a copy made right after the input is
+    computed, `zero.local_shard ... axis(<tensor>)` marked
+    `zero.checkpoint_slice`), and the M slices are all-gathered over the
+    tensor axis right before the block's recomputation (`zero.all_gather
+    ... axis(<tensor>)`, which `zero-prefetch` starts early like a
+    parameter gather). A checkpoint of S elements is padded with zeros to
+    k·M, k = ceil(S/M) (DeepSpeed asserts M | S instead). A checkpoint
+    is one of the span's operands computed by an earlier forward op from
+    other values (not a parameter load, not a table made from nothing)
+    that no backward op reads before the recomputation. The checkpoint
+    bytes per rank drop from Σ S·b to Σ k·b; each block adds one
+    all-gather of its input (s·h per micro-batch, the paper's §8 cost).
+    It needs `#zero.mesh` with `tensor` ≥ 2 (zero-tensor-parallel first).
+
+    `offload=host` (P_a+cpu, with `partition=tensor`) marks the module
+    `zero.checkpoint_offload = "host"`: the slices belong in host memory.
+    The CPU backend's arenas are host memory already, so it changes
+    nothing there and zero-report says so.
+
+    Example (M = 2, one 2×4×8 block input):
+    ```mlir
+    // forward, after %x is computed:
+    %f = train.reshape %x : tensor<2x4x8xf32> -> tensor<64xf32>
+    %s = zero.local_shard %f world_size(2) axis(<tensor>) {zero.checkpoint_slice} : tensor<64xf32> -> tensor<32xf32>
+    // backward, before the block's recomputation:
+    %g = zero.all_gather %s world_size(2) axis(<tensor>) : tensor<32xf32> -> tensor<64xf32>
+    %x2 = train.reshape %g : tensor<64xf32> -> tensor<2x4x8xf32>
+    ```
   }];
-  let dependentDialects = ["::mlir::train::TrainDialect"];
+  let dependentDialects = ["::mlir::train::TrainDialect",
+                           "::mlir::zero::ZeroDialect"];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"block\"",
            "none or block">,
     Option<"stepFunction", "step-function", "std::string",
            /*default=*/"\"forward_backward\"",
-           "The forward+backward function to rewrite">
+           "The forward+backward function to rewrite">,
+    Option<"partition", "partition", "std::string", /*default=*/"\"none\"",
+           "none, or tensor: keep 1/M of each block input per tensor rank "
+           "(P_a)">,
+    Option<"offload", "offload", "std::string", /*default=*/"\"none\"",
+           "none, or host: P_a's slices in host memory (P_a+cpu)">
   ];
   let statistics = [
     Statistic<"numBlocks", "blocks", "Blocks recomputed">,
+    Statistic<"numPartitioned", "partitioned-checkpoints",
+              "Block inputs kept as 1/M slices (P_a)">,
     Statistic<"numRecomputed", "recomputed-ops", "Ops cloned for recomputation">
   ];
 }

@@ -195,7 +195,9 @@ def ZeroBucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
     number of latency-bound collectives shrinks while the staging buffer
     stays the same size whatever the model size. Packing follows program
     order, which is the same on every rank; a group larger than the bucket
-    goes alone.
+    goes alone. Only data-axis collectives are packed: one on the tensor
+    axis (`axis(<tensor>)`, e.g. a P_a checkpoint gather of
+    `train-checkpoint`) is left as it is and ends the bucket before it.
 
     A reduce-scatter bucket interleaves its groups rank by rank
     (`zero.bucket_interleave`), so rank r receives its shards of every group
@@ -236,7 +238,10 @@ def ZeroPrefetch : Pass<"zero-prefetch", "::mlir::ModuleOp"> {
       `max-live-bytes` (a buffer is live from its start to the last use of
       the parameters unpacked from it; DeepSpeed's
       `stage3_max_live_parameters`). A gather larger than the budget on its
-      own is not hoisted.
+      own is not hoisted. The gather of a P_a checkpoint slice
+      (`train-checkpoint` `partition=tensor`) that the backward reads
+      starts after the loss seed, never in the forward. A split collective
+      keeps its mesh axis.
     * reduce-scatters and all-reduces: the start stays where the input is
       complete; the wait sinks to the first use of the result, and a result
       only accumulated into a shard is accumulated at the end of the

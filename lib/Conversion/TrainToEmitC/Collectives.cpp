@@ -6,7 +6,7 @@
 /// axis; their zrt_*_axis forms with the axis first on the tensor axis),
 /// their nonblocking `_start` forms (a zrt_request each, the receive
 /// buffer of the matching zero.wait's result) and zero.wait (zrt_wait),
-/// and zero.local_shard (this data rank's slice). Megatron's f and g are
+/// and zero.local_shard (this rank's slice on its axis). Megatron's f and g are
 /// in TensorParallel.cpp. Prints only; the rule of the folder is in
 /// OpEmitter.h.
 ///
@@ -103,14 +103,14 @@ struct WaitEmitter : OpEmitterFor<zero::WaitOp> {
   }
 };
 
-/// zero.local_shard -> zrt_local_shard(in, out, shard elements, data rank,
-/// dtype).
+/// zero.local_shard -> zrt_local_shard(in, out, shard elements, this
+/// rank on the op's axis, dtype).
 struct LocalShardEmitter : OpEmitterFor<zero::LocalShardOp> {
   LogicalResult emit(zero::LocalShardOp o, EmitContext &c,
                      bool) const override {
     c.call("zrt_local_shard",
            {c.ptr(o.getInput()), c.ptr(o.getResult()),
-            c.i64(numel(o.getResult())), c.dataRank(),
+            c.i64(numel(o.getResult())), c.axisRank(o.getAxis()),
             c.opq(*dtypeName(elementType(o.getInput())))});
     return success();
   }

@@ -189,6 +189,21 @@ Value FunctionLowering::rankValue() {
   return rank;
 }
 
+Value FunctionLowering::axisRank(zero::MeshAxis axis) {
+  if (axis == zero::MeshAxis::data)
+    return rankValue();
+  if (!tensorRank) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(prologueEnd);
+    tensorRank = emitc::CallOpaqueOp::create(
+                     b, fn.getLoc(), TypeRange{b.getI32Type()},
+                     "zrt_axis_rank", ValueRange{},
+                     b.getArrayAttr({opq("ZRT_AXIS_TENSOR")}))
+                     .getResult(0);
+  }
+  return tensorRank;
+}
+
 void FunctionLowering::collective(StringRef name, zero::MeshAxis axis,
                                   ArrayRef<CArg> args) {
   if (axis == zero::MeshAxis::data)

@@ -72,7 +72,7 @@ public:
                   ArrayRef<CArg> args) override;
   Value request(Operation *start) override;
   Value pendingRequest(Value pending) override;
-  Value dataRank() override { return rankValue(); }
+  Value axisRank(zero::MeshAxis axis) override;
   SmallVector<std::string, 2> int64Tables(
       ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> tables) override;
 
@@ -129,7 +129,7 @@ private:
   DenseMap<Value, Value> requests;  ///< !zero.pending -> zrt_request lvalue.
   DenseMap<Value, Value> hostScalars; ///< 0-D tensor -> its host copy.
   Value bases[kNumMem];
-  Value rank;
+  Value rank, tensorRank;
   Operation *prologueEnd = nullptr; ///< Arena bases and the rank go before it.
   int64_t scratchCursor = 0;
   bool nativeBf16 = false; ///< The op being emitted calls zrt_X_bf16.

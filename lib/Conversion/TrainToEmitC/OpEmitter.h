@@ -100,9 +100,10 @@ public:
   virtual Value request(Operation *start) = 0;
   /// The `zrt_request` of a `!zero.pending` value, for zrt_wait.
   virtual Value pendingRequest(Value pending) = 0;
-  /// This rank on the data axis (`zrt_rank()`, or `zrt_axis_rank(
-  /// ZRT_AXIS_DATA)` on a mesh): shards are cut over the data axis.
-  virtual Value dataRank() = 0;
+  /// This rank's index on mesh axis `axis`: on the data axis `zrt_rank()`,
+  /// or `zrt_axis_rank(ZRT_AXIS_DATA)` on a mesh (shards are cut over the
+  /// data axis); on the tensor axis `zrt_axis_rank(ZRT_AXIS_TENSOR)`.
+  virtual Value axisRank(zero::MeshAxis axis) = 0;
   /// `static const int64_t` tables of the op, one per (prefix, values),
   /// named `zrt_<prefix><k>` with one index k for all tables of the op;
   /// returns their names.

@@ -125,10 +125,20 @@ void ZeroBucketPass::bucketFunction(func::FuncOp fn) {
     using OpT = decltype(opTag);
     SmallVector<SmallVector<OpT>> buckets;
     int64_t bytes = 0;
+    bool closed = false;
     for (auto op : block.getOps<OpT>()) {
+      // Only the data axis's collectives are bucketed; one on the tensor
+      // axis (train-checkpoint's P_a gathers) stays as it is and closes
+      // the bucket before it.
+      if (op.getAxis() != MeshAxis::data) {
+        closed = true;
+        continue;
+      }
       int64_t size = sizeOf(op);
-      if (buckets.empty() || keyOf(buckets.back().front()) != keyOf(op) ||
+      if (closed || buckets.empty() ||
+          keyOf(buckets.back().front()) != keyOf(op) ||
           bytes + size > bucketBytes) {
+        closed = false;
         buckets.emplace_back();
         bytes = 0;
       }

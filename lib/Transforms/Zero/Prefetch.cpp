@@ -47,8 +47,8 @@ int64_t bytesOf(Type t) {
   return tt.getNumElements() * (tt.getElementTypeBitWidth() / 8);
 }
 
-/// Replaces a blocking collective by start + wait at the same place and
-/// returns {start, wait}.
+/// Replaces a blocking collective by start + wait at the same place (on the
+/// same mesh axis) and returns {start, wait}.
 std::pair<Operation *, Operation *> split(Operation *op) {
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -56,13 +56,16 @@ std::pair<Operation *, Operation *> split(Operation *op) {
   Type resultType = op->getResult(0).getType();
   auto pending = PendingType::get(op->getContext(), cast<RankedTensorType>(resultType));
   if (auto ag = dyn_cast<AllGatherOp>(op))
-    start = AllGatherStartOp::create(b, loc, pending, ag.getShard(), ag.getWorldSizeAttr());
+    start = AllGatherStartOp::create(b, loc, pending, ag.getShard(),
+                                     ag.getWorldSizeAttr(), ag.getAxisAttr());
   else if (auto rs = dyn_cast<ReduceScatterOp>(op))
     start = ReduceScatterStartOp::create(b, loc, pending, rs.getInput(),
-                                         rs.getKindAttr(), rs.getWorldSizeAttr());
+                                         rs.getKindAttr(), rs.getWorldSizeAttr(),
+                                         rs.getAxisAttr());
   else if (auto ar = dyn_cast<AllReduceOp>(op))
     start = AllReduceStartOp::create(b, loc, pending, ar.getInput(),
-                                     ar.getKindAttr(), ar.getWorldSizeAttr());
+                                     ar.getKindAttr(), ar.getWorldSizeAttr(),
+                                     ar.getAxisAttr());
   auto wait = WaitOp::create(b, loc, resultType, start->getResult(0));
   op->getResult(0).replaceAllUsesWith(wait.getResult());
   op->erase();
@@ -120,6 +123,10 @@ LogicalResult ZeroPrefetchPass::schedule(func::FuncOp fn) {
       collectives.push_back(&op);
   }
 
+  Operation *seed = nullptr; // train-autodiff's loss seed, if any
+  for (Operation &op : block)
+    if (op.hasAttr(kLossSeedAttr))
+      seed = &op;
   SmallVector<std::pair<Operation *, Operation *>> gathers;
   Operation *terminator = block.getTerminator();
   for (Operation *op : collectives) {
@@ -183,6 +190,13 @@ LogicalResult ZeroPrefetchPass::schedule(func::FuncOp fn) {
       if (Operation *def = shard.getDefiningOp())
         lo = std::max(lo, pos[def] + 1);
     }
+    // A P_a checkpoint's gather starts in the backward: started in the
+    // forward, the whole checkpoint would live across the loss seed, which
+    // is what partitioning it saves.
+    auto slice = shard.getDefiningOp<LocalShardOp>();
+    if (seed && slice && slice->hasAttr(kCheckpointSliceAttr) &&
+        seed->isBeforeInBlock(wait))
+      lo = std::max(lo, pos[seed] + 1);
     // Where the start (with its shard load) sits now.
     unsigned original = g.shardLoad ? pos[g.shardLoad] : pos[start];
     lo = std::min(lo, original);
