@@ -137,11 +137,9 @@ static bool isCut(train::ParamOp param) {
 }
 
 int64_t mlir::zero::savedActivationBytes(func::FuncOp fn) {
-  Operation *seed = nullptr;
-  fn.walk([&](train::FillOp fill) {
-    if (fill->hasAttr(kLossSeedAttr))
-      seed = fill;
-  });
+  if (fn.isExternal())
+    return 0;
+  Operation *seed = findLossSeed(fn.getBody().front());
   if (!seed)
     return 0;
   int64_t bytes = 0;
@@ -250,13 +248,10 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   }
 
   report.modelFlopsMicro = modelFlopsPerMicroBatch(module);
+  report.checkpointOffloadHost = module->hasAttr(kCheckpointOffloadAttr);
   if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
     report.activationBytes = savedActivationBytes(fb);
     countCheckpointSlices(fb, report);
-  }
-  report.checkpointOffloadHost =
-      module->hasAttr(kCheckpointOffloadAttr);
-  if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
     FunctionTraffic t = countCollectives(fb);
     report.axisCommBytesMicro = t.bytes;
     report.commElementsMicro = t.elements;

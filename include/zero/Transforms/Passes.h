@@ -40,6 +40,16 @@ namespace mlir::zero {
 /// the backward sweep: ops after it in the step function are backward ops.
 inline constexpr llvm::StringLiteral kLossSeedAttr = "train.loss_seed";
 
+/// The op in `body` that carries kLossSeedAttr (the last one, should there
+/// be several), or null when `body` has no backward.
+inline Operation *findLossSeed(Block &body) {
+  Operation *seed = nullptr;
+  for (Operation &op : body)
+    if (op.hasAttr(kLossSeedAttr))
+      seed = &op;
+  return seed;
+}
+
 /// Unit attribute train-checkpoint's `partition=tensor` (ZeRO-R's P_a)
 /// puts on each `zero.local_shard` that keeps a 1/M slice of a block-input
 /// checkpoint; zero-report counts those slices (and their whole size).

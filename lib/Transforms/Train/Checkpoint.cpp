@@ -44,10 +44,9 @@ StringRef blockOf(StringRef param) { return zero::blockOfParameter(param); }
 /// forward computed from other values (not a parameter load, nor a table
 /// made from nothing such as train.rope_table, which costs nothing to keep
 /// replicated next to its recomputation).
-bool isPartitionable(Value v, Operation *seed) {
+bool isPartitionable(Value v) {
   Operation *def = v.getDefiningOp();
-  if (!def || !def->isBeforeInBlock(seed) || isa<LoadOp>(def) ||
-      def->getNumOperands() == 0)
+  if (!def || isa<LoadOp>(def) || def->getNumOperands() == 0)
     return false;
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return type && type.hasStaticShape() && type.getRank() > 0 &&
@@ -163,10 +162,7 @@ void TrainCheckpointPass::runOnOperation() {
     return signalPassFailure();
   }
   Block &body = fn.getBody().front();
-  Operation *seed = nullptr;
-  for (auto fill : body.getOps<FillOp>())
-    if (fill->hasAttr(zero::kLossSeedAttr))
-      seed = fill;
+  Operation *seed = zero::findLossSeed(body);
   if (!seed) {
     fn.emitError("train-checkpoint: '")
         << stepFunction << "' has no backward (no train.loss_seed)";
@@ -239,7 +235,7 @@ void TrainCheckpointPass::runOnOperation() {
       for (Operation *op : ops)
         for (Value operand : op->getOperands())
           if (!inSpan.contains(operand.getDefiningOp()) &&
-              isPartitionable(operand, seed))
+              isPartitionable(operand))
             inputs.insert(operand);
       for (Value v : inputs) {
         bool late = llvm::all_of(v.getUsers(), [&](Operation *user) {

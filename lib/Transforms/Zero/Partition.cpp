@@ -538,10 +538,7 @@ LogicalResult ZeroPartitionPass::partition(ModuleOp module, int stageNum) {
       if (fn == step || fn.isExternal())
         continue;
       Block &body = fn.getBody().front();
-      Operation *seed = nullptr;
-      for (auto fill : body.getOps<train::FillOp>())
-        if (fill->hasAttr(kLossSeedAttr))
-          seed = fill;
+      Operation *seed = findLossSeed(body);
       for (Group &g : groups) {
         if (!g.param)
           continue; // Persistent: the parameters stay whole.

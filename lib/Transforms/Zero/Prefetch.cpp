@@ -123,10 +123,7 @@ LogicalResult ZeroPrefetchPass::schedule(func::FuncOp fn) {
       collectives.push_back(&op);
   }
 
-  Operation *seed = nullptr; // train-autodiff's loss seed, if any
-  for (Operation &op : block)
-    if (op.hasAttr(kLossSeedAttr))
-      seed = &op;
+  Operation *seed = findLossSeed(block); // null without a backward
   SmallVector<std::pair<Operation *, Operation *>> gathers;
   Operation *terminator = block.getTerminator();
   for (Operation *op : collectives) {
