@@ -35,9 +35,9 @@ MODELS = {
 }
 
 
-def run(cmd):
+def run(cmd, env=None):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+                          text=True, env=env)
     if proc.returncode != 0:
         sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
                                                   proc.stdout[-4000:]))
@@ -108,6 +108,11 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
     zc = os.path.join(args.bin, "zero-compile")
+    # Open MPI's session directory under this test's own TMPDIR: lit gives
+    # every test of a run the same TMPDIR, and two mpiruns starting at once
+    # there can race on it ("mkdir ... ompi.<host>.0: File exists").
+    mpi_env = dict(os.environ, TMPDIR=os.path.join(args.work, "tmp"))
+    os.makedirs(mpi_env["TMPDIR"], exist_ok=True)
     runs = {}
     for nd, m in meshes:
         model = os.path.join(args.work, "%s_b%d.mlir" % (args.model, 8 // nd))
@@ -131,7 +136,8 @@ def main():
                    "--warmup", "2", "--seed", "7", "--val-every", "0",
                    "--sample-tokens", "0", "--threads", "1", "--quiet",
                    "--metrics", metrics]
-            run((mpirun + ["-np", str(nd * m)] if nd * m > 1 else []) + cmd)
+            run((mpirun + ["-np", str(nd * m)] if nd * m > 1 else []) + cmd,
+                env=mpi_env)
             config, steps = records(metrics)
             check_axis_split(metrics, steps, m)
             runs[(stage, nd, m)] = ([s["loss"] for s in steps], config, steps, report)
