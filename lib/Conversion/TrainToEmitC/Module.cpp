@@ -173,9 +173,18 @@ void ModuleLowering::emitTables(OpBuilder &mb) {
   }
   // Every parameter with its shape (model.h zrt_param_info), whatever its
   // storage.
-  std::string infos = "{";
+  std::string infos = "{", cuts = "{";
   int64_t numInfos = 0;
   for (auto p : module.getOps<train::ParamOp>()) {
+    // Its tensor cut (model.h zrt_param_cut), read by checkpoints, --import
+    // and --export at M > 1.
+    if (auto cut = p->getAttrOfType<zero::TensorSplitAttr>(
+            zero::ZeroDialect::kTensorSplitAttrName))
+      cuts += llvm::formatv("\n  {{{0}, {1}, {2}},", cut.getDim(),
+                            cut.getBlocks(), cut.getParts())
+                  .str();
+    else
+      cuts += "\n  {-1, 1, 1},";
     RankedTensorType t = p.getTensorType();
     std::string shape = "NULL";
     if (t.getRank() > 0) {
@@ -200,6 +209,12 @@ void ModuleLowering::emitTables(OpBuilder &mb) {
                               emitc::OpaqueType::get(ctx, "zrt_param_info")),
         emitc::OpaqueAttr::get(ctx, infos + "\n}"), false, true, true);
   numParamInfos = numInfos;
+  if (numInfos && tensorSize > 1)
+    emitc::GlobalOp::create(
+        mb, loc, "zrt_param_cuts",
+        emitc::ArrayType::get({numInfos},
+                              emitc::OpaqueType::get(ctx, "zrt_param_cut")),
+        emitc::OpaqueAttr::get(ctx, cuts + "\n}"), false, true, true);
 
   // An array model's inputs (model.h zrt_input_desc), in @forward's order.
   if (arrayInputs()) {
@@ -610,7 +625,9 @@ void ModuleLowering::emitModelDesc(OpBuilder &mb) {
     text.pop_back();
     if (!arrayInputs())
       text += ",\n  /*num_inputs=*/0, NULL, NULL, NULL";
-    text += llvm::formatv(",\n  /*tensor_size=*/{0}\n}", tensorSize).str();
+    text += llvm::formatv(",\n  /*tensor_size=*/{0}, /*param_cuts=*/{1}\n}",
+                          tensorSize, numParamInfos ? "zrt_param_cuts" : "NULL")
+                .str();
   }
   auto descT = emitc::OpaqueType::get(ctx, "zrt_model_desc");
   emitc::GlobalOp::create(mb, loc, "zrt_model", descT,

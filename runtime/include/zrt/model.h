@@ -73,6 +73,20 @@ typedef struct zrt_param_info {
   const int64_t *shape;  ///< `rank` sizes, row-major (may be NULL if rank 0).
 } zrt_param_info;
 
+/// How a tensor-parallel program cuts one parameter over the M ranks of the
+/// tensor axis (the IR's #zero.tensor_split<dim, blocks, parts, full>):
+/// dimension `dim` of the whole tensor is `blocks` equal blocks, each cut
+/// into `parts` (= M) equal slices, and tensor rank t holds slice t of every
+/// block, back to back. zrt_param_info::shape is that per-rank cut: its
+/// size along `dim` is the whole size / parts. `dim` is -1 (blocks and parts
+/// 1) for a parameter that stays whole on every tensor rank. Checkpoints,
+/// --import and --export use it to re-cut parameters across meshes.
+typedef struct zrt_param_cut {
+  int dim;        ///< The cut dimension, or -1: whole on every tensor rank.
+  int64_t blocks; ///< Blocks of that dimension (3 for packed q/k/v), >= 1.
+  int64_t parts;  ///< Slices of each block: M, or 1 when whole.
+} zrt_param_cut;
+
 /// One input of the step's forward as the model declares it (an argument of
 /// the IR's @forward with a `train.name`): array models, whose forward takes
 /// tensors other than token ids (an MLP's features and targets). The
@@ -195,6 +209,9 @@ typedef struct zrt_model_desc {
   /// N = N_d x M). The driver makes the mesh (zrt_mesh_init(M)) before
   /// init() and feeds the M ranks of a tensor group the same micro-batch.
   int tensor_size;
+  /// Optional (NULL when tensor_size <= 1): num_param_infos entries, the
+  /// tensor cut of param_infos[i] (zrt_param_cut).
+  const zrt_param_cut *param_cuts;
 } zrt_model_desc;
 
 /// Defined by the generated code: the description of the compiled step.

@@ -2,12 +2,14 @@
 //
 // zrt_init_param_cut (zrt.h): a tensor rank's cut of a parameter gets the
 // values of its part of the whole initialization. Backend-neutral: it maps
-// each contiguous run of local elements to the full tensor's elements and
-// lets the backend's zrt_init_param_slice draw them.
+// each contiguous run of local elements to the full tensor's elements
+// (common/tensor_cut.h) and lets the backend's zrt_init_param_slice draw
+// them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "common/internal.h"
+#include "common/tensor_cut.h"
 
 #include <algorithm>
 
@@ -29,8 +31,7 @@ extern "C" int zrt_init_param_cut(void *data, int dtype, int64_t slice_begin,
               fn, (long long)part, (long long)parts);
   ZRT_REQUIRE(dtype == ZRT_F32 || dtype == ZRT_BF16 || dtype == ZRT_F16,
               "%s: dtype %d is not f32, bf16 or f16", fn, dtype);
-  const int64_t s = rows / (blocks * parts);
-  const int64_t local = outer * blocks * s * inner;
+  const int64_t local = outer * (rows / parts) * inner;
   // Constants need no mapping: the slice's overlap with the member.
   if (init_kind != ZRT_INIT_NORMAL)
     return zrt_init_param_slice(data, dtype, slice_begin, slice_n,
@@ -40,19 +41,16 @@ extern "C" int zrt_init_param_cut(void *data, int dtype, int64_t slice_begin,
       std::min(slice_begin + std::max<int64_t>(slice_n, 0),
                member_offset + local);
   const int64_t es = dtype == ZRT_F32 ? 4 : 2;
-  const int64_t run = s * inner; // local elements of one (o, b)
-  for (int64_t flat = lo; flat < hi;) {
-    const int64_t l = flat - member_offset;
-    const int64_t ob = l / run, w = l % run;
-    const int64_t o = ob / blocks, b = ob % blocks;
-    const int64_t n = std::min(hi - flat, run - w);
-    const int64_t full = (o * rows + b * (rows / blocks) + part * s) * inner + w;
-    char *dst = static_cast<char *>(data) + (flat - slice_begin) * es;
-    if (int st = zrt_init_param_slice(dst, dtype, full, n, 0,
-                                      outer * rows * inner, init_kind, std,
-                                      seed))
-      return st;
-    flat += n;
-  }
-  return ZRT_OK;
+  const zrt::TensorCut cut{outer, rows, inner, blocks, parts};
+  int st = ZRT_OK;
+  cut.forEachRun(part, lo - member_offset, hi - member_offset,
+                 [&](int64_t l, int64_t full, int64_t n) {
+                   char *dst = static_cast<char *>(data) +
+                               (member_offset + l - slice_begin) * es;
+                   if (st == ZRT_OK)
+                     st = zrt_init_param_slice(dst, dtype, full, n, 0,
+                                               outer * rows * inner, init_kind,
+                                               std, seed);
+                 });
+  return st;
 }

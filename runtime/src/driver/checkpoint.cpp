@@ -53,9 +53,13 @@ std::vector<std::string> Checkpointer::notes(const RunInfo &now) const {
   const Resumed &r = impl_->res;
   std::vector<std::string> out;
   out.push_back(format(
-      "resumed from %s: step %lld, saved at world size %d, ZeRO stage %d%s "
+      "resumed from %s: step %lld, saved at world size %d%s, ZeRO stage %d%s "
       "(seed %llu from the checkpoint)",
-      r.dir.c_str(), (long long)r.step, r.world, r.stage,
+      r.dir.c_str(), (long long)r.step, r.world,
+      r.tensor > 1
+          ? format(" (mesh %d x %d)", r.world / r.tensor, r.tensor).c_str()
+          : "",
+      r.stage,
       r.resharded ? ", re-partitioned for this program" : "",
       (unsigned long long)r.run.seed));
   if (impl_->manifestUnchecked)

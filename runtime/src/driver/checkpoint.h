@@ -52,6 +52,7 @@ struct Resumed {
   std::string dir;     ///< The step directory.
   int64_t step = 0;    ///< Optimizer steps done; training continues at step+1.
   int world = 0, stage = 0;
+  int tensor = 1;         ///< The mesh's tensor axis M when saved.
   bool resharded = false; ///< The layout differs from this program's.
   RunInfo run;
 };

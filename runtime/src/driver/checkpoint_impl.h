@@ -26,9 +26,15 @@ namespace zrt_ckpt {
 
 struct Checkpointer::Impl {
   Impl(const zrt_model_desc *model, int r, int w, Agree a)
-      : m(model), rank(r), world(w), agree(std::move(a)) {}
+      : m(model), rank(r), world(w), agree(std::move(a)) {
+    const int tensor = model->tensor_size > 1 ? model->tensor_size : 1;
+    dataRank = r / tensor;
+    tensorRank = r % tensor;
+  }
   const zrt_model_desc *m;
   int rank, world;
+  /// This rank's place on the mesh N_d x M: r = dataRank x M + tensorRank.
+  int dataRank = 0, tensorRank = 0;
   Agree agree;
   int64_t crashAfter = -1;
   int64_t keepLast = 0;
@@ -74,14 +80,22 @@ struct Checkpointer::Impl {
   /// checkShardFile on the resumed checkpoint's file of rank `r`. In
   /// checkpoint_shard.cpp.
   std::string verify(int r);
-  /// Elements [lo, hi) of (param, kind) of the checkpoint, as `dtype` into
-  /// host `dst` ((hi - lo) elements): from the state that held it when
-  /// saved (whole, or slices of a shard group over the files), with the f32
-  /// master weights standing in for parameters of another dtype and the
-  /// parameters for missing masters. "" or the message. In
-  /// checkpoint_resume.cpp.
+  /// Elements [lo, hi) of (param, kind) of the checkpoint as tensor rank
+  /// `part` of its mesh stored it (its cut; 0 for a parameter kept whole),
+  /// as `dtype` into host `dst` ((hi - lo) elements): from the state that
+  /// held it when saved (whole, or slices of a shard group over the files
+  /// of that tensor rank's data ranks), with the f32 master weights
+  /// standing in for parameters of another dtype and the parameters for
+  /// missing masters. "" or the message. In checkpoint_resume.cpp.
   std::string readTensor(const std::string &param, int kind, int dtype,
-                         int64_t lo, int64_t hi, void *dst);
+                         int part, int64_t lo, int64_t hi, void *dst);
+  /// Elements [lo, hi) of this rank's cut of (param, kind) in the current
+  /// layout (the whole tensor when the parameter is not cut), re-cut from
+  /// the checkpoint's: read directly when both cut it alike (or neither
+  /// does), else assembled whole from every saved tensor rank's cut first
+  /// (common/tensor_cut.h). "" or the message. In checkpoint_resume.cpp.
+  std::string readLocal(const std::string &param, int kind, int dtype,
+                        int64_t lo, int64_t hi, void *dst);
   /// Elements [lo, hi) of the checkpoint's state `s` in shard file `file`,
   /// converted to `dtype` (exact to f32, round to nearest even to bf16 /
   /// f16) into host `dst`; opens the file once (fds). "" or

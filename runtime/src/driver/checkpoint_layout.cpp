@@ -47,11 +47,11 @@ std::string Layout::finish() {
         return format("sharded state '%s' refers to group %d of %zu",
                       s.name.c_str(), s.group, groups.size());
       const GroupRec &g = groups[s.group];
-      if (g.shard != s.numel || g.shard * world != g.padded)
+      if (g.shard != s.numel || g.shard * dataWorld() != g.padded)
         return format("sharded state '%s' holds %lld elements, but group "
-                      "'%s' has shards of %lld (padded %lld, world size %d)",
+                      "'%s' has shards of %lld (padded %lld, %d data ranks)",
                       s.name.c_str(), (long long)s.numel, g.name.c_str(),
-                      (long long)g.shard, (long long)g.padded, world);
+                      (long long)g.shard, (long long)g.padded, dataWorld());
       for (const MemberRec &m : g.members) {
         const ParamRec *p = param(m.name);
         if (!p || p->numel != m.numel || m.offset < 0 ||
@@ -91,16 +91,21 @@ uint64_t Layout::fingerprint() const {
   for (const ParamRec &p : params) {
     f.addStr(p.name);
     f.addInt(static_cast<int64_t>(p.shape.size()));
-    for (int64_t d : p.shape)
+    for (int64_t d : p.wholeShape())
       f.addInt(d);
   }
   return f.h;
 }
 
 bool Layout::sameAs(const Layout &o) const {
-  if (world != o.world || states.size() != o.states.size() ||
-      groups.size() != o.groups.size())
+  if (world != o.world || tensor != o.tensor ||
+      states.size() != o.states.size() || groups.size() != o.groups.size() ||
+      params.size() != o.params.size())
     return false;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name != o.params[i].name ||
+        !params[i].sameCut(o.params[i]))
+      return false;
   for (size_t i = 0; i < states.size(); ++i) {
     const StateRec &a = states[i], &b = o.states[i];
     if (a.name != b.name || a.kind != b.kind || a.dtype != b.dtype ||
@@ -126,6 +131,15 @@ std::string layoutOf(const zrt_model_desc *m, int world, Layout *out) {
   Layout &L = *out;
   L.world = world;
   L.stage = m->stage;
+  L.tensor = std::max(1, m->tensor_size);
+  if (world % L.tensor != 0)
+    return format("world size %d is not a multiple of the tensor axis %d",
+                  world, L.tensor);
+  if (L.tensor > 1 && (m->num_param_infos <= 0 || !m->param_infos ||
+                       !m->param_cuts))
+    return format("the program is tensor-parallel (M = %d), but its "
+                  "description does not say how its parameters are cut",
+                  L.tensor);
   if (m->num_groups > 0 && !m->groups)
     return "the model description has groups but no group table";
   for (int g = 0; g < m->num_groups; ++g) {
@@ -154,6 +168,18 @@ std::string layoutOf(const zrt_model_desc *m, int world, Layout *out) {
       r.numel = 1;
       for (int64_t d : r.shape)
         r.numel *= d;
+      if (L.tensor > 1 && m->param_cuts[i].dim >= 0) {
+        const zrt_param_cut &c = m->param_cuts[i];
+        if (c.dim >= p.rank || c.blocks < 1 || c.parts != L.tensor ||
+            r.shape[c.dim] % c.blocks != 0)
+          return format("parameter '%s' has a malformed tensor cut (dimension "
+                        "%d of %d, %lld blocks, %lld parts at M = %d)",
+                        p.name, c.dim, p.rank, (long long)c.blocks,
+                        (long long)c.parts, L.tensor);
+        r.cutDim = c.dim;
+        r.cutBlocks = c.blocks;
+        r.cutParts = c.parts;
+      }
       if (seen[r.name])
         return format("parameter '%s' is declared twice", p.name);
       seen[r.name] = true;

@@ -12,6 +12,7 @@
 #ifndef ZRT_SRC_DRIVER_CHECKPOINT_LAYOUT_H
 #define ZRT_SRC_DRIVER_CHECKPOINT_LAYOUT_H
 
+#include "common/tensor_cut.h"
 #include "driver/checkpoint.h"
 #include "driver/strformat.h"
 #include "zrt/model.h"
@@ -54,12 +55,38 @@ inline std::string hex64(uint64_t v) {
 /// (and *out unchanged) for anything else.
 bool parseHex64(const std::string &s, uint64_t *out);
 
-/// A parameter of the model: its name, shape ([numel] when the model
-/// description gives no shapes) and element count.
+/// A parameter of the model: its name, shape as one rank stores it ([numel]
+/// when the model description gives no shapes), that element count, and
+/// its tensor-parallel cut (model.h zrt_param_cut; cutDim -1: whole on
+/// every tensor rank).
 struct ParamRec {
   std::string name;
   std::vector<int64_t> shape;
   int64_t numel = 0;
+  int cutDim = -1;
+  int64_t cutBlocks = 1, cutParts = 1;
+
+  /// Whether tensor ranks hold cuts of it (not the whole tensor).
+  bool isCut() const { return cutDim >= 0 && cutParts > 1; }
+  /// The whole tensor's shape: `shape` with the cut dimension times parts.
+  std::vector<int64_t> wholeShape() const {
+    std::vector<int64_t> w = shape;
+    if (isCut())
+      w[cutDim] *= cutParts;
+    return w;
+  }
+  /// The geometry of the cut (common/tensor_cut.h), over the whole shape.
+  zrt::TensorCut cut() const {
+    const std::vector<int64_t> w = wholeShape();
+    return zrt::TensorCut::of(w.data(), static_cast<int>(w.size()),
+                              isCut() ? cutDim : -1, cutBlocks, cutParts);
+  }
+  /// The same parameter, cut the same way.
+  bool sameCut(const ParamRec &o) const {
+    return isCut() == o.isCut() &&
+           (!isCut() || (cutDim == o.cutDim && cutBlocks == o.cutBlocks &&
+                         cutParts == o.cutParts));
+  }
 };
 
 /// A member of a shard group: parameter `name` at elements [offset,
@@ -101,7 +128,12 @@ struct Loc {
 /// A partition of the model's states: the current program's, or a
 /// checkpoint's (from its manifest). Implemented in checkpoint_layout.cpp.
 struct Layout {
-  int world = 1, stage = 0;
+  /// World size N (one shard file per rank), ZeRO stage, and the mesh's
+  /// tensor axis M: rank r = d x M + t holds data shard d (of N / M) of
+  /// tensor rank t's cut; groups are sharded over the N / M data ranks.
+  int world = 1, stage = 0, tensor = 1;
+  /// N_d = N / M: the ranks a group is sharded over.
+  int dataWorld() const { return world / std::max(tensor, 1); }
   std::vector<ParamRec> params; // sorted by name
   std::vector<GroupRec> groups;
   std::vector<StateRec> states; // saved states (gradients left out)
@@ -125,20 +157,22 @@ struct Layout {
   /// not a parameter, a (parameter, kind) stored twice.
   std::string finish();
 
-  /// FNV-1a of the parameters (names and shapes, in name order): the
-  /// model's identity, independent of stage, world size and precision.
+  /// FNV-1a of the parameters (names and whole shapes, in name order): the
+  /// model's identity, independent of stage, mesh and precision.
   uint64_t fingerprint() const;
 
-  /// Whether `o` partitions the states exactly as this layout does (world
-  /// size, every state's name, kind, dtype, size and group, every group's
-  /// members): then a rank's file loads byte for byte.
+  /// Whether `o` partitions the states exactly as this layout does (mesh,
+  /// every parameter's cut, every state's name, kind, dtype, size and
+  /// group, every group's members): then a rank's file loads byte for byte.
   bool sameAs(const Layout &o) const;
 };
 
 /// The current program's layout from its model description (zrt/model.h)
-/// at `world` ranks, into *out (finished). "" or why the description
-/// cannot be checkpointed (malformed groups or parameters, a state of no
-/// name or an unknown dtype, finish()'s errors).
+/// at `world` ranks (its tensor axis: tensor_size, its cuts: param_cuts),
+/// into *out (finished). "" or why the description cannot be checkpointed
+/// (malformed groups, parameters or cuts, a tensor-parallel description
+/// without cuts, a state of no name or an unknown dtype, finish()'s
+/// errors).
 std::string layoutOf(const zrt_model_desc *m, int world, Layout *out);
 
 /// The checks of a manifest's text, in order: JSON without duplicate keys,

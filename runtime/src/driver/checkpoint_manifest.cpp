@@ -52,15 +52,25 @@ std::string Checkpointer::Impl::writeManifest(
               (long long)m->num_params);
   for (size_t i = 0; i < cur.params.size(); ++i) {
     const ParamRec &p = cur.params[i];
+    // The whole shape; a tensor-parallel cut says how each rank's file
+    // holds it.
+    const std::vector<int64_t> whole = p.wholeShape();
     j += (i ? ",\n      " : "\n      ") + std::string("{\"name\": ") +
          jsonString(p.name) + ", \"shape\": [";
-    for (size_t k = 0; k < p.shape.size(); ++k)
-      j += format(k ? ", %lld" : "%lld", (long long)p.shape[k]);
-    j += "]}";
+    for (size_t k = 0; k < whole.size(); ++k)
+      j += format(k ? ", %lld" : "%lld", (long long)whole[k]);
+    j += "]";
+    if (p.isCut())
+      j += format(", \"tensor_cut\": {\"dim\": %d, \"blocks\": %lld, "
+                  "\"parts\": %lld}",
+                  p.cutDim, (long long)p.cutBlocks, (long long)p.cutParts);
+    j += "}";
   }
   j += "]},\n";
-  j += format("  \"stage\": %d,\n  \"world_size\": %d,\n  \"step\": %lld,\n",
-              m->stage, world, (long long)step);
+  j += format("  \"stage\": %d,\n  \"world_size\": %d,\n", m->stage, world);
+  if (cur.tensor > 1) // the mesh N_d x M; absent: M = 1
+    j += format("  \"tensor_parallel\": %d,\n", cur.tensor);
+  j += format("  \"step\": %lld,\n", (long long)step);
   j += format("  \"schedule\": {\"next_step\": %lld, \"lr\": %.17g, "
               "\"min_lr\": %.17g, \"warmup\": %lld, \"steps\": %lld},\n",
               (long long)(step + 1), run.lr, run.minLr, (long long)run.warmup,
@@ -225,8 +235,19 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
   const JVal *params = f.obj(model, "params");
   L->world = static_cast<int>(f.integer(&root, "world_size"));
   L->stage = static_cast<int>(f.integer(&root, "stage"));
+  // Written when the mesh has a tensor axis (M > 1).
+  const int64_t tensor = f.get(&root, "tensor_parallel")
+                             ? f.integer(&root, "tensor_parallel")
+                             : 1;
+  if (f.err.empty() &&
+      (tensor < 1 || tensor > (1 << 20) ||
+       (L->world >= 1 && L->world % tensor != 0)))
+    return format("tensor_parallel %lld does not divide world_size %d",
+                  (long long)tensor, L->world);
+  L->tensor = static_cast<int>(tensor);
   R->world = L->world;
   R->stage = L->stage;
+  R->tensor = L->tensor;
   R->step = f.integer(&root, "step");
   const JVal *sched = f.obj(&root, "schedule");
   R->run.lr = f.number(sched, "lr");
@@ -278,6 +299,25 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
         r.shape.push_back(x);
         r.numel *= x;
       }
+    // A cut: this rank's shape has the cut dimension / parts (checked with
+    // the other values below).
+    if (const JVal *cut = f.get(&p, "tensor_cut")) {
+      r.cutDim = static_cast<int>(f.integer(cut, "dim"));
+      r.cutBlocks = f.integer(cut, "blocks");
+      r.cutParts = f.integer(cut, "parts");
+      if (!f.err.empty())
+        return format("parameter '%s': %s", r.name.c_str(), f.err.c_str());
+      if (r.cutDim < 0 || r.cutDim >= static_cast<int>(r.shape.size()) ||
+          r.cutBlocks < 1 || r.cutParts < 2 || r.cutParts != L->tensor ||
+          r.shape[r.cutDim] % (r.cutBlocks * r.cutParts) != 0)
+        return format("parameter '%s' has a tensor_cut (dim %d, blocks %lld, "
+                      "parts %lld) that does not cut its shape over "
+                      "tensor_parallel %d",
+                      r.name.c_str(), r.cutDim, (long long)r.cutBlocks,
+                      (long long)r.cutParts, L->tensor);
+      r.shape[r.cutDim] /= r.cutParts;
+      r.numel /= r.cutParts;
+    }
     L->params.push_back(std::move(r));
   }
   for (const JVal &g : *groups) {
@@ -368,7 +408,8 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
     return format("the manifest lists %zu shard files for world size %d",
                   files->size(), L->world);
   // Layouts follow the group rule (zrt_group_desc): members back to back
-  // from 0, padded to the next multiple of the world size.
+  // from 0, padded to the next multiple of the data ranks N / M.
+  const int dataWorld = L->dataWorld();
   for (const GroupRec &g : L->groups) {
     int64_t total = 0;
     for (const MemberRec &m : g.members) {
@@ -379,14 +420,14 @@ std::string parseManifest(const JVal &root, Layout *L, Resumed *R,
                       (long long)total);
       total += m.numel;
     }
-    const int64_t padded = (total + L->world - 1) / L->world * L->world;
-    if (g.padded != padded || g.shard * L->world != g.padded)
+    const int64_t padded = (total + dataWorld - 1) / dataWorld * dataWorld;
+    if (g.padded != padded || g.shard * dataWorld != g.padded)
       return format("group '%s' has padded %lld and shard %lld; its %lld "
-                    "elements at world size %d give padded %lld and shard "
+                    "elements over %d data ranks give padded %lld and shard "
                     "%lld",
                     g.name.c_str(), (long long)g.padded, (long long)g.shard,
-                    (long long)total, L->world, (long long)padded,
-                    (long long)(padded / L->world));
+                    (long long)total, dataWorld, (long long)padded,
+                    (long long)(padded / dataWorld));
   }
   for (const ParamRec &p : L->params)
     if (p.numel < 0 || p.shape.size() > 16)

@@ -11,7 +11,10 @@
 // unpadded tensor is read out of whichever states held it when saved (whole
 // in rank 0's file, or slices of a shard group spread over the files), and
 // the new layout's whole state or shard slice is cut from it; padding is
-// zero. Every rank reads the files it needs itself (no MPI), so the step
+// zero. On a mesh N_d x M (rank d x M + t), tensor rank t's cut of a
+// parameter lies in the files of ranks t, M + t, ...; a cut that differs
+// from the checkpoint's (another M) is re-cut through the whole tensor,
+// assembled from every saved tensor rank's cut. Every rank reads the files it needs itself (no MPI), so the step
 // directory must be readable from every rank, like an --import file.
 // Re-partitioning rules: docs/checkpoints.md.
 //
@@ -114,7 +117,7 @@ std::string Checkpointer::open(const std::string &path) {
       if (!o)
         diff = format("parameter '%s' is not in the checkpoint",
                       p.name.c_str());
-      else if (o->shape != p.shape)
+      else if (o->wholeShape() != p.wholeShape())
         diff = format("parameter '%s' has another shape in the checkpoint",
                       p.name.c_str());
       if (!diff.empty())
@@ -154,8 +157,8 @@ std::string Checkpointer::open(const std::string &path) {
 }
 
 std::string Checkpointer::Impl::readTensor(const std::string &param, int kind,
-                                           int dtype, int64_t lo, int64_t hi,
-                                           void *dst) {
+                                           int dtype, int part, int64_t lo,
+                                           int64_t hi, void *dst) {
   // The source kind: the same one, with the f32 master weights standing in
   // for parameters of another dtype and parameters for missing masters.
   auto find = [&](int k) -> const Loc * {
@@ -175,20 +178,63 @@ std::string Checkpointer::Impl::readTensor(const std::string &param, int kind,
                   "frozen when saved?)",
                   res.dir.c_str(), kStateKindNames[kind], param.c_str());
   const StateRec &s = old.states[loc->state];
-  if (!loc->sharded) // whole: identical on every rank; rank 0's file
-    return readRaw(s, 0, lo, hi, dtype, dst);
+  // Rank d x M + part holds data shard d of tensor rank part's cut.
+  if (!loc->sharded) // whole: identical on every data rank; data rank 0's
+    return readRaw(s, part, lo, hi, dtype, dst);
   // Slices of a shard group: flat elements [off+lo, off+hi) over the files.
   const int64_t S = old.groups[s.group].shard;
   char *out = static_cast<char *>(dst);
   for (int64_t e = loc->offset + lo, end = loc->offset + hi; e < end;) {
     const int q = static_cast<int>(e / S);
     const int64_t stop = std::min(end, (q + 1) * S);
-    if (std::string err = readRaw(s, q, e - q * S, stop - q * S, dtype, out);
+    if (std::string err = readRaw(s, q * old.tensor + part, e - q * S,
+                                  stop - q * S, dtype, out);
         !err.empty())
       return err;
     out += (stop - e) * static_cast<int64_t>(zrt::elementBytes(dtype));
     e = stop;
   }
+  return "";
+}
+
+std::string Checkpointer::Impl::readLocal(const std::string &param, int kind,
+                                          int dtype, int64_t lo, int64_t hi,
+                                          void *dst) {
+  const ParamRec *now = cur.param(param), *was = old.param(param);
+  if (!now || !was) // open() checked both models have the same parameters
+    return format("checkpoint '%s' has no parameter '%s'", res.dir.c_str(),
+                  param.c_str());
+  // Cut alike (or whole in both): this tensor rank's elements as saved.
+  if (now->sameCut(*was))
+    return readTensor(param, kind, dtype, now->isCut() ? tensorRank : 0, lo,
+                      hi, dst);
+  // Else the whole tensor from every saved cut, then this rank's cut of it.
+  const size_t eb = zrt::elementBytes(dtype);
+  const zrt::TensorCut from = was->cut(), to = now->cut();
+  std::vector<char> whole(static_cast<size_t>(from.wholeNumel()) * eb), part;
+  if (!was->isCut()) {
+    if (std::string err =
+            readTensor(param, kind, dtype, 0, 0, was->numel, whole.data());
+        !err.empty())
+      return err;
+  } else {
+    part.resize(static_cast<size_t>(was->numel) * eb);
+    for (int t = 0; t < old.tensor; ++t) {
+      if (std::string err =
+              readTensor(param, kind, dtype, t, 0, was->numel, part.data());
+          !err.empty())
+        return err;
+      from.forEachRun(t, 0, was->numel, [&](int64_t l, int64_t w, int64_t n) {
+        std::memcpy(whole.data() + w * eb, part.data() + l * eb, n * eb);
+      });
+    }
+  }
+  char *out = static_cast<char *>(dst);
+  to.forEachRun(now->isCut() ? tensorRank : 0, lo, hi,
+                [&](int64_t l, int64_t w, int64_t n) {
+                  std::memcpy(out + (l - lo) * eb, whole.data() + w * eb,
+                              n * eb);
+                });
   return "";
 }
 
@@ -223,7 +269,7 @@ std::string Checkpointer::load() {
           if (!loc.sharded && &I.cur.states[loc.state] == &s)
             param = key.first;
         if (!param.empty()) {
-          err = I.readTensor(param, s.kind, s.dtype, 0, s.numel, data);
+          err = I.readLocal(param, s.kind, s.dtype, 0, s.numel, data);
         } else {
           auto it = I.old.extra.find(s.name);
           const StateRec *o = it == I.old.extra.end()
@@ -240,15 +286,15 @@ std::string Checkpointer::load() {
         // per-parameter tensors, zero padding.
         std::memset(data, 0, static_cast<size_t>(s.numel) * eb);
         const GroupRec &g = I.cur.groups[s.group];
-        const int64_t own = static_cast<int64_t>(I.rank) * g.shard;
+        const int64_t own = static_cast<int64_t>(I.dataRank) * g.shard;
         for (const MemberRec &mem : g.members) {
           const int64_t lo = std::max(own, mem.offset),
                         hi = std::min(own + g.shard, mem.offset + mem.numel);
           if (lo >= hi)
             continue;
-          err = I.readTensor(mem.name, s.kind, s.dtype, lo - mem.offset,
-                             hi - mem.offset,
-                             static_cast<char *>(data) + (lo - own) * eb);
+          err = I.readLocal(mem.name, s.kind, s.dtype, lo - mem.offset,
+                            hi - mem.offset,
+                            static_cast<char *>(data) + (lo - own) * eb);
           if (!err.empty())
             break;
         }

@@ -363,17 +363,6 @@ std::string Driver::makeMesh() {
   dataWorld_ = world_;
   if (tensor_ == 1)
     return "";
-  // What keeps whole tensors per rank cannot read a tensor rank's cut yet.
-  const char *unsupported = !o_.importPath.empty()      ? "--import"
-                            : !o_.exportPath.empty()    ? "--export"
-                            : !o_.checkpointDir.empty() ? "--checkpoint-dir"
-                            : !o_.resume.empty()        ? "--resume"
-                                                        : nullptr;
-  if (unsupported)
-    return format("%s: this program is tensor-parallel (M = %d), and its "
-                  "parameters' tensor cuts cannot be exported, imported or "
-                  "checkpointed yet",
-                  unsupported, tensor_);
   if (zrt_mesh_init(tensor_) != ZRT_OK)
     return format("cannot make the mesh of %d x %d ranks: %s",
                   world_ / std::max(tensor_, 1), tensor_, zrt_last_error());
@@ -476,7 +465,7 @@ int Driver::run() {
     return finish(code);
   // The parameters' storage (for --import / --export), then the files.
   if (!o_.importPath.empty() || !o_.exportPath.empty()) {
-    err = params_.build(m_, world_);
+    err = params_.build(m_, dataWorld_);
     if (int code = agree(err.empty() ? err
                                      : "the model description cannot be "
                                        "imported or exported: " +

@@ -92,8 +92,7 @@ private:
   std::string checkOutputs();
   void chooseThreads();
   /// Makes the mesh N_d x M of a tensor-parallel program (zrt_mesh_init)
-  /// and sets dataRank_ / dataWorld_; the error of an option it cannot
-  /// serve yet.
+  /// and sets dataRank_ / dataWorld_; "" or why the mesh cannot be made.
   std::string makeMesh();
   /// "" when the plan's arena bytes fit the backend's free memory
   /// (zrt_device_memory_info), else the message refusing to start.

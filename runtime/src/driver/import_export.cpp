@@ -53,7 +53,7 @@ using zrt::jsonString;
 using zrt::preadAll;
 using zrt::pwriteAll;
 
-std::string ParamTable::build(const zrt_model_desc *m, int world) {
+std::string ParamTable::build(const zrt_model_desc *m, int dataWorld) {
   entries.clear();
   groups.assign(static_cast<size_t>(std::max(0, m->num_groups)), Shards());
   if (m->num_groups > 0 && !m->groups)
@@ -69,11 +69,11 @@ std::string ParamTable::build(const zrt_model_desc *m, int world) {
       return format("sharded state '%s' refers to group %d of %d", s.name,
                     s.group, m->num_groups);
     const zrt_group_desc &g = m->groups[s.group];
-    if (s.numel != g.shard || g.shard * world != g.padded)
+    if (s.numel != g.shard || g.shard * dataWorld != g.padded)
       return format("sharded state '%s' holds %lld elements, but group '%s' "
-                    "has shards of %lld (padded %lld, world size %d)",
+                    "has shards of %lld (padded %lld, %d data ranks)",
                     s.name, (long long)s.numel, g.name ? g.name : "?",
-                    (long long)g.shard, (long long)g.padded, world);
+                    (long long)g.shard, (long long)g.padded, dataWorld);
     int *slot = s.kind == ZRT_STATE_PARAM    ? &groups[s.group].param
                 : s.kind == ZRT_STATE_MASTER ? &groups[s.group].master
                                              : nullptr;
@@ -95,10 +95,16 @@ std::string ParamTable::build(const zrt_model_desc *m, int world) {
     e.name = name;
     e.shape = std::move(shape);
     e.numel = numel;
+    e.wholeShape = e.shape; // and one run: not cut
+    e.cut.inner = numel;
     entries.push_back(std::move(e));
     return "";
   };
   shapesKnown = m->num_param_infos > 0 && m->param_infos;
+  if (m->tensor_size > 1 && (!shapesKnown || !m->param_cuts))
+    return format("the program is tensor-parallel (M = %d), but its "
+                  "description does not say how its parameters are cut",
+                  m->tensor_size);
   if (shapesKnown) {
     for (int i = 0; i < m->num_param_infos; ++i) {
       const zrt_param_info &p = m->param_infos[i];
@@ -111,9 +117,23 @@ std::string ParamTable::build(const zrt_model_desc *m, int world) {
           return format("parameter '%s' has a bad shape", p.name);
         numel *= d;
       }
-      std::string err = add(p.name, std::move(shape), numel);
-      if (!err.empty())
+      if (std::string err = add(p.name, shape, numel); !err.empty())
         return err;
+      // Its tensor cut: the whole shape has the cut dimension x parts.
+      ParamEntry &e = entries.back();
+      const zrt_param_cut *c =
+          m->tensor_size > 1 && m->param_cuts ? &m->param_cuts[i] : nullptr;
+      if (c && c->dim >= 0 && c->parts > 1) {
+        if (c->dim >= p.rank || c->blocks < 1 || c->parts != m->tensor_size ||
+            shape[c->dim] % c->blocks != 0)
+          return format("parameter '%s' has a malformed tensor cut", p.name);
+        e.wholeShape[c->dim] *= c->parts;
+        e.isCut = true;
+      }
+      e.cut = zrt::TensorCut::of(e.wholeShape.data(), p.rank,
+                                 e.isCut ? c->dim : -1,
+                                 e.isCut ? c->blocks : 1,
+                                 e.isCut ? c->parts : 1);
     }
   } else {
     for (int i = 0; i < m->num_states; ++i) {
@@ -297,11 +317,12 @@ std::string Driver::openImport() {
     int64_t numel = 1;
     for (int64_t d : it->second)
       numel *= d;
-    if (params_.shapesKnown ? it->second != e.shape : numel != e.numel)
+    if (params_.shapesKnown ? it->second != e.wholeShape : numel != e.numel)
       problems.push_back(format("parameter '%s' has shape %s in %s, but the "
                                 "model's is %s",
                                 e.name.c_str(), shapeText(it->second).c_str(),
-                                what.c_str(), shapeText(e.shape).c_str()));
+                                what.c_str(),
+                                shapeText(e.wholeShape).c_str()));
   }
   for (const auto &[name, dims] : shapes) {
     bool known = false;
@@ -324,16 +345,28 @@ std::string Driver::loadImport() {
   const std::string what = format("--import file '%s'", o_.importPath.c_str());
   std::vector<float> buf;
   std::vector<char> raw;
-  // Reads elements [lo, hi) of `t` as f32 into buf.
-  auto read = [&](const FileTensor &t, int64_t lo, int64_t hi) {
+  // Reads elements [lo, hi) of this rank's part of parameter `e` (its
+  // tensor rank's cut of the whole tensor `t`, or `t` itself) as f32 into
+  // buf, one read per contiguous run of the whole tensor.
+  const int64_t tensorRank = rank_ % tensor_;
+  auto read = [&](const ParamEntry &e, const FileTensor &t, int64_t lo,
+                  int64_t hi) {
     const size_t eb = zrt::elementBytes(t.dtype);
-    raw.resize(static_cast<size_t>(hi - lo) * eb);
     buf.resize(static_cast<size_t>(hi - lo));
-    if (!preadAll(importFds_[t.file], raw.data(), raw.size(),
-                  static_cast<off_t>(t.begin + lo * static_cast<int64_t>(eb))))
-      return false;
-    zrt::hostToF32(raw.data(), t.dtype, buf.data(), hi - lo);
-    return true;
+    bool ok = true;
+    e.cut.forEachRun(e.isCut ? tensorRank : 0, lo, hi,
+                     [&](int64_t l, int64_t w, int64_t n) {
+                       raw.resize(static_cast<size_t>(n) * eb);
+                       ok = ok && preadAll(importFds_[t.file], raw.data(),
+                                           raw.size(),
+                                           static_cast<off_t>(
+                                               t.begin +
+                                               w * static_cast<int64_t>(eb)));
+                       if (ok)
+                         zrt::hostToF32(raw.data(), t.dtype,
+                                        buf.data() + (l - lo), n);
+                     });
+    return ok;
   };
   // NaN or Inf in the file: refused, with the count, before any training.
   const char *sliceNote = "";
@@ -363,7 +396,7 @@ std::string Driver::loadImport() {
     const FileTensor &t = imported_.at(e.name);
     // Whole copies: the parameter and its master weights.
     if (e.whole >= 0 || e.wholeMaster >= 0) {
-      if (!read(t, 0, e.numel))
+      if (!read(e, t, 0, e.numel))
         return format("cannot read '%s' from %s: %s", e.name.c_str(),
                       what.c_str(), std::strerror(errno));
       sliceNote = "";
@@ -379,11 +412,11 @@ std::string Driver::loadImport() {
     // This rank's slice of the group's flat buffer.
     if (e.group >= 0) {
       const zrt_group_desc &g = m_->groups[e.group];
-      const int64_t own = static_cast<int64_t>(rank_) * g.shard;
+      const int64_t own = static_cast<int64_t>(dataRank_) * g.shard;
       const int64_t lo = std::max(own, e.offset),
                     hi = std::min(own + g.shard, e.offset + e.numel);
       if (lo < hi) {
-        if (!read(t, lo - e.offset, hi - e.offset))
+        if (!read(e, t, lo - e.offset, hi - e.offset))
           return format("cannot read '%s' from %s: %s", e.name.c_str(),
                         what.c_str(), std::strerror(errno));
         sliceNote = " in the slice this rank loads";
@@ -428,12 +461,14 @@ std::string Driver::writeExport() {
   int64_t offset = 0;
   for (const ParamEntry &e : params_.entries) {
     begin.push_back(offset);
+    // Whole tensors, whatever the mesh.
     header += "," + jsonString(e.name) + ":{\"dtype\":\"F32\",\"shape\":[";
-    for (size_t i = 0; i < e.shape.size(); ++i)
-      header += format(i ? ",%lld" : "%lld", (long long)e.shape[i]);
+    for (size_t i = 0; i < e.wholeShape.size(); ++i)
+      header += format(i ? ",%lld" : "%lld", (long long)e.wholeShape[i]);
+    const int64_t wholeBytes = 4 * e.cut.wholeNumel();
     header += format("],\"data_offsets\":[%lld,%lld]}", (long long)offset,
-                     (long long)(offset + 4 * e.numel));
-    offset += 4 * e.numel;
+                     (long long)(offset + wholeBytes));
+    offset += wholeBytes;
   }
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' ');
@@ -453,12 +488,12 @@ std::string Driver::writeExport() {
       len[i] = static_cast<unsigned char>(header.size() >> (8 * i));
     put(len, 8, 0);
     put(header.data(), header.size(), 8);
-    // Whole tensors need no communication.
+    // Whole tensors on rank 0 need no communication.
     for (size_t k = 0; k < params_.entries.size(); ++k) {
       const ParamEntry &e = params_.entries[k];
       bool sharded;
       const int src = params_.exportSource(e, &sharded);
-      if (sharded)
+      if (sharded || e.isCut)
         continue;
       const zrt_state_desc &s = m_->states[src];
       staged.resize(static_cast<size_t>(e.numel) * zrt::elementBytes(s.dtype));
@@ -471,15 +506,18 @@ std::string Driver::writeExport() {
       put(f32.data(), f32.size() * 4, dataStart + begin[k]);
     }
   }
-  // Sharded sources: gather each such state's slices to rank 0 (host
-  // coordination, outside the zrt byte counters), in state order on every
-  // rank.
+  // Sharded sources and tensor ranks' cuts: gather each such state from
+  // every rank to rank 0 (host coordination, outside the zrt byte
+  // counters), in state order on every rank. Rank d x M + t holds data
+  // shard d of tensor rank t's state.
   std::vector<char> full;
+  std::vector<std::vector<char>> flats; // per tensor rank: its whole group
   for (int i = 0; i < m_->num_states; ++i) {
     bool used = false;
     for (const ParamEntry &e : params_.entries) {
       bool sharded;
-      used = used || (params_.exportSource(e, &sharded) == i && sharded);
+      used = used ||
+             (params_.exportSource(e, &sharded) == i && (sharded || e.isCut));
     }
     if (!used)
       continue;
@@ -494,16 +532,45 @@ std::string Driver::writeExport() {
       internalFailure(format("the gather of '%s' for --export failed", s.name));
     if (rank_ != 0)
       continue;
+    const int64_t eb = static_cast<int64_t>(zrt::elementBytes(s.dtype));
+    // Tensor rank t's state: its data shards back to back (a group's whole
+    // flat buffer), or rank t's copy of a whole state.
+    auto stateOf = [&](int t) -> const char * {
+      if (!s.sharded)
+        return full.data() + t * bytes;
+      if (tensor_ == 1)
+        return full.data();
+      flats.resize(static_cast<size_t>(tensor_));
+      std::vector<char> &flat = flats[t];
+      if (flat.empty()) {
+        flat.resize(static_cast<size_t>(bytes * dataWorld_));
+        for (int d = 0; d < dataWorld_; ++d)
+          std::memcpy(flat.data() + d * bytes,
+                      full.data() + (int64_t(d) * tensor_ + t) * bytes,
+                      static_cast<size_t>(bytes));
+      }
+      return flat.data();
+    };
+    std::vector<float> local;
     for (size_t k = 0; k < params_.entries.size(); ++k) {
       const ParamEntry &e = params_.entries[k];
       bool sharded;
       if (params_.exportSource(e, &sharded) != i)
         continue;
-      f32.resize(static_cast<size_t>(e.numel));
-      zrt::hostToF32(full.data() + e.offset * static_cast<int64_t>(zrt::elementBytes(s.dtype)),
-            s.dtype, f32.data(), e.numel);
+      // The whole tensor from every tensor rank's cut (one when not cut).
+      f32.resize(static_cast<size_t>(e.cut.wholeNumel()));
+      local.resize(static_cast<size_t>(e.numel));
+      for (int t = 0; t < (e.isCut ? tensor_ : 1); ++t) {
+        zrt::hostToF32(stateOf(t) + (s.sharded ? e.offset * eb : 0), s.dtype,
+                       local.data(), e.numel);
+        e.cut.forEachRun(t, 0, e.numel, [&](int64_t l, int64_t w, int64_t n) {
+          std::memcpy(f32.data() + w, local.data() + l,
+                      static_cast<size_t>(n) * sizeof(float));
+        });
+      }
       put(f32.data(), f32.size() * 4, dataStart + begin[k]);
     }
+    flats.clear();
   }
   if (rank_ == 0) {
     // Atomic replacement: data on disk, then the rename, then the directory.

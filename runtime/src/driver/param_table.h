@@ -10,6 +10,7 @@
 #ifndef ZRT_SRC_DRIVER_PARAM_TABLE_H
 #define ZRT_SRC_DRIVER_PARAM_TABLE_H
 
+#include "common/tensor_cut.h"
 #include "zrt/model.h"
 
 #include <cstdint>
@@ -22,8 +23,15 @@ namespace zrt::train {
 /// as a member of a shard group whose slices the states hold.
 struct ParamEntry {
   std::string name;
-  std::vector<int64_t> shape; // [numel] when the model gives no shapes
-  int64_t numel = 0;
+  std::vector<int64_t> shape; // one rank's; [numel] when the model gives none
+  int64_t numel = 0;          ///< Elements of `shape`.
+  /// The whole tensor's shape (what --export writes and --import reads):
+  /// `shape` unless the parameter is cut over the tensor axis.
+  std::vector<int64_t> wholeShape;
+  /// The tensor-parallel cut (model.h zrt_param_cut): which elements of the
+  /// whole tensor a tensor rank's `numel` are (one run when not cut).
+  zrt::TensorCut cut;
+  bool isCut = false;
   int whole = -1;       ///< Whole ZRT_STATE_PARAM state.
   int wholeMaster = -1; ///< Whole ZRT_STATE_MASTER state "<name>.master".
   int group = -1;       ///< Group with a sharded param/master state, or -1.
@@ -40,8 +48,9 @@ struct ParamTable {
   std::vector<Shards> groups;
   bool shapesKnown = false;
 
-  /// "" or why the description cannot be consolidated.
-  std::string build(const zrt_model_desc *m, int world);
+  /// "" or why the description cannot be consolidated. `dataWorld`: the
+  /// ranks a group is sharded over (N / M).
+  std::string build(const zrt_model_desc *m, int dataWorld);
 
   /// The state an export reads for `e` (master weights first) and whether
   /// it is a group shard.
