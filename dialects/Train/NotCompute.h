@@ -25,15 +25,22 @@ namespace mlir::OpTrait {
 template <typename ConcreteType>
 class NotCompute : public TraitBase<ConcreteType, NotCompute> {};
 
+/// An op of another dialect that is a compute op all the same (Zero_Compute:
+/// the zero dialect's vocabulary-parallel kernels).
+template <typename ConcreteType>
+class Compute : public TraitBase<ConcreteType, Compute> {};
+
 } // namespace mlir::OpTrait
 
 namespace mlir::train {
 
 /// Whether `op` is a compute op: an op of the `train` dialect without the
-/// NotCompute trait. Ops of other dialects (zero collectives, func.return)
-/// are not.
+/// NotCompute trait, or an op with the Compute trait. Other ops of other
+/// dialects (zero collectives, func.return) are not.
 inline bool isComputeOp(Operation *op) {
   Dialect *d = op->getDialect();
+  if (op->hasTrait<OpTrait::Compute>())
+    return true;
   return d && d->getNamespace() == "train" &&
          !op->hasTrait<OpTrait::NotCompute>();
 }

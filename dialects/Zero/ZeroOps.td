@@ -548,4 +548,6 @@ def Zero_TensorParallelG : Zero_Op<"tp_g", [Zero_CollectiveEffects,
   let assemblyFormat = "$input `size` `(` $size `)` attr-dict `:` type($result)";
 }
 
+include "Zero/ZeroVocabParallelOps.td"
+
 #endif // ZERO_ZERO_OPS_TD

@@ -215,6 +215,13 @@ LogicalResult ModulePlan::describe() {
     paddedVocab = ce.getLogits().getType().getShape().back();
     vocab = ce.getEffectiveNumClasses();
   });
+  // The vocabulary-parallel loss (zero-vocab-parallel): each tensor rank
+  // holds Vp / M logit columns of the whole Vp.
+  forward.walk([&](zero::VocabExpSumsOp sums) {
+    paddedVocab =
+        sums.getLogits().getType().getShape().back() * sums.getSize();
+    vocab = sums.getNumClasses();
+  });
   return success();
 }
 

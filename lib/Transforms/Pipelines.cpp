@@ -18,6 +18,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     tp.size = options.tensorParallel;
     tp.worldSize = options.worldSize;
     pm.addPass(createZeroTensorParallel(tp));
+    if (options.vocabParallel)
+      pm.addPass(createZeroVocabParallel());
   }
   if (options.autodiff) {
     // fp16-mixed: dynamic loss scaling (the step takes %loss_scale).

@@ -118,9 +118,9 @@ def main():
         model = os.path.join(args.work, "%s_b%d.mlir" % (args.model, 8 // nd))
         run([os.path.join(args.bin, "zero-model")] + MODELS[args.model] +
             ["--batch", str(8 // nd), "-o", model])
-        for stage in [int(s) for s in args.stages.split(",")]:
-            if (nd, m) == (1, 1) and stage != 0:
-                continue
+        stages = [int(s) for s in args.stages.split(",")]
+        # The reference is N = 1 at stage 0, whatever stages are compared.
+        for stage in [0] if (nd, m) == (1, 1) else stages:
             exe = os.path.join(args.work, "%s_s%d_%dx%d" % (args.model, stage, nd, m))
             compile_cmd = [zc, model, "--stage=%d" % stage,
                            "--world-size=%d" % (nd * m), "--tensor-parallel=%d" % m]

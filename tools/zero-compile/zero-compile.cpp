@@ -138,6 +138,12 @@ static cl::opt<int64_t> tensorParallel(
     "tensor-parallel", cl::init(1), cl::cat(category),
     cl::desc("Tensor-parallel size M (zero-tensor-parallel, Megatron's "
              "MLP/attention cuts; --world-size is N = N_d x M; CPU only)"));
+static cl::opt<bool> vocabParallel(
+    "vocab-parallel", cl::init(false), cl::cat(category),
+    cl::desc("With --tensor-parallel=M: cut the token embedding, the LM head "
+             "and the cross-entropy by vocabulary over the M tensor ranks "
+             "(zero-vocab-parallel, Megatron's vocab-parallel embedding and "
+             "cross-entropy; CPU only)"));
 static cl::opt<int64_t> worldSize("world-size", cl::init(1), cl::cat(category),
                                   cl::value_desc("N"),
                                   cl::desc("Data-parallel ranks N"));
@@ -542,6 +548,13 @@ int main(int argc, char **argv) {
                    "--tensor-parallel=M with M > 1 (got " +
                    std::to_string(tensorParallel) + ")");
   }
+  if (vocabParallel && tensorParallel < 2)
+    return error("--vocab-parallel cuts the vocabulary over the M tensor "
+                 "ranks; it needs --tensor-parallel=M with M > 1 (got " +
+                 std::to_string(tensorParallel) + ")");
+  if (vocabParallel && target == "cuda")
+    return error("--vocab-parallel: the CUDA backend has no "
+                 "vocabulary-parallel kernels yet (CPU only)");
   if (tensorParallel > 1 && target == "cuda")
     return error("--tensor-parallel=" + std::to_string(tensorParallel) +
                  ": the CUDA backend has no tensor axis yet (CPU only)");
@@ -628,6 +641,8 @@ int main(int argc, char **argv) {
                    ": the input is differentiated already; "
                    "zero-tensor-parallel cuts the forward graph");
     add("tensor-parallel=" + std::to_string(tensorParallel));
+    if (vocabParallel)
+      add("vocab-parallel=true");
   }
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
   if (!hasStep)  {

@@ -28,6 +28,11 @@ struct TrainingPipelineOptions
       *this, "tensor-parallel", llvm::cl::init(1),
       llvm::cl::desc("Tensor-parallel size M: zero-tensor-parallel first "
                      "when > 1 (world-size is then N = N_d x M)")};
+  Option<bool> vocabParallel{
+      *this, "vocab-parallel", llvm::cl::init(false),
+      llvm::cl::desc("With tensor-parallel > 1: zero-vocab-parallel after "
+                     "zero-tensor-parallel (embedding, LM head and "
+                     "cross-entropy cut by vocabulary)")};
   Option<bool> autodiff{*this, "autodiff", llvm::cl::init(true),
                         llvm::cl::desc("Run train-autodiff")};
   Option<std::string> checkpoint{

@@ -136,6 +136,51 @@ def ZeroTensorParallel : Pass<"zero-tensor-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroVocabParallel : Pass<"zero-vocab-parallel", "::mlir::ModuleOp"> {
+  let summary = "Megatron's vocabulary-parallel embedding, LM head and cross-entropy";
+  let description = [{
+    Cuts the token embedding tables and the LM head's weight by vocabulary
+    rows over the M ranks of the module's tensor axis (`zero.mesh`, made by
+    `zero-tensor-parallel`), on the forward graph before `train-autodiff`
+    (Shoeybi et al., arXiv 1909.08053, §3; Megatron
+    `VocabParallelEmbedding` and `vocab_parallel_cross_entropy`). Tensor
+    rank t keeps rows [t·V/M, (t+1)·V/M) of each [V, C] table:
+
+    * `train.embedding` of a cut table becomes `zero.vocab_embedding`
+      (this rank's rows, zeros for ids it does not hold) followed by
+      `zero.tp_g` (the sum over the tensor axis).
+    * The LM head `train.matmul %x, %w {transpose_b}` of a cut weight reads
+      `zero.tp_f %x` and produces this rank's V/M logit columns.
+    * `train.cross_entropy` of those logits (through `train.reshape`)
+      becomes the parallel cross-entropy: `zero.vocab_max`, its
+      `zero.all_reduce kind(<max>) axis(<tensor>)`, `zero.vocab_exp_sums`,
+      `zero.tp_g` of the [N, 2] denominators and target logits, and
+      `zero.vocab_loss` — 3 floats per row on the tensor axis instead of
+      the V/M·(M−1) of gathered logits. Its gradient needs no communication.
+    * Logits a function returns (`@logits`, for sampling) are gathered
+      whole over the tensor axis (`zero.all_gather` and a transpose).
+
+    GPT-2's and Qwen3's tied table is one parameter cut once; Llama's
+    separate embedding and head weights are both cut. Cut parameters get
+    `zero.tensor_split` on dimension 0, so checkpoints, `--export` and
+    `--import` re-cut them like the others.
+
+    Errors (one message each, with the numbers): no tensor axis of M ≥ 2
+    on the module, a module already differentiated, no embedding or LM head
+    to cut, a vocabulary not divisible by M, a cut weight used by anything
+    else, the head's logits used other than by the loss or a return.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect",
+                           "::mlir::zero::ZeroDialect",
+                           "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numEmbeddings", "embeddings", "Embeddings cut over the vocabulary">,
+    Statistic<"numHeads", "heads", "LM heads cut over the vocabulary">,
+    Statistic<"numLosses", "losses", "Cross-entropies made vocabulary-parallel">,
+    Statistic<"numCutParams", "cut-params", "Parameters cut by vocabulary rows">
+  ];
+}
+
 def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Per-rank memory and communication of a training step";
   let description = [{

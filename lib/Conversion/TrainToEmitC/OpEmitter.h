@@ -181,6 +181,11 @@ void populateLinearEmitters(OpEmitterSet &set);
 /// over the tensor axis) (TensorParallel.cpp).
 void populateTensorParallelEmitters(OpEmitterSet &set);
 
+/// Megatron's vocabulary-parallel embedding and cross-entropy:
+/// zero.vocab_embedding and its gradient, vocab_max, vocab_exp_sums,
+/// vocab_loss and their gradients (VocabParallel.cpp).
+void populateVocabParallelEmitters(OpEmitterSet &set);
+
 /// Views, layout changes and casts: cast, broadcast, transpose, split,
 /// concat, the zero dialect's concat and bucket (de)interleave, and the
 /// views that print nothing (reshape, unpack, zero.split) (Shape.cpp).
@@ -208,6 +213,7 @@ inline void populateAllEmitters(OpEmitterSet &set) {
   populateAttentionEmitters(set);
   populateLossEmitters(set);
   populateTensorParallelEmitters(set);
+  populateVocabParallelEmitters(set);
 }
 
 } // namespace mlir::zero::emit

@@ -1405,5 +1405,7 @@ int zrt_embedding_backward_bf16(const zrt_bf16 *dout, const int32_t *ids,
 /* The Llama/Qwen decoder kernels (RMSNorm, SwiGLU, RoPE, GQA, masked
    cross-entropy). */
 #include "zrt/decoder.h"
+/* Megatron's vocabulary-parallel embedding and cross-entropy (CPU). */
+#include "zrt/vocab_parallel.h"
 
 #endif // ZRT_ZRT_H
