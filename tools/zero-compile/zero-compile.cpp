@@ -542,9 +542,6 @@ int main(int argc, char **argv) {
                    "--tensor-parallel=M with M > 1 (got " +
                    std::to_string(tensorParallel) + ")");
   }
-  if (tensorParallel > 1 && target == "cuda")
-    return error("--tensor-parallel=" + std::to_string(tensorParallel) +
-                 ": the CUDA backend has no tensor axis yet (CPU only)");
   if (modelName.getNumOccurrences() && modelName.empty())
     return error("--model-name: the name is empty");
   // Files: every --extra-source exists, and the output replaces no input.
