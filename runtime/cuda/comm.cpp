@@ -388,14 +388,18 @@ int splitAxis(const char *fn, int a, int color, int key, int size) {
   axis.size = size;
   if (size == 1)
     return ZRT_OK;
-#if ZRT_HAVE_NCCL && NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+#if ZRT_HAVE_NCCL
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+#define ZRT_HAVE_NCCL_COMM_SPLIT 1
   if (ncclResult_t r =
           ncclCommSplit(state.nccl, color, key, &axis.nccl, nullptr);
       r != ncclSuccess)
     return ncclFail(fn, "ncclCommSplit", r);
   axis.owned = true;
   return ZRT_OK;
-#else
+#endif
+#endif
+#ifndef ZRT_HAVE_NCCL_COMM_SPLIT
   (void)color;
   return zrt_cuda::fail(ZRT_ERR_MPI,
                         "%s: a mesh axis of %d ranks needs ncclCommSplit "
