@@ -449,16 +449,18 @@ int zrt_rank(void) { return zrt_cuda::rank(); }
 int zrt_world_size(void) { return zrt_cuda::world_size(); }
 int zrt_barrier(void) { return zrt_cuda::barrier(); }
 int zrt_all_gather(const void *send, void *recv, int64_t n, int dtype) {
-  ZRT_PROFILED("zrt_all_gather", zrt_cuda::all_gather(send, recv, n, dtype));
+  ZRT_PROFILED("zrt_all_gather",
+               zrt_cuda::all_gather(ZRT_AXIS_DATA, send, recv, n, dtype));
 }
 int zrt_reduce_scatter(const void *send, void *recv, int64_t n, int dtype,
                        int op) {
   ZRT_PROFILED("zrt_reduce_scatter",
-               zrt_cuda::reduce_scatter(send, recv, n, dtype, op));
+               zrt_cuda::reduce_scatter(ZRT_AXIS_DATA, send, recv, n, dtype,
+                                        op));
 }
 int zrt_all_reduce(const void *send, void *recv, int64_t n, int dtype, int op) {
   ZRT_PROFILED("zrt_all_reduce",
-               zrt_cuda::all_reduce(send, recv, n, dtype, op));
+               zrt_cuda::all_reduce(ZRT_AXIS_DATA, send, recv, n, dtype, op));
 }
 int zrt_broadcast(void *buf, int64_t n, int dtype, int root) {
   ZRT_PROFILED("zrt_broadcast", zrt_cuda::broadcast(buf, n, dtype, root));
@@ -466,17 +468,20 @@ int zrt_broadcast(void *buf, int64_t n, int dtype, int root) {
 int zrt_all_gather_start(const void *send, void *recv, int64_t n, int dtype,
                          zrt_request *req) {
   ZRT_PROFILED("zrt_all_gather_start",
-               zrt_cuda::all_gather_start(send, recv, n, dtype, req));
+               zrt_cuda::all_gather_start(ZRT_AXIS_DATA, send, recv, n, dtype,
+                                          req));
 }
 int zrt_reduce_scatter_start(const void *send, void *recv, int64_t n, int dtype,
                              int op, zrt_request *req) {
   ZRT_PROFILED("zrt_reduce_scatter_start",
-               zrt_cuda::reduce_scatter_start(send, recv, n, dtype, op, req));
+               zrt_cuda::reduce_scatter_start(ZRT_AXIS_DATA, send, recv, n,
+                                              dtype, op, req));
 }
 int zrt_all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
                          int op, zrt_request *req) {
   ZRT_PROFILED("zrt_all_reduce_start",
-               zrt_cuda::all_reduce_start(send, recv, n, dtype, op, req));
+               zrt_cuda::all_reduce_start(ZRT_AXIS_DATA, send, recv, n, dtype,
+                                          op, req));
 }
 int zrt_broadcast_start(void *buf, int64_t n, int dtype, int root,
                         zrt_request *req) {
@@ -490,90 +495,49 @@ double zrt_comm_wait_seconds(void) { return zrt_cuda::comm_wait_seconds(); }
 int zrt_comm_progress(void) { return zrt_cuda::comm_progress(); }
 void zrt_comm_reset(void) { zrt_cuda::comm_reset(); }
 
-// The rank mesh: the CUDA backend has the data axis only (one NCCL
-// communicator); a tensor axis of M > 1 and collectives on the tensor axis
-// are refused with an error until it has per-axis NCCL communicators.
+// The rank mesh data x tensor: one NCCL communicator per axis (comm.cpp).
 int zrt_mesh_init(int tensor_size) {
-  if (zrt_cuda::world_size() < 1)
-    return zrt_cuda::fail(ZRT_ERR_NOT_INITIALIZED,
-                          "zrt_mesh_init: called before zrt_init");
-  if (tensor_size != 1)
-    return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
-                          "zrt_mesh_init: tensor size %d: the CUDA backend "
-                          "has no tensor axis yet (only 1)",
-                          tensor_size);
-  return ZRT_OK;
+  return zrt_cuda::mesh_init(tensor_size);
 }
-int zrt_axis_rank(int axis) {
-  if (axis == ZRT_AXIS_DATA)
-    return zrt_cuda::rank();
-  return axis == ZRT_AXIS_TENSOR && zrt_cuda::world_size() > 0 ? 0 : -1;
-}
-int zrt_axis_size(int axis) {
-  if (axis == ZRT_AXIS_DATA)
-    return zrt_cuda::world_size();
-  return axis == ZRT_AXIS_TENSOR && zrt_cuda::world_size() > 0 ? 1 : -1;
-}
-static int dataAxisOnly(const char *fn, int axis) {
-  if (axis == ZRT_AXIS_DATA)
-    return ZRT_OK;
-  return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
-                        "%s: axis %d: the CUDA backend has only the data "
-                        "axis (0)",
-                        fn, axis);
-}
+int zrt_axis_rank(int axis) { return zrt_cuda::axis_rank(axis); }
+int zrt_axis_size(int axis) { return zrt_cuda::axis_size(axis); }
 int zrt_all_gather_axis(int axis, const void *send, void *recv, int64_t n,
                         int dtype) {
-  if (int st = dataAxisOnly("zrt_all_gather_axis", axis))
-    return st;
-  return zrt_all_gather(send, recv, n, dtype);
+  ZRT_PROFILED("zrt_all_gather_axis",
+               zrt_cuda::all_gather(axis, send, recv, n, dtype));
 }
 int zrt_reduce_scatter_axis(int axis, const void *send, void *recv, int64_t n,
                             int dtype, int op) {
-  if (int st = dataAxisOnly("zrt_reduce_scatter_axis", axis))
-    return st;
-  return zrt_reduce_scatter(send, recv, n, dtype, op);
+  ZRT_PROFILED("zrt_reduce_scatter_axis",
+               zrt_cuda::reduce_scatter(axis, send, recv, n, dtype, op));
 }
 int zrt_all_reduce_axis(int axis, const void *send, void *recv, int64_t n,
                         int dtype, int op) {
-  if (int st = dataAxisOnly("zrt_all_reduce_axis", axis))
-    return st;
-  return zrt_all_reduce(send, recv, n, dtype, op);
+  ZRT_PROFILED("zrt_all_reduce_axis",
+               zrt_cuda::all_reduce(axis, send, recv, n, dtype, op));
 }
 int zrt_all_gather_axis_start(int axis, const void *send, void *recv,
                               int64_t n, int dtype, zrt_request *req) {
-  if (req)
-    *req = nullptr;
-  if (int st = dataAxisOnly("zrt_all_gather_axis_start", axis))
-    return st;
-  return zrt_all_gather_start(send, recv, n, dtype, req);
+  ZRT_PROFILED("zrt_all_gather_axis_start",
+               zrt_cuda::all_gather_start(axis, send, recv, n, dtype, req));
 }
 int zrt_reduce_scatter_axis_start(int axis, const void *send, void *recv,
                                   int64_t n, int dtype, int op,
                                   zrt_request *req) {
-  if (req)
-    *req = nullptr;
-  if (int st = dataAxisOnly("zrt_reduce_scatter_axis_start", axis))
-    return st;
-  return zrt_reduce_scatter_start(send, recv, n, dtype, op, req);
+  ZRT_PROFILED("zrt_reduce_scatter_axis_start",
+               zrt_cuda::reduce_scatter_start(axis, send, recv, n, dtype, op,
+                                              req));
 }
 int zrt_all_reduce_axis_start(int axis, const void *send, void *recv,
                               int64_t n, int dtype, int op, zrt_request *req) {
-  if (req)
-    *req = nullptr;
-  if (int st = dataAxisOnly("zrt_all_reduce_axis_start", axis))
-    return st;
-  return zrt_all_reduce_start(send, recv, n, dtype, op, req);
+  ZRT_PROFILED("zrt_all_reduce_axis_start",
+               zrt_cuda::all_reduce_start(axis, send, recv, n, dtype, op, req));
 }
 int64_t zrt_comm_axis_bytes(int axis, int kind) {
-  if (axis == ZRT_AXIS_TENSOR && kind >= 0 && kind < ZRT_COLL_NUM_KINDS)
-    return 0;
-  return axis == ZRT_AXIS_DATA ? zrt_cuda::comm_bytes(kind) : -1;
+  return zrt_cuda::comm_axis_bytes(axis, kind);
 }
 int64_t zrt_comm_axis_calls(int axis, int kind) {
-  if (axis == ZRT_AXIS_TENSOR && kind >= 0 && kind < ZRT_COLL_NUM_KINDS)
-    return 0;
-  return axis == ZRT_AXIS_DATA ? zrt_cuda::comm_calls(kind) : -1;
+  return zrt_cuda::comm_axis_calls(axis, kind);
 }
 int zrt_arena_create(int64_t bytes, int kind, zrt_arena *out) {
   return zrt_cuda::arena_create(bytes, kind, out);

@@ -6,6 +6,15 @@
 // (MPI is used for nothing else here). A build without MPI is a
 // single-process runtime (world size 1), which needs neither MPI nor NCCL.
 //
+// The rank mesh data x tensor (zrt_mesh_init(M), N = N_d x M, rank
+// r = d*M + t) has one NCCL communicator per axis of more than one rank,
+// split from the world's (ncclCommSplit, NCCL 2.18+): the data axis is the
+// ranks with the same t ordered by d, the tensor axis the ranks with the
+// same d ordered by t. Until then (and for M = 1) the data axis is the
+// world communicator and the tensor axis each rank alone. The collectives
+// without an axis run on the data axis; bytes and calls are counted per
+// axis with that axis's size, as the CPU backend does (src/comm/comm.cpp).
+//
 // Collectives run on a dedicated non-blocking communication stream:
 //   start: event `ready` recorded on the compute stream, the comm stream
 //          waits for it (the collective reads what compute wrote), the NCCL
@@ -64,6 +73,18 @@ struct TimingPair {
   cudaEvent_t before = nullptr, after = nullptr;
 };
 
+/// One axis of the mesh: its communicator (null when the axis has one rank;
+/// the world's, not owned, for the data axis of an N x 1 mesh), this rank's
+/// index along it and its size.
+struct Axis {
+#if ZRT_HAVE_NCCL
+  ncclComm_t nccl = nullptr;
+#endif
+  bool owned = false;
+  int rank = -1;
+  int size = -1;
+};
+
 struct CommState {
   bool initialized = false;
   bool finalized = false;
@@ -74,10 +95,13 @@ struct CommState {
   cudaStream_t comm = nullptr; ///< The communication stream.
   cudaEvent_t ready = nullptr; ///< Compute progress the comm stream waits for.
 #if ZRT_HAVE_NCCL
-  ncclComm_t nccl = nullptr;
+  ncclComm_t nccl = nullptr; ///< The world's communicator (size > 1).
 #endif
-  int64_t bytes[ZRT_COLL_NUM_KINDS] = {};
-  int64_t calls[ZRT_COLL_NUM_KINDS] = {};
+  Axis axes[ZRT_NUM_AXES];
+  /// Collectives started on a communicator and not yet waited for.
+  int64_t inFlight = 0;
+  int64_t bytes[ZRT_NUM_AXES][ZRT_COLL_NUM_KINDS] = {};
+  int64_t calls[ZRT_NUM_AXES][ZRT_COLL_NUM_KINDS] = {};
   double waitSeconds = 0.0;
   zrt_request_s *freeRequests = nullptr;
   /// Timing events of waits not yet added to waitSeconds, and free ones.
@@ -125,6 +149,8 @@ zrt_request_s *allocRequest(const char *fn, int *status) {
 }
 
 void releaseRequest(zrt_request_s *r) {
+  if (r->pending)
+    --state.inFlight;
   r->pending = false;
   r->nextFree = state.freeRequests;
   state.freeRequests = r;
@@ -182,9 +208,20 @@ int checkCommon(const char *fn, int64_t n, int dtype, zrt_request *req) {
                                   /*mpiCounts=*/false, zrt_cuda::fail);
 }
 
-void countTraffic(int kind, int64_t bytes) {
-  state.bytes[kind] += bytes;
-  state.calls[kind] += 1;
+void countTraffic(int axis, int kind, int64_t bytes) {
+  state.bytes[axis][kind] += bytes;
+  state.calls[axis][kind] += 1;
+}
+
+/// ZRT_ERR_INVALID_ARGUMENT unless `axis` is ZRT_AXIS_DATA or
+/// ZRT_AXIS_TENSOR.
+int checkAxis(const char *fn, int axis) {
+  if (axis == ZRT_AXIS_DATA || axis == ZRT_AXIS_TENSOR)
+    return ZRT_OK;
+  return zrt_cuda::fail(ZRT_ERR_INVALID_ARGUMENT,
+                        "%s: axis %d is not ZRT_AXIS_DATA (0) or "
+                        "ZRT_AXIS_TENSOR (1)",
+                        fn, axis);
 }
 
 /// Copies `bytes` from src to dst on the compute stream (world of one).
@@ -197,14 +234,14 @@ int localCopy(const char *fn, void *dst, const void *src, int64_t bytes) {
                                   zrt_cuda::stream()));
 }
 
-/// Takes a request; for a world of more than one rank, makes the comm
-/// stream wait for the compute stream's work so far.
-int beginCollective(const char *fn, zrt_request_s **out) {
+/// Takes a request; for a group of `ranks` > 1, makes the comm stream wait
+/// for the compute stream's work so far.
+int beginCollective(const char *fn, int ranks, zrt_request_s **out) {
   int status = ZRT_OK;
   zrt_request_s *r = newRequest(fn, &status);
   if (!r)
     return status;
-  if (state.size > 1) {
+  if (ranks > 1) {
     cudaError_t err = cudaEventRecord(state.ready, zrt_cuda::stream());
     if (err == cudaSuccess)
       err = cudaStreamWaitEvent(state.comm, state.ready, 0);
@@ -217,15 +254,18 @@ int beginCollective(const char *fn, zrt_request_s **out) {
   return ZRT_OK;
 }
 
-/// Records `done` after the queued collective and hands the request out.
-int endCollective(const char *fn, zrt_request_s *r, zrt_request *req) {
-  if (state.size > 1) {
+/// Records `done` after the collective queued for a group of `ranks` and
+/// hands the request out.
+int endCollective(const char *fn, int ranks, zrt_request_s *r,
+                  zrt_request *req) {
+  if (ranks > 1) {
     if (cudaError_t err = cudaEventRecord(r->done, state.comm);
         err != cudaSuccess) {
       releaseRequest(r);
       return cudaFail(fn, "cudaEventRecord", err);
     }
     r->pending = true;
+    ++state.inFlight;
   }
   *req = r;
   return ZRT_OK;
@@ -313,6 +353,62 @@ int startNccl() {
 #endif
 }
 
+/// Destroys the axis communicators this runtime split (never the world's)
+/// and marks both axes unset.
+void freeAxes() {
+  for (Axis &a : state.axes) {
+#if ZRT_HAVE_NCCL
+    if (a.owned && a.nccl)
+      ncclCommDestroy(a.nccl);
+    a.nccl = nullptr;
+#endif
+    a = Axis{};
+  }
+}
+
+/// The N x 1 mesh: the data axis is the world, the tensor axis each rank.
+void resetAxes() {
+  freeAxes();
+  Axis &data = state.axes[ZRT_AXIS_DATA];
+  data.rank = state.rank;
+  data.size = state.size;
+#if ZRT_HAVE_NCCL
+  data.nccl = state.nccl;
+#endif
+  Axis &tensor = state.axes[ZRT_AXIS_TENSOR];
+  tensor.rank = 0;
+  tensor.size = 1;
+}
+
+/// Axis `a` as the ranks of the world with the same `color`, ordered by
+/// `key`, `size` of them (a collective over all ranks when size > 1).
+int splitAxis(const char *fn, int a, int color, int key, int size) {
+  Axis &axis = state.axes[a];
+  axis.rank = key;
+  axis.size = size;
+  if (size == 1)
+    return ZRT_OK;
+#if ZRT_HAVE_NCCL
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+#define ZRT_HAVE_NCCL_COMM_SPLIT 1
+  if (ncclResult_t r =
+          ncclCommSplit(state.nccl, color, key, &axis.nccl, nullptr);
+      r != ncclSuccess)
+    return ncclFail(fn, "ncclCommSplit", r);
+  axis.owned = true;
+  return ZRT_OK;
+#endif
+#endif
+#ifndef ZRT_HAVE_NCCL_COMM_SPLIT
+  (void)color;
+  return zrt_cuda::fail(ZRT_ERR_MPI,
+                        "%s: a mesh axis of %d ranks needs ncclCommSplit "
+                        "(NCCL 2.18 or later), and this runtime was built "
+                        "without it",
+                        fn, size);
+#endif
+}
+
 } // namespace
 
 namespace zrt_cuda {
@@ -370,6 +466,7 @@ int init(int *argc, char ***argv) {
     return cudaFail(fn, "cudaEventCreate", err);
   if (int st = startNccl())
     return st;
+  resetAxes();
   for (int i = 0; i < kPool; ++i) {
     int status = ZRT_OK;
     zrt_request_s *r = allocRequest(fn, &status);
@@ -393,11 +490,13 @@ int finalize() {
   cudaStreamSynchronize(stream());
   if (state.comm)
     cudaStreamSynchronize(state.comm);
+  freeAxes();
 #if ZRT_HAVE_NCCL
   if (state.nccl)
     ncclCommDestroy(state.nccl);
   state.nccl = nullptr;
 #endif
+  state.inFlight = 0;
   while (zrt_request_s *r = state.freeRequests) {
     state.freeRequests = r->nextFree;
     cudaEventDestroy(r->done);
@@ -448,17 +547,63 @@ int barrier() {
   return ZRT_OK;
 }
 
-int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
-                     zrt_request *req) {
+int mesh_init(int tensorSize) {
+  const char *fn = "zrt_mesh_init";
+  if (int st = zrt::checkInitialized(fn, state.initialized, zrt_cuda::fail))
+    return st;
+  if (tensorSize < 1)
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: tensor size %d must be at least 1", fn, tensorSize);
+  if (state.size % tensorSize != 0)
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: tensor size %d does not divide the world size %d", fn,
+                tensorSize, state.size);
+  if (state.inFlight > 0)
+    return fail(ZRT_ERR_INVALID_ARGUMENT,
+                "%s: called with %lld collective(s) in flight (zrt_wait "
+                "them first)",
+                fn, static_cast<long long>(state.inFlight));
+  // The communicators being replaced may still have queued work.
+  if (cudaError_t err = cudaStreamSynchronize(state.comm); err != cudaSuccess)
+    return cudaFail(fn, "cudaStreamSynchronize", err);
+  resetAxes();
+  if (tensorSize == 1)
+    return ZRT_OK;
+  const int M = tensorSize, d = state.rank / M, t = state.rank % M;
+  int st = splitAxis(fn, ZRT_AXIS_DATA, t, d, state.size / M);
+  if (!st)
+    st = splitAxis(fn, ZRT_AXIS_TENSOR, d, t, M);
+  if (st)
+    resetAxes();
+  return st;
+}
+
+int axis_rank(int axis) {
+  if (!state.initialized || (axis != ZRT_AXIS_DATA && axis != ZRT_AXIS_TENSOR))
+    return -1;
+  return state.axes[axis].rank;
+}
+
+int axis_size(int axis) {
+  if (!state.initialized || (axis != ZRT_AXIS_DATA && axis != ZRT_AXIS_TENSOR))
+    return -1;
+  return state.axes[axis].size;
+}
+
+int all_gather_start(int axis, const void *send, void *recv, int64_t n,
+                     int dtype, zrt_request *req) {
   const char *fn = "zrt_all_gather_start";
   if (int st = checkCommon(fn, n, dtype, req))
     return st;
+  if (int st = checkAxis(fn, axis))
+    return st;
   if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt_cuda::fail))
     return st;
-  const int64_t N = state.size;
+  const Axis &a = state.axes[axis];
+  const int64_t N = a.size;
   const int64_t es = zrt::dtypeBytes(dtype);
   zrt_request_s *r = nullptr;
-  if (int st = beginCollective(fn, &r))
+  if (int st = beginCollective(fn, a.size, &r))
     return st;
   int st = ZRT_OK;
   if (N == 1) {
@@ -467,9 +612,9 @@ int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
 #if ZRT_HAVE_NCCL
     // In place when send is this rank's slot of recv (NCCL's convention).
     if (n > 0)
-      if (ncclResult_t nr = ncclAllGather(send, recv, static_cast<size_t>(n),
-                                          ncclType(dtype), state.nccl,
-                                          state.comm);
+      if (ncclResult_t nr =
+              ncclAllGather(send, recv, static_cast<size_t>(n),
+                            ncclType(dtype), a.nccl, state.comm);
           nr != ncclSuccess)
         st = ncclFail(fn, "ncclAllGather", nr);
 #endif
@@ -478,24 +623,27 @@ int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
     releaseRequest(r);
     return st;
   }
-  countTraffic(ZRT_COLL_ALL_GATHER, n * (N - 1) * es);
-  return endCollective(fn, r, req);
+  countTraffic(axis, ZRT_COLL_ALL_GATHER, n * (N - 1) * es);
+  return endCollective(fn, a.size, r, req);
 }
 
-/// reduce_scatter_start / all_reduce_start.
-static int startReduction(const char *fn, bool scatter, const void *send,
-                          void *recv, int64_t n, int dtype, int op,
-                          zrt_request *req) {
+/// reduce_scatter_start / all_reduce_start on `axis`.
+static int startReduction(const char *fn, int axis, bool scatter,
+                          const void *send, void *recv, int64_t n, int dtype,
+                          int op, zrt_request *req) {
   if (int st = checkCommon(fn, n, dtype, req))
+    return st;
+  if (int st = checkAxis(fn, axis))
     return st;
   if (int st = zrt::checkReduceOp(fn, op, zrt_cuda::fail))
     return st;
   if (int st = zrt::checkCollectiveBuffers(fn, send, recv, n, zrt_cuda::fail))
     return st;
-  const int64_t N = state.size;
+  const Axis &a = state.axes[axis];
+  const int64_t N = a.size;
   const int64_t es = zrt::dtypeBytes(dtype);
   zrt_request_s *r = nullptr;
-  if (int st = beginCollective(fn, &r))
+  if (int st = beginCollective(fn, a.size, &r))
     return st;
   int st = ZRT_OK;
   if (N == 1) {
@@ -506,10 +654,10 @@ static int startReduction(const char *fn, bool scatter, const void *send,
     if (n > 0) {
       ncclResult_t nr =
           scatter ? ncclReduceScatter(send, recv, static_cast<size_t>(n),
-                                      ncclType(dtype), ncclOp(op), state.nccl,
+                                      ncclType(dtype), ncclOp(op), a.nccl,
                                       state.comm)
                   : ncclAllReduce(send, recv, static_cast<size_t>(n),
-                                  ncclType(dtype), ncclOp(op), state.nccl,
+                                  ncclType(dtype), ncclOp(op), a.nccl,
                                   state.comm);
       if (nr != ncclSuccess)
         st = ncclFail(fn, scatter ? "ncclReduceScatter" : "ncclAllReduce", nr);
@@ -521,22 +669,22 @@ static int startReduction(const char *fn, bool scatter, const void *send,
     return st;
   }
   if (scatter)
-    countTraffic(ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * es);
+    countTraffic(axis, ZRT_COLL_REDUCE_SCATTER, n * (N - 1) * es);
   else
-    countTraffic(ZRT_COLL_ALL_REDUCE, 2 * n * es * (N - 1) / N);
-  return endCollective(fn, r, req);
+    countTraffic(axis, ZRT_COLL_ALL_REDUCE, 2 * n * es * (N - 1) / N);
+  return endCollective(fn, a.size, r, req);
 }
 
-int reduce_scatter_start(const void *send, void *recv, int64_t n, int dtype,
-                         int op, zrt_request *req) {
-  return startReduction("zrt_reduce_scatter_start", true, send, recv, n, dtype,
-                        op, req);
+int reduce_scatter_start(int axis, const void *send, void *recv, int64_t n,
+                         int dtype, int op, zrt_request *req) {
+  return startReduction("zrt_reduce_scatter_start", axis, true, send, recv, n,
+                        dtype, op, req);
 }
 
-int all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
-                     int op, zrt_request *req) {
-  return startReduction("zrt_all_reduce_start", false, send, recv, n, dtype,
-                        op, req);
+int all_reduce_start(int axis, const void *send, void *recv, int64_t n,
+                     int dtype, int op, zrt_request *req) {
+  return startReduction("zrt_all_reduce_start", axis, false, send, recv, n,
+                        dtype, op, req);
 }
 
 int broadcast_start(void *buf, int64_t n, int dtype, int root,
@@ -548,10 +696,11 @@ int broadcast_start(void *buf, int64_t n, int dtype, int root,
           zrt::checkBroadcastArgs(fn, buf, n, root, state.size, zrt_cuda::fail))
     return st;
   zrt_request_s *r = nullptr;
-  if (int st = beginCollective(fn, &r))
+  if (int st = beginCollective(fn, state.size, &r))
     return st;
   int st = ZRT_OK;
 #if ZRT_HAVE_NCCL
+  // Over the world, as the CPU backend (counted on the data axis).
   if (state.size > 1 && n > 0)
     if (ncclResult_t nr =
             ncclBroadcast(buf, buf, static_cast<size_t>(n), ncclType(dtype),
@@ -563,9 +712,9 @@ int broadcast_start(void *buf, int64_t n, int dtype, int root,
     releaseRequest(r);
     return st;
   }
-  countTraffic(ZRT_COLL_BROADCAST,
+  countTraffic(ZRT_AXIS_DATA, ZRT_COLL_BROADCAST,
                state.size > 1 ? n * zrt::dtypeBytes(dtype) : 0);
-  return endCollective(fn, r, req);
+  return endCollective(fn, state.size, r, req);
 }
 
 int wait(zrt_request req) {
@@ -592,24 +741,25 @@ int wait(zrt_request req) {
   return st;
 }
 
-int all_gather(const void *send, void *recv, int64_t n, int dtype) {
+int all_gather(int axis, const void *send, void *recv, int64_t n, int dtype) {
   zrt_request r = nullptr;
-  if (int st = all_gather_start(send, recv, n, dtype, &r))
+  if (int st = all_gather_start(axis, send, recv, n, dtype, &r))
     return st;
   return wait(r);
 }
 
-int reduce_scatter(const void *send, void *recv, int64_t n, int dtype,
-                   int op) {
+int reduce_scatter(int axis, const void *send, void *recv, int64_t n,
+                   int dtype, int op) {
   zrt_request r = nullptr;
-  if (int st = reduce_scatter_start(send, recv, n, dtype, op, &r))
+  if (int st = reduce_scatter_start(axis, send, recv, n, dtype, op, &r))
     return st;
   return wait(r);
 }
 
-int all_reduce(const void *send, void *recv, int64_t n, int dtype, int op) {
+int all_reduce(int axis, const void *send, void *recv, int64_t n, int dtype,
+               int op) {
   zrt_request r = nullptr;
-  if (int st = all_reduce_start(send, recv, n, dtype, op, &r))
+  if (int st = all_reduce_start(axis, send, recv, n, dtype, op, &r))
     return st;
   return wait(r);
 }
@@ -622,11 +772,31 @@ int broadcast(void *buf, int64_t n, int dtype, int root) {
 }
 
 int64_t comm_bytes(int kind) {
-  return kind >= 0 && kind < ZRT_COLL_NUM_KINDS ? state.bytes[kind] : -1;
+  return kind >= 0 && kind < ZRT_COLL_NUM_KINDS
+             ? state.bytes[ZRT_AXIS_DATA][kind] +
+                   state.bytes[ZRT_AXIS_TENSOR][kind]
+             : -1;
 }
 
 int64_t comm_calls(int kind) {
-  return kind >= 0 && kind < ZRT_COLL_NUM_KINDS ? state.calls[kind] : -1;
+  return kind >= 0 && kind < ZRT_COLL_NUM_KINDS
+             ? state.calls[ZRT_AXIS_DATA][kind] +
+                   state.calls[ZRT_AXIS_TENSOR][kind]
+             : -1;
+}
+
+int64_t comm_axis_bytes(int axis, int kind) {
+  if ((axis != ZRT_AXIS_DATA && axis != ZRT_AXIS_TENSOR) || kind < 0 ||
+      kind >= ZRT_COLL_NUM_KINDS)
+    return -1;
+  return state.bytes[axis][kind];
+}
+
+int64_t comm_axis_calls(int axis, int kind) {
+  if ((axis != ZRT_AXIS_DATA && axis != ZRT_AXIS_TENSOR) || kind < 0 ||
+      kind >= ZRT_COLL_NUM_KINDS)
+    return -1;
+  return state.calls[axis][kind];
 }
 
 double comm_wait_seconds() {
@@ -639,8 +809,9 @@ int comm_progress() { return ZRT_OK; }
 
 void comm_reset() {
   (void)collectTimings("zrt_comm_reset");
-  for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
-    state.bytes[k] = state.calls[k] = 0;
+  for (int a = 0; a < ZRT_NUM_AXES; ++a)
+    for (int k = 0; k < ZRT_COLL_NUM_KINDS; ++k)
+      state.bytes[a][k] = state.calls[a][k] = 0;
   state.waitSeconds = 0.0;
 }
 

@@ -516,21 +516,33 @@ int finalize();
 int rank();
 int world_size();
 int barrier();
-int all_gather(const void *send, void *recv, int64_t n, int dtype);
-int reduce_scatter(const void *send, void *recv, int64_t n, int dtype, int op);
-int all_reduce(const void *send, void *recv, int64_t n, int dtype, int op);
+/// The mesh data x tensor (zrt_mesh_init): one NCCL communicator per axis
+/// of more than one rank, split from the world's (ncclCommSplit).
+int mesh_init(int tensor_size);
+int axis_rank(int axis);
+int axis_size(int axis);
+/// The collectives on mesh axis `axis` (ZRT_AXIS_DATA or ZRT_AXIS_TENSOR;
+/// zrt_all_gather and the other axis-less entry points pass the data axis),
+/// counted on that axis with its size.
+int all_gather(int axis, const void *send, void *recv, int64_t n, int dtype);
+int reduce_scatter(int axis, const void *send, void *recv, int64_t n,
+                   int dtype, int op);
+int all_reduce(int axis, const void *send, void *recv, int64_t n, int dtype,
+               int op);
 int broadcast(void *buf, int64_t n, int dtype, int root);
-int all_gather_start(const void *send, void *recv, int64_t n, int dtype,
-                     zrt_request *req);
-int reduce_scatter_start(const void *send, void *recv, int64_t n, int dtype,
-                         int op, zrt_request *req);
-int all_reduce_start(const void *send, void *recv, int64_t n, int dtype,
-                     int op, zrt_request *req);
+int all_gather_start(int axis, const void *send, void *recv, int64_t n,
+                     int dtype, zrt_request *req);
+int reduce_scatter_start(int axis, const void *send, void *recv, int64_t n,
+                         int dtype, int op, zrt_request *req);
+int all_reduce_start(int axis, const void *send, void *recv, int64_t n,
+                     int dtype, int op, zrt_request *req);
 int broadcast_start(void *buf, int64_t n, int dtype, int root,
                     zrt_request *req);
 int wait(zrt_request req);
 int64_t comm_bytes(int kind);
 int64_t comm_calls(int kind);
+int64_t comm_axis_bytes(int axis, int kind);
+int64_t comm_axis_calls(int axis, int kind);
 double comm_wait_seconds();
 int comm_progress();
 void comm_reset();

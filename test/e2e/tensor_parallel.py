@@ -13,6 +13,13 @@ the step as lowered: per collective kind over both axes (the plan compiled
 into the program), and per mesh axis — the tensor axis's zero.tp_g /
 zero.tp_f all-reduces (zrt_comm_axis_bytes) and the data axis's rest.
 Exits non-zero with a message on the first mismatch.
+
+With --target cuda the meshes other than 1 x 1 are compiled for the CUDA
+backend (zero-compile --target=cuda --emit=cpp) and built with the CPU
+emulator's compiler command (zrt-emulated-cxx, runtime/cuda/emulator), so
+the same checks hold the CUDA backend's per-axis NCCL communicators and
+byte counters to the CPU build's 1 x 1 losses and to the plan; the
+emulator's stream mode (ZRT_EMU_STREAMS) is passed on to every rank.
 """
 import argparse
 import json
@@ -102,11 +109,20 @@ def main():
                     help="zero-compile flags of the M > 1 runs only (e.g. "
                          "P_a: --checkpoint=block --checkpoint-partition="
                          "tensor); the 1x1 reference is compiled without")
+    ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"],
+                    help="backend of the runs other than the 1x1 reference "
+                         "(always the CPU build)")
+    ap.add_argument("--emulated-cxx", default=None,
+                    help="compiler command for --target cuda (default: "
+                         "zrt-emulated-cxx next to zero-compile)")
     args = ap.parse_args()
+    emulated_cxx = args.emulated_cxx or os.path.join(args.bin, "zrt-emulated-cxx")
     meshes = [(1, 1)] + [tuple(int(x) for x in m.split("x"))
                          for m in args.meshes.split(",")]
     os.makedirs(args.work, exist_ok=True)
     mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+    if "ZRT_EMU_STREAMS" in os.environ:
+        mpirun += ["-x", "ZRT_EMU_STREAMS"]
     zc = os.path.join(args.bin, "zero-compile")
     # Open MPI's session directory under this test's own TMPDIR: lit gives
     # every test of a run the same TMPDIR, and two mpiruns starting at once
@@ -126,7 +142,11 @@ def main():
                            "--world-size=%d" % (nd * m), "--tensor-parallel=%d" % m]
             if m > 1:
                 compile_cmd += args.tp_flags.split()
-            run(compile_cmd + ["-o", exe])
+            if args.target == "cuda" and (nd, m) != (1, 1):
+                run(compile_cmd + ["--target=cuda", "--emit=cpp", "-o", exe + ".cpp"])
+                run([emulated_cxx, exe + ".cpp", "-o", exe])
+            else:
+                run(compile_cmd + ["-o", exe])
             # zero-report of the step exactly as it is lowered.
             run(compile_cmd + ["--emit=mlir", "-o", exe + ".mlir"])
             report = json.loads(run([os.path.join(args.bin, "zero-opt"), exe + ".mlir",
@@ -154,9 +174,10 @@ def main():
         data = sum(report["comm_bytes_per_step_by_axis"]["data"].values())
         gathers = (", of it all_gather %d B" % tensor["all_gather"]
                    if tensor["all_gather"] else "")
-        print("stage %d N_d=%d M=%d: first loss %.6f last loss %.6f worst rel %.1e, "
+        print("%sstage %d N_d=%d M=%d: first loss %.6f last loss %.6f worst rel %.1e, "
               "per step data axis %d B, tensor axis %d B%s (measured = plan)"
-              % (stage, nd, m, ls[0], ls[-1], worst, data, sum(tensor.values()),
+              % ("cuda " if args.target == "cuda" and (nd, m) != (1, 1) else "",
+                 stage, nd, m, ls[0], ls[-1], worst, data, sum(tensor.values()),
                  gathers))
     if failures:
         sys.exit("\n".join(failures))

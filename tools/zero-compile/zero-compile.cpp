@@ -137,7 +137,7 @@ static cl::opt<std::string> stage("stage", cl::init("0"), cl::cat(category),
 static cl::opt<int64_t> tensorParallel(
     "tensor-parallel", cl::init(1), cl::cat(category),
     cl::desc("Tensor-parallel size M (zero-tensor-parallel, Megatron's "
-             "MLP/attention cuts; --world-size is N = N_d x M; CPU only)"));
+             "MLP/attention cuts; --world-size is N = N_d x M)"));
 static cl::opt<bool> vocabParallel(
     "vocab-parallel", cl::init(false), cl::cat(category),
     cl::desc("With --tensor-parallel=M: cut the token embedding, the LM head "
@@ -555,9 +555,6 @@ int main(int argc, char **argv) {
   if (vocabParallel && target == "cuda")
     return error("--vocab-parallel: the CUDA backend has no "
                  "vocabulary-parallel kernels yet (CPU only)");
-  if (tensorParallel > 1 && target == "cuda")
-    return error("--tensor-parallel=" + std::to_string(tensorParallel) +
-                 ": the CUDA backend has no tensor axis yet (CPU only)");
   if (modelName.getNumOccurrences() && modelName.empty())
     return error("--model-name: the name is empty");
   // Files: every --extra-source exists, and the output replaces no input.

@@ -1,5 +1,6 @@
 // The NCCL stand-in of the emulated CUDA backend (include/nccl.h), over
-// MPI: a communicator is a duplicate of MPI_COMM_WORLD; a collective checks
+// MPI: a communicator is a duplicate of MPI_COMM_WORLD (ncclCommInitRank)
+// or an MPI_Comm_split of its parent's (ncclCommSplit); a collective checks
 // its buffers against device memory when it is called and is queued on its
 // stream, where it exchanges the data with blocking MPI calls and reduces
 // on the host. Every rank queues the same collectives in the same order (a
@@ -168,6 +169,27 @@ ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id,
     return ncclInvalidUsage;
   }
   *out = c;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                           ncclComm_t *newcomm, ncclConfig_t *config) {
+  if (!comm || !newcomm || config || (color < 0 && color != NCCL_SPLIT_NOCOLOR))
+    return ncclInvalidArgument;
+  emu::drainAll();
+  MPI_Comm split = MPI_COMM_NULL;
+  mpiCheck(MPI_Comm_split(comm->comm,
+                          color == NCCL_SPLIT_NOCOLOR ? MPI_UNDEFINED : color,
+                          key, &split),
+           "MPI_Comm_split");
+  *newcomm = nullptr;
+  if (split == MPI_COMM_NULL)
+    return ncclSuccess;
+  auto *c = new ncclComm;
+  c->comm = split;
+  MPI_Comm_rank(split, &c->rank);
+  MPI_Comm_size(split, &c->size);
+  *newcomm = c;
   return ncclSuccess;
 }
 

@@ -763,12 +763,13 @@ enum zrt_axis {
 };
 
 /// Makes the mesh N_d x M with M = `tensor_size` (N_d = N / M): splits the
-/// runtime communicator into one communicator per axis (MPI_Comm_split).
+/// runtime communicator into one communicator per axis (CPU:
+/// MPI_Comm_split; CUDA: ncclCommSplit of the world's NCCL communicator,
+/// NCCL 2.18 or later, for each axis of more than one rank).
 /// Collective over all ranks; call after zrt_init with no collective in
 /// flight. A second call replaces the mesh. The collectives without an
 /// axis (zrt_all_gather, ..._start) run on the data axis; zrt_rank,
 /// zrt_world_size, zrt_barrier and zrt_broadcast stay on the whole world.
-/// The CUDA backend accepts only tensor_size == 1 for now.
 /// Errors: ZRT_ERR_NOT_INITIALIZED; ZRT_ERR_INVALID_ARGUMENT (tensor_size
 /// < 1, N not a multiple of tensor_size: the message has both, or a
 /// collective in flight); ZRT_ERR_MPI.
@@ -785,7 +786,7 @@ int zrt_axis_size(int axis);
 /// zrt_all_gather over the ranks of `axis` (N = zrt_axis_size(axis); recv
 /// holds the axis ranks' shards in axis-rank order). Bytes are counted on
 /// that axis. Errors: as zrt_all_gather, and ZRT_ERR_INVALID_ARGUMENT for a
-/// bad axis (or, on CUDA, the tensor axis).
+/// bad axis.
 int zrt_all_gather_axis(int axis, const void *send, void *recv, int64_t n,
                         int dtype);
 /// zrt_reduce_scatter over the ranks of `axis` (ZRT_AVG divides by the

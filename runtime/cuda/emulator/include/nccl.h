@@ -10,6 +10,15 @@
 
 #include <cstddef>
 
+/// The NCCL version whose API this stand-in provides (ncclCommSplit: 2.18).
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 18
+#define NCCL_PATCH 3
+#define NCCL_VERSION(X, Y, Z)                                                  \
+  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z)                      \
+                          : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION_CODE NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)
+
 #define NCCL_UNIQUE_ID_BYTES 128
 /// Identifies a communicator across processes: rank 0 makes it, every rank
 /// passes the same bytes to ncclCommInitRank.
@@ -59,6 +68,29 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId);
 /// broadcast in the caller).
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
                               int rank);
+/// ncclCommSplit's `color` of a rank that joins no new communicator.
+#define NCCL_SPLIT_NOCOLOR -1
+/// Communicator options (the leading fields of NCCL's ncclConfig_t); the
+/// emulation takes none, so pass NULL.
+typedef struct ncclConfig_v21700 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char *netName;
+  int splitShare;
+} ncclConfig_t;
+/// Collective over all ranks of `comm`: the ranks with the same `color`
+/// form one new communicator, ranked by `key` (ties by their rank in
+/// `comm`); a rank with NCCL_SPLIT_NOCOLOR gets *newcomm = NULL. Completes
+/// every stream's queued work first (the split is an MPI_Comm_split of
+/// the parent's communicator, which must not overtake queued collectives).
+/// `config` must be NULL (ncclInvalidArgument otherwise).
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                           ncclComm_t *newcomm, ncclConfig_t *config);
 /// Completes the communicator's queued work, then frees it.
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 const char *ncclGetErrorString(ncclResult_t result);
