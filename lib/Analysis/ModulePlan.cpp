@@ -103,7 +103,15 @@ LogicalResult ModulePlan::collectDeclarations() {
       s.type = p.getTensorType();
       s.kind = kStateParam;
       s.hasStorage = !p->hasAttr("zero.sharded");
-      numParams += s.type.getNumElements();
+      // The whole model's count: a tensor rank's cut counts as its whole
+      // tensor (#zero.tensor_split's full shape).
+      if (auto cut = p->getAttrOfType<zero::TensorSplitAttr>(
+              zero::ZeroDialect::kTensorSplitAttrName))
+        numParams += RankedTensorType::get(cut.getFull(),
+                                           s.type.getElementType())
+                         .getNumElements();
+      else
+        numParams += s.type.getNumElements();
     } else if (auto st = dyn_cast<train::StateOp>(op)) {
       s.name = st.getSymName().str();
       s.type = st.getTensorType();

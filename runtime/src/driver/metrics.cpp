@@ -59,11 +59,16 @@ void Driver::metric(const Json &j) {
 void Driver::printBanner() {
   if (rank_ != 0 || o_.quiet)
     return;
-  say(format("model %s | world %d | ZeRO stage %d | micro-batch %lld x %lld "
+  // On a mesh: N = N_d x M (data x tensor ranks).
+  const std::string mesh =
+      tensor_ > 1 ? format(" = %d x %d (data x tensor)", dataWorld_, tensor_)
+                  : std::string();
+  say(format("model %s | world %d%s | ZeRO stage %d | micro-batch %lld x %lld "
              "per rank (global %lld x %lld, %lld micro-batches/step) | params "
              "%lld | threads %d",
-             m_->name ? m_->name : "?", world_, m_->stage, (long long)m_->batch,
-             (long long)m_->seq, (long long)globalBatch_, (long long)m_->seq,
+             m_->name ? m_->name : "?", world_, mesh.c_str(), m_->stage,
+             (long long)m_->batch, (long long)m_->seq,
+             (long long)globalBatch_, (long long)m_->seq,
              (long long)o_.gradAccum, (long long)m_->num_params, threads_));
   if (arrayModel()) {
     say(format("data %s | arrays %s | train %lld samples | val %lld samples",
