@@ -123,3 +123,22 @@ func.func @assigned(%a: tensor<8xbf16>) -> tensor<8xbf16> attributes {zero.arena
   return %r : tensor<8xbf16>
 }
 
+
+// -----
+
+// The zero dialect's vocabulary-parallel kernels are compute ops too (the
+// Compute trait) with f32 kernels only: their bf16 tensors are widened;
+// an f32 result (the row maxima) stays as it is.
+// CHECK-LABEL: func.func @vocab
+// CHECK-SAME: (%[[T:.*]]: tensor<8x4xbf16>, %[[IDS:.*]]: tensor<2x3xi32>, %[[L:.*]]: tensor<6x8xbf16>)
+// CHECK-NEXT: %[[T32:.*]] = train.cast %[[T]] : tensor<8x4xbf16> -> tensor<8x4xf32>
+// CHECK-NEXT: %[[E32:.*]] = zero.vocab_embedding %[[T32]], %[[IDS]] size(2) : tensor<8x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[E:.*]] = train.cast %[[E32]] : tensor<2x3x4xf32> -> tensor<2x3x4xbf16>
+// CHECK-NEXT: %[[L32:.*]] = train.cast %[[L]] : tensor<6x8xbf16> -> tensor<6x8xf32>
+// CHECK-NEXT: %[[M:.*]] = zero.vocab_max %[[L32]] size(2) {num_classes = 10 : i64} : tensor<6x8xf32> -> tensor<6xf32>
+// CHECK-NEXT: return %[[E]], %[[M]]
+func.func @vocab(%table: tensor<8x4xbf16>, %ids: tensor<2x3xi32>, %logits: tensor<6x8xbf16>) -> (tensor<2x3x4xbf16>, tensor<6xf32>) {
+  %e = zero.vocab_embedding %table, %ids size(2) : tensor<8x4xbf16>, tensor<2x3xi32> -> tensor<2x3x4xbf16>
+  %m = zero.vocab_max %logits size(2) {num_classes = 10 : i64} : tensor<6x8xbf16> -> tensor<6xf32>
+  return %e, %m : tensor<2x3x4xbf16>, tensor<6xf32>
+}
