@@ -8,8 +8,9 @@
 /// (sum_squares, adamw, clip_coef), whose kernels take narrow floats as they
 /// are. Every other `train` op is a compute op: a runtime kernel over its
 /// tensors, in f32 unless it has a native bf16 kernel. Two things follow
-/// from it: convert-train-to-emitc widens the bf16/f16 tensors of a compute
-/// op without a native kernel to f32 around the call, and zero-place-progress
+/// from it: train-legalize-bf16 widens the bf16/f16 tensors of a compute op
+/// without a native kernel (NativeBf16KernelOpInterface) to f32 with
+/// explicit train.cast ops, and zero-place-progress
 /// puts a zero.progress after each compute op while a nonblocking collective
 /// is in flight (the compute it overlaps with).
 ///

@@ -17,7 +17,8 @@
 // RMSNorm
 //===----------------------------------------------------------------------===//
 
-def Train_RmsNormOp : Train_Op<"rms_norm", [Pure, Differentiable,
+def Train_RmsNormOp : Train_Op<"rms_norm", [Pure,
+    Train_NativeBf16KernelOpInterface, Differentiable,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Root-mean-square normalization over the last dimension";
   let description = [{
@@ -47,7 +48,8 @@ def Train_RmsNormOp : Train_Op<"rms_norm", [Pure, Differentiable,
   let hasVerifier = 1;
 }
 
-def Train_AddRmsNormOp : Train_Op<"add_rms_norm", [Pure, Differentiable,
+def Train_AddRmsNormOp : Train_Op<"add_rms_norm", [Pure,
+    Train_NativeBf16KernelOpInterface, Differentiable,
     AllTypesMatch<["lhs", "rhs", "sum", "result"]>]> {
   let summary = "Residual add followed by RMSNorm, in one op";
   let description = [{
@@ -72,6 +74,7 @@ def Train_AddRmsNormOp : Train_Op<"add_rms_norm", [Pure, Differentiable,
 }
 
 def Train_RmsNormGradOp : Train_Op<"rms_norm_grad", [Pure,
+    Train_NativeBf16KernelOpInterface,
     AllTypesMatch<["input", "grad", "input_grad"]>,
     OptionalTypesMatchWith<"addend has the input's type", "input", "addend", "$_self">,
     AllTypesMatch<["weight", "weight_grad"]>]> {
@@ -112,7 +115,8 @@ def Train_RmsNormGradOp : Train_Op<"rms_norm_grad", [Pure,
 // SiLU and SwiGLU
 //===----------------------------------------------------------------------===//
 
-def Train_SiluOp : Train_UnaryElementwise<"silu"> {
+def Train_SiluOp : Train_UnaryElementwise<"silu",
+    [Train_NativeBf16KernelOpInterface]> {
   let summary = "SiLU (swish): x · σ(x)";
   let description = [{
     x / (1 + exp(−x)), computed in f32 and rounded once (PyTorch
@@ -129,6 +133,7 @@ def Train_SiluOp : Train_UnaryElementwise<"silu"> {
 }
 
 def Train_SiluGradOp : Train_Op<"silu_grad", [Pure,
+    Train_NativeBf16KernelOpInterface,
     AllTypesMatch<["input", "grad", "result"]>]> {
   let summary = "Gradient of SiLU";
   let description = [{
@@ -144,7 +149,8 @@ def Train_SiluGradOp : Train_Op<"silu_grad", [Pure,
   let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
 }
 
-def Train_SwigluOp : Train_Op<"swiglu", [Pure, Differentiable,
+def Train_SwigluOp : Train_Op<"swiglu", [Pure,
+    Train_NativeBf16KernelOpInterface, Differentiable,
     AllTypesMatch<["gate", "up", "result"]>]> {
   let summary = "The SwiGLU product silu(gate) · up";
   let description = [{
@@ -167,6 +173,7 @@ def Train_SwigluOp : Train_Op<"swiglu", [Pure, Differentiable,
 }
 
 def Train_SwigluGradOp : Train_Op<"swiglu_grad", [Pure,
+    Train_NativeBf16KernelOpInterface,
     AllTypesMatch<["gate", "up", "grad", "gate_grad", "up_grad"]>]> {
   let summary = "Gradients of the SwiGLU product";
   let description = [{
@@ -262,6 +269,8 @@ def Train_RopeTableOp : Train_Op<"rope_table", [Train_NotCompute, Pure]> {
 }
 
 def Train_RopeOp : Train_Op<"rope", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     DeclareOpInterfaceMethods<Train_GradientOpInterface,
                               ["buildGradient", "isDifferentiableOperand"]>,
     AllTypesMatch<["input", "result"]>]> {

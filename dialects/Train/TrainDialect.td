@@ -39,10 +39,11 @@ def Train_NonEmptyTensors : NativeOpTrait<"NonEmptyTensors">;
 
 /// Not a compute op: a state access, fill, view, cast, constant table or
 /// optimizer-step op, whose kernel (if any) takes bf16/f16 tensors as they
-/// are. The other train ops are compute ops: convert-train-to-emitc widens
-/// their narrow-float tensors to f32 around the call when they have no
-/// native bf16 kernel, and zero-place-progress advances in-flight
-/// collectives after them (Train/NotCompute.h).
+/// are. The other train ops are compute ops: train-legalize-bf16 widens
+/// their narrow-float tensors to f32 with train.cast when they have no
+/// native bf16 kernel (NativeBf16KernelOpInterface), and
+/// zero-place-progress advances in-flight collectives after them
+/// (Train/NotCompute.h).
 def Train_NotCompute : NativeOpTrait<"NotCompute">;
 
 class Train_Op<string mnemonic, list<Trait> traits = []>

@@ -1,4 +1,9 @@
-//===- TrainInterfaces.td - gradient interface ---------------*- tablegen -*-===//
+//===- TrainInterfaces.td - op interfaces of train ops -----*- tablegen -*-===//
+//
+// The gradient rule of an op (train-autodiff) and whether its runtime
+// kernel has a native bf16 form (train-legalize-bf16).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ZERO_TRAIN_INTERFACES_TD
 #define ZERO_TRAIN_INTERFACES_TD
@@ -47,6 +52,32 @@ def Train_GradientOpInterface : OpInterface<"GradientOpInterface"> {
       }], "bool", "isDifferentiableResult", (ins "unsigned":$index),
       /*methodBody=*/[{}], /*defaultImplementation=*/[{
         return true;
+      }]>
+  ];
+}
+
+def Train_NativeBf16KernelOpInterface : OpInterface<"NativeBf16KernelOpInterface"> {
+  let cppNamespace = "::mlir::train";
+  let description = [{
+    A compute op whose runtime kernel has a native bf16 form: `zrt_X_bf16`
+    reads and writes the op's bf16 tensors as they are, accumulating in f32
+    (the same numbers as widening them to f32, calling the f32 kernel `zrt_X`
+    and rounding back, without the f32 copies). `train-legalize-bf16` widens
+    every other compute op (Train/NotCompute.h) that has bf16 or f16 tensors
+    with explicit `train.cast`s; f16 has no native kernels at all. The CPU
+    and CUDA runtimes implement the same zrt.h (the generated C++ is the same
+    for both targets), so the answer does not depend on the target.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Whether the op, with the element types and operands it has, runs as
+        its native bf16 kernel. The default: every tensor operand and result
+        is bf16. Ops whose kernel keeps some tensor in f32 (the loss, the rope
+        table) or needs distinct buffers (the bf16 GEMMs widen chunks of their
+        operands) say so themselves (TrainNativeBf16.cpp).
+      }], "bool", "hasNativeBf16Kernel", (ins),
+      /*methodBody=*/[{}], /*defaultImplementation=*/[{
+        return ::mlir::train::allTensorsBf16($_op);
       }]>
   ];
 }

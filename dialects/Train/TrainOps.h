@@ -28,6 +28,7 @@ struct StateResource : public SideEffects::Resource::Base<StateResource> {
 };
 } // namespace mlir::train
 
+#include "Train/NativeBf16.h"
 #include "Train/TrainInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -189,7 +189,9 @@ def Train_FillOp : Train_Op<"fill", [Train_NotCompute, Pure]> {
 // Forward ops
 //===----------------------------------------------------------------------===//
 
-def Train_EmbeddingOp : Train_Op<"embedding", [Pure, Differentiable]> {
+def Train_EmbeddingOp : Train_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>, Differentiable]> {
   let summary = "Looks up rows of a table by integer ids";
   let description = [{
     `table` is [V, C]; `ids` has any shape S with values in [0, V); the
@@ -208,7 +210,9 @@ def Train_EmbeddingOp : Train_Op<"embedding", [Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_MatmulOp : Train_Op<"matmul", [Pure, Differentiable]> {
+def Train_MatmulOp : Train_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>, Differentiable]> {
   let summary = "(Batched) matrix product with optional transposes and bias";
   let description = [{
     `result = op(a) · op(b) (+ bias)`, where op transposes the last two
@@ -238,6 +242,8 @@ def Train_MatmulOp : Train_Op<"matmul", [Pure, Differentiable]> {
 }
 
 def Train_MatmulGeluOp : Train_Op<"matmul_gelu", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     AllTypesMatch<["pre", "result"]>]> {
   let summary = "Matrix product, bias and GELU in one op (a GEMM epilogue)";
   let description = [{
@@ -284,7 +290,8 @@ class Train_BinaryElementwise<string mnemonic, list<Trait> traits = []>
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Train_AddOp : Train_BinaryElementwise<"add", [Commutative]> {
+def Train_AddOp : Train_BinaryElementwise<"add",
+    [Commutative, Train_NativeBf16KernelOpInterface]> {
   let summary = "Element-wise sum of two tensors of one type";
   let description = [{
     `%r = train.add %a, %b` computes a + b element-wise. Both operands and
@@ -325,7 +332,8 @@ def Train_ScaleOp : Train_UnaryElementwise<"scale"> {
   let assemblyFormat = "$input `,` $factor attr-dict `:` type($result)";
 }
 
-def Train_GeluOp : Train_UnaryElementwise<"gelu"> {
+def Train_GeluOp : Train_UnaryElementwise<"gelu",
+    [Train_NativeBf16KernelOpInterface]> {
   let summary = "GELU, tanh approximation";
   let description = [{
     0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), PyTorch
@@ -368,7 +376,8 @@ def Train_SoftmaxOp : Train_UnaryElementwise<"softmax"> {
   let hasVerifier = 1;
 }
 
-def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
+def Train_LayerNormOp : Train_Op<"layer_norm", [Pure,
+    Train_NativeBf16KernelOpInterface, Differentiable,
     AllTypesMatch<["input", "result"]>, AllTypesMatch<["weight", "bias"]>]> {
   let summary = "Layer normalization over the last dimension";
   let description = [{
@@ -391,6 +400,8 @@ def Train_LayerNormOp : Train_Op<"layer_norm", [Pure, Differentiable,
 }
 
 def Train_CrossEntropyFusedOp : Train_Op<"cross_entropy_fused", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     AllTypesMatch<["logits", "grad"]>]> {
   let summary = "Cross-entropy and its gradient in one pass, the gradient over the logits";
   let description = [{
@@ -424,6 +435,7 @@ def Train_CrossEntropyFusedOp : Train_Op<"cross_entropy_fused", [Pure,
 }
 
 def Train_AddLayerNormOp : Train_Op<"add_layer_norm", [Pure,
+    Train_NativeBf16KernelOpInterface,
     AllTypesMatch<["lhs", "rhs", "sum", "result"]>,
     AllTypesMatch<["weight", "bias"]>]> {
   let summary = "Residual add followed by layer normalization, in one op";
@@ -457,6 +469,8 @@ defvar Train_AttentionLseType = [{::mlir::RankedTensorType::get(
     ::mlir::Float32Type::get($_self.getContext()))}];
 
 def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     DeclareOpInterfaceMethods<Train_GradientOpInterface,
                               ["buildGradient", "isDifferentiableResult"]>,
     AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>,
@@ -505,6 +519,8 @@ def Train_CausalAttentionOp : Train_Op<"causal_attention", [Pure,
 }
 
 def Train_CausalAttentionPackedOp : Train_Op<"causal_attention_packed", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     DeclareOpInterfaceMethods<Train_GradientOpInterface,
                               ["buildGradient", "isDifferentiableResult"]>,
     AllElementTypesMatch<["qkv", "result"]>]> {
@@ -640,7 +656,9 @@ def Train_CastOp : Train_Op<"cast", [Train_NotCompute, Pure, Differentiable]> {
   let hasVerifier = 1;
 }
 
-def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure, Differentiable]> {
+def Train_CrossEntropyOp : Train_Op<"cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>, Differentiable]> {
   let summary = "Mean softmax cross-entropy of logits against class targets";
   let description = [{
     `logits` [N, V], `targets` [N] (i32 in [0, num_classes)) → the f32
@@ -698,7 +716,8 @@ def Train_MseOp : Train_Op<"mse", [Pure, Differentiable,
 // Backward ops (emitted by gradient rules)
 //===----------------------------------------------------------------------===//
 
-def Train_ReduceSumOp : Train_Op<"reduce_sum", [Pure]> {
+def Train_ReduceSumOp : Train_Op<"reduce_sum", [Pure,
+    Train_NativeBf16KernelOpInterface]> {
   let summary = "Sums over the leading dimensions";
   let description = [{
     `input` [lead..., trail...] → [trail...]: the sum over every leading
@@ -716,7 +735,9 @@ def Train_ReduceSumOp : Train_Op<"reduce_sum", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure]> {
+def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>]> {
   let summary = "Gradient of an embedding table: a scatter-add";
   let description = [{
     `dtable[v] = Σ_{s : ids[s] = v} grad[s]`; rows no id selects are zero.
@@ -735,6 +756,7 @@ def Train_EmbeddingGradOp : Train_Op<"embedding_grad", [Pure]> {
 }
 
 def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure,
+    Train_NativeBf16KernelOpInterface,
     AllTypesMatch<["input", "grad", "result"]>]> {
   let summary = "Gradient of the tanh-approximate GELU";
   let description = [{
@@ -751,6 +773,8 @@ def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure,
 }
 
 def Train_MatmulGeluGradOp : Train_Op<"matmul_gelu_grad", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     AllTypesMatch<["pre", "result"]>]> {
   let summary = "Matrix product times the GELU derivative (a GEMM epilogue)";
   let description = [{
@@ -817,6 +841,7 @@ def Train_SoftmaxGradOp : Train_Op<"softmax_grad", [Pure,
 }
 
 def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
+    Train_NativeBf16KernelOpInterface,
     AllTypesMatch<["input", "grad", "input_grad"]>,
     OptionalTypesMatchWith<"addend has the input's type", "input", "addend", "$_self">,
     AllTypesMatch<["weight", "weight_grad", "bias_grad"]>]> {
@@ -850,6 +875,8 @@ def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure,
 }
 
 def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     AllTypesMatch<["query", "output", "grad", "query_grad"]>,
     AllTypesMatch<["key", "value", "key_grad", "value_grad"]>,
     AllElementTypesMatch<["query", "key"]>,
@@ -882,6 +909,8 @@ def Train_AttentionGradOp : Train_Op<"attention_grad", [Pure,
 }
 
 def Train_AttentionPackedGradOp : Train_Op<"attention_packed_grad", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     AllTypesMatch<["qkv", "result"]>, AllTypesMatch<["output", "grad"]>,
     AllElementTypesMatch<["qkv", "output"]>]> {
   let summary = "Gradient of causal attention on the packed projection";
@@ -906,6 +935,8 @@ def Train_AttentionPackedGradOp : Train_Op<"attention_packed_grad", [Pure,
 }
 
 def Train_CrossEntropyGradOp : Train_Op<"cross_entropy_grad", [Pure,
+    DeclareOpInterfaceMethods<Train_NativeBf16KernelOpInterface,
+                              ["hasNativeBf16Kernel"]>,
     AllTypesMatch<["logits", "result"]>]> {
   let summary = "Gradient of the mean cross-entropy with respect to the logits";
   let description = [{

@@ -19,7 +19,7 @@
 #define ZERO_ZERO_VOCAB_PARALLEL_OPS_TD
 
 /// A compute op (Train/NotCompute.h): a runtime kernel in f32, its bf16
-/// tensors widened around it by the lowering.
+/// tensors widened around it by train-legalize-bf16 (explicit train.cast).
 def Zero_Compute : NativeOpTrait<"Compute">;
 
 def Zero_IdTensor : StaticShapeTensorOf<[I32]>;

@@ -279,25 +279,6 @@ void FunctionPlan::annotate() {
   (void)ctx;
 }
 
-
-
-
-/// The bf16 and f16 tensors a compute op reads or writes, each once.
-SmallVector<Value> bf16Tensors(Operation *op) {
-  SmallVector<Value> out;
-  auto add = [&](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (t && zero::narrow::isNarrowFloat(t.getElementType()) &&
-        !llvm::is_contained(out, v))
-      out.push_back(v);
-  };
-  for (Value v : op->getOperands())
-    add(v);
-  for (Value v : op->getResults())
-    add(v);
-  return out;
-}
-
 int64_t FunctionPlan::scratchBytes(Operation *op) {
   int64_t bytes = 0;
   bool native = hasNativeBf16Kernel(op);
@@ -307,9 +288,6 @@ int64_t FunctionPlan::scratchBytes(Operation *op) {
     overflow |= n < 0;
     return n;
   };
-  if (train::isComputeOp(op) && !native)
-    for (Value v : bf16Tensors(op))
-      bytes += alignUp(std::max<int64_t>(numel(v), 1) * 4);
   for (int64_t w : zero::kernelScratchWords(op, native))
     bytes += alignUp(std::max<int64_t>(words(w), 1) * 4);
   if (auto r = dyn_cast<func::ReturnOp>(op))

@@ -1,39 +1,30 @@
 //===- Kernels.cpp - what the runtime's kernels need of each op -----------===//
 ///
 /// \file
-/// Native bf16 capability and scratch of the zrt.h kernels, per op family
-/// (the same family names as test/Dialect/Train/ and the emitters). See
+/// The scratch of the zrt.h kernels, per op family (the same family names
+/// as test/Dialect/Train/ and the emitters), and the reading of the ops'
+/// native bf16 capability (NativeBf16KernelOpInterface, in ODS). See
 /// Kernels.h.
 ///
 //===----------------------------------------------------------------------===//
 
 #include "zero/Analysis/Kernels.h"
+#include "zero/Analysis/NarrowFloat.h"
 
 #include "Train/TrainOps.h"
 #include "Zero/ZeroOps.h"
 #include "zrt/abi.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
 namespace {
 
-using zero::allBf16;
-using zero::allOperandsBf16;
-
-bool isF32(Value v) { return zero::elementType(v).isF32(); }
-
 //===----------------------------------------------------------------------===//
 // Linear: matmuls (zrt_matmul_bf16 widens row chunks of A and B)
 //===----------------------------------------------------------------------===//
-
-/// Whether a, b, bias (may be null) and the result are bf16 and a, b, bias
-/// distinct values (the bf16 GEMM widens them in chunks of its own).
-bool isBf16Matmul(Value a, Value b, Value bias, Value result) {
-  return allBf16({a, b, result}) && (!bias || allBf16(bias)) && a != b &&
-         (!bias || (bias != a && bias != b));
-}
 
 template <typename MatmulLikeOp>
 int64_t matmulWorkspace(MatmulLikeOp o, Value bias) {
@@ -84,59 +75,28 @@ zero::MatmulShape zero::matmulShape(Value a, Value b, Value result,
 }
 
 bool zero::hasNativeBf16Kernel(Operation *op) {
-  return llvm::TypeSwitch<Operation *, bool>(op)
-      // Elementwise (zrt_add_bf16, zrt_gelu_bf16, zrt_gelu_backward_bf16;
-      // mul, relu, scale and softmax have f32 kernels only).
-      .Case<train::AddOp, train::GeluOp, train::GeluGradOp>(
-          [](Operation *o) { return allOperandsBf16(o); })
-      // Norms and the decoder's elementwise ops.
-      .Case<train::LayerNormOp, train::AddLayerNormOp, train::LayerNormGradOp,
-            train::RmsNormOp, train::AddRmsNormOp, train::RmsNormGradOp,
-            train::SiluOp, train::SiluGradOp, train::SwigluOp,
-            train::SwigluGradOp, train::ReduceSumOp>(
-          [](Operation *o) { return allOperandsBf16(o); })
-      // Megatron's f and g (a copy, an all-reduce over the tensor axis) on
-      // the storage type.
-      .Case<zero::TensorParallelF, zero::TensorParallelG>(
-          [](Operation *o) { return allOperandsBf16(o); })
-      // The rope table is f32 in every precision.
-      .Case([](train::RopeOp o) {
-        return allBf16({o.getInput(), o.getResult()});
-      })
-      // Linear.
-      .Case([](train::MatmulOp o) {
-        return isBf16Matmul(o.getA(), o.getB(), o.getBias(), o.getResult());
-      })
-      .Case([](train::MatmulGeluOp o) {
-        return isBf16Matmul(o.getA(), o.getB(), o.getBias(), o.getResult());
-      })
-      .Case([](train::MatmulGeluGradOp o) {
-        // The pre-activation must be a third buffer.
-        return o.getPre() != o.getA() && o.getPre() != o.getB() &&
-               isBf16Matmul(o.getA(), o.getB(), Value(), o.getResult());
-      })
-      .Case([](train::EmbeddingOp o) {
-        return allBf16({o.getTable(), o.getResult()});
-      })
-      .Case([](train::EmbeddingGradOp o) {
-        return allBf16({o.getGrad(), o.getResult()});
-      })
-      // Attention.
-      .Case<train::CausalAttentionOp, train::AttentionGradOp>(
-          [](auto o) { return allBf16(o.getQuery()); })
-      .Case<train::CausalAttentionPackedOp, train::AttentionPackedGradOp>(
-          [](auto o) { return allBf16(o.getQkv()); })
-      // Losses: the loss is an f32 scalar in every precision.
-      .Case([](train::CrossEntropyOp o) {
-        return allBf16(o.getLogits()) && isF32(o.getResult());
-      })
-      .Case([](train::CrossEntropyFusedOp o) {
-        return allBf16(o.getLogits());
-      })
-      .Case([](train::CrossEntropyGradOp o) {
-        return allBf16({o.getLogits(), o.getResult()}) && isF32(o.getGrad());
-      })
-      .Default([](Operation *) { return false; });
+  auto kernel = dyn_cast<train::NativeBf16KernelOpInterface>(op);
+  return kernel && kernel.hasNativeBf16Kernel();
+}
+
+SmallVector<Value> zero::narrowFloatTensors(Operation *op) {
+  SmallVector<Value> out;
+  auto add = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (t && narrow::isNarrowFloat(t.getElementType()) &&
+        !llvm::is_contained(out, v))
+      out.push_back(v);
+  };
+  for (Value v : op->getOperands())
+    add(v);
+  for (Value v : op->getResults())
+    add(v);
+  return out;
+}
+
+bool zero::needsF32Widening(Operation *op) {
+  return train::isComputeOp(op) && !hasNativeBf16Kernel(op) &&
+         !narrowFloatTensors(op).empty();
 }
 
 SmallVector<int64_t, 2> zero::kernelScratchWords(Operation *op, bool native) {

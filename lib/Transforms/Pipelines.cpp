@@ -78,6 +78,9 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     progress.interval = options.progressInterval;
     pm.addPass(createZeroPlaceProgress(progress));
   }
+  // The lowering prints only native bf16 kernels: every other compute op on
+  // bf16/f16 is widened to f32 in the IR, before the buffers are planned.
+  pm.addPass(createTrainLegalizeBf16());
   // The state layout is part of the step whatever else runs: the lowering
   // reads it (zero-layout-states).
   pm.addPass(createZeroLayoutStates());
@@ -96,7 +99,8 @@ void zero::registerTrainingPipeline() {
       "train-checkpoint, train-fuse-epilogues, train-fuse-layer-norm, "
       "train-fuse-cross-entropy, "
       "train-optimizer, zero-partition, zero-bucket, "
-      "zero-prefetch, zero-place-progress, zero-layout-states, "
+      "zero-prefetch, zero-place-progress, train-legalize-bf16, "
+      "zero-layout-states, "
       "train-fuse-adamw-cast, zero-fuse-state-runs, zero-buffer-assign",
       buildTrainingPipeline);
 }

@@ -147,6 +147,32 @@ func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
 
 // -----
 
+// The lowering widens nothing: a compute op on bf16 without a native bf16
+// kernel (train.mul) must reach it widened by train-legalize-bf16 (this RUN
+// line leaves that pass out).
+train.param @p : tensor<4xbf16> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xbf16>
+  // expected-error@+1 {{'train.mul' op has bf16/f16 tensors but no native bf16 kernel; run train-legalize-bf16 (before zero-buffer-assign) to widen it to f32}}
+  %h = train.mul %p, %p : tensor<4xbf16>
+  %s = train.sum_squares %h : tensor<4xbf16>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// f16 has no native kernel at all, not even for an add.
+train.param @p : tensor<4xf16> init(<zeros>) trainable
+func.func @forward(%ids: tensor<2x2xi32>, %t: tensor<2x2xi32>) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf16>
+  // expected-error@+1 {{'train.add' op has bf16/f16 tensors but no native bf16 kernel; run train-legalize-bf16 (before zero-buffer-assign) to widen it to f32}}
+  %h = train.add %p, %p : tensor<4xf16>
+  %s = train.sum_squares %h : tensor<4xf16>
+  return %s : tensor<f32>
+}
+
+// -----
+
 // Stage 3 keeps parameters as declarations without storage.
 train.param @a : tensor<3xf32> init(<zeros>) trainable {zero.sharded}
 train.param @b : tensor<1xf32> init(<zeros>) trainable {zero.sharded}

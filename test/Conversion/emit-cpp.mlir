@@ -101,7 +101,8 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 
 // Permutations, split / concat as strided copies, broadcast; a compute op on
 // bf16 with a native bf16 kernel (gelu) is one zrt_gelu_bf16 call, one
-// without (relu) runs the f32 kernel on widened scratch copies.
+// without (relu) runs the f32 kernel on f32 copies: train-legalize-bf16
+// (which zero-translate runs) casts its operand to f32 and its result back.
 // CHECK: static const int64_t zrt_perm_shape0[3] = {2, 3, 4};
 // CHECK-NEXT: static const int64_t zrt_perm0[3] = {2, 0, 1};
 // CHECK-LABEL: static int zrt_gen_forward(
@@ -112,9 +113,11 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // CHECK: // train.gelu -> tensor<4x2x3xbf16>
 // CHECK-NOT: zrt_cast
 // CHECK: zrt_gelu_bf16([[TR]], [[GE:v[0-9]+]], 24);
-// CHECK: // train.relu -> tensor<4x2x3xbf16>
+// CHECK: // train.cast -> tensor<4x2x3xf32>
 // CHECK: zrt_cast_bf16_to_f32([[GE]], [[X:v[0-9]+]], 24);
+// CHECK: // train.relu -> tensor<4x2x3xf32>
 // CHECK: zrt_relu([[X]], [[Y:v[0-9]+]], 24);
+// CHECK: // train.cast -> tensor<4x2x3xbf16>
 // CHECK: zrt_cast_f32_to_bf16([[Y]], [[G:v[0-9]+]], 24);
 // CHECK: // train.split -> tensor<4x1x3xbf16>, tensor<4x1x3xbf16>
 // CHECK: zrt_copy_2d([[G]], 6, [[P0:v[0-9]+]], 3, 4, 3, ZRT_BF16);
@@ -1039,7 +1042,8 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // floats of scratch and no widening casts. In f32 they are the pairs they
 // replace: zrt_matmul into the pre-activation, then zrt_gelu, or
 // zrt_matmul, then zrt_gelu_backward in place on the product. A bf16 op
-// that reads one value twice is widened like other compute ops.
+// that reads one value twice has no native kernel: train-legalize-bf16
+// widens it (one cast of the value, two casts back).
 // CHECK-LABEL: static int zrt_gen_forward(
 // CHECK: // train.matmul_gelu -> tensor<2x3x5xbf16>, tensor<2x3x5xbf16>
 // CHECK-NOT: zrt_cast_bf16_to_f32
@@ -1056,13 +1060,16 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // CHECK: // train.matmul_gelu_grad -> tensor<2x3x5xf32>
 // CHECK: zrt_matmul([[XF]], {{v[0-9]+}}, NULL, [[DF:v[0-9]+]], 1, 6, 5, 4, 0, 0, 1.000000000e+00f, 0.0e+00f,
 // CHECK: zrt_gelu_backward([[PF]], [[DF]], [[DF]], 30);
-// CHECK: // train.matmul_gelu -> tensor<4x4xbf16>, tensor<4x4xbf16>
-// CHECK: zrt_cast_bf16_to_f32
+// CHECK: // train.cast -> tensor<4x4xf32>
+// CHECK: zrt_cast_bf16_to_f32({{v[0-9]+}}, [[QF:v[0-9]+]], 16);
 // CHECK-NOT: zrt_matmul_gelu_bf16
-// CHECK: zrt_matmul(
-// CHECK: zrt_gelu(
-// CHECK: zrt_cast_f32_to_bf16
-// CHECK: zrt_cast_f32_to_bf16
+// CHECK: // train.matmul_gelu -> tensor<4x4xf32>, tensor<4x4xf32>
+// CHECK: zrt_matmul([[QF]], [[QF]], NULL, [[PQ:v[0-9]+]],
+// CHECK: zrt_gelu([[PQ]], [[YQ:v[0-9]+]], 16);
+// CHECK: // train.cast -> tensor<4x4xbf16>
+// CHECK: zrt_cast_f32_to_bf16([[PQ]], {{v[0-9]+}}, 16);
+// CHECK: // train.cast -> tensor<4x4xbf16>
+// CHECK: zrt_cast_f32_to_bf16([[YQ]], {{v[0-9]+}}, 16);
 train.param @x : tensor<2x3x4xbf16> init(<normal, 1.000000e-01>) trainable
 train.param @w : tensor<5x4xbf16> init(<normal, 1.000000e-01>) trainable
 train.param @b : tensor<5xbf16> init(<zeros>) trainable

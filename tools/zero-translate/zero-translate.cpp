@@ -3,6 +3,7 @@
 /// \file
 /// `zero-translate --emit-cpp model.mlir` lowers a training step (after
 /// train-autodiff, train-optimizer and, optionally, zero-partition) with
+/// `zero-place-progress`, `train-legalize-bf16`,
 /// `zero-layout-states` (when the module has no state layout yet),
 /// `train-fuse-adamw-cast` and `zero-fuse-state-runs` (unless
 /// `--fuse-adamw-cast=false` / `--fuse-state-runs=false`) and
@@ -53,8 +54,10 @@ int main(int argc, char **argv) {
   TranslateFromMLIRRegistration emitCpp(
       "emit-cpp",
       "lower a training step to EmitC (zero-place-progress, "
-      "zero-layout-states when the module has no state layout, "
-      "train-fuse-adamw-cast, zero-fuse-state-runs, convert-train-to-emitc) and print it as C++ "
+      "train-legalize-bf16, zero-layout-states when the module has no state "
+      "layout, "
+      "train-fuse-adamw-cast, zero-fuse-state-runs, convert-train-to-emitc) "
+      "and print it as C++ "
       "implementing zrt/model.h",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
@@ -65,6 +68,10 @@ int main(int argc, char **argv) {
         // (zero-place-progress, idempotent: a module that has its
         // zero.progress ops keeps them).
         pm.addPass(zero::createZeroPlaceProgress());
+        // So is widening bf16/f16 ops without a native kernel to f32
+        // (train-legalize-bf16, idempotent; functions with assigned
+        // buffers are left alone).
+        pm.addPass(zero::createTrainLegalizeBf16());
         // The state layout is an IR decision (zero-layout-states); a module
         // that does not carry one yet gets the pipeline's.
         if (!module->hasAttr(zero::ZeroDialect::kStateArenaBytesAttrName))

@@ -7,7 +7,9 @@
 /// emitters both read these):
 ///  - whether the op runs as one native bf16 kernel (zrt_X_bf16: the same
 ///    numbers as widening its bf16 tensors to f32, zrt_X and rounding back,
-///    without the f32 copies); otherwise the lowering widens around it;
+///    without the f32 copies), read from the op's
+///    NativeBf16KernelOpInterface; otherwise train-legalize-bf16 has
+///    widened it with explicit train.cast ops;
 ///  - the scratch blocks its calls take, in the order the emitter asks for
 ///    them, in 4-byte words (the workspace formulas of zrt/abi.h, shared
 ///    with the runtime).
@@ -41,23 +43,6 @@ inline std::pair<int64_t, int64_t> rowsCols(Value v) {
   return {c ? t.getNumElements() / c : 0, c};
 }
 
-/// Whether every tensor of `vs` is bf16.
-inline bool allBf16(ValueRange vs) {
-  for (Value v : vs) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.getElementType().isBF16())
-      return false;
-  }
-  return true;
-}
-
-/// Whether every operand and result of `op` is bf16 (the rule of most
-/// native bf16 kernels).
-inline bool allOperandsBf16(Operation *op) {
-  return allBf16(op->getOperands()) && allBf16(op->getResults());
-}
-
-
 /// The GEMM of a train.matmul (and its GELU forms) as zrt_matmul sees it:
 /// `batch` packed products of [M, K] x [K, N]. A rank-2 B shared by a
 /// batched A is one product over all of A's rows (valid because the
@@ -70,16 +55,28 @@ template <typename MatmulLikeOp> MatmulShape matmulShape(MatmulLikeOp o) {
   return matmulShape(o.getA(), o.getB(), o.getResult(), o.getTransposeA());
 }
 
-/// Whether `op` runs as its one native zrt_X_bf16 kernel on bf16 storage:
-/// every floating tensor it reads or writes is bf16 (except the f32 scalar
-/// loss and loss gradient of cross-entropy, and rope's f32 table), and the
-/// runtime has the kernel. False for ops without a kernel of their own.
+/// Whether `op` runs as its one native zrt_X_bf16 kernel on bf16 storage,
+/// as the op says in ODS (train::NativeBf16KernelOpInterface,
+/// dialects/Train/TrainInterfaces.td); false for ops without the interface.
+/// train-legalize-bf16 widens the compute ops answering false; the
+/// lowering only reads the answer to name the kernel.
 bool hasNativeBf16Kernel(Operation *op);
+
+/// The bf16 and f16 tensors `op` reads or writes, each once (operands
+/// first, in order, then results).
+SmallVector<Value> narrowFloatTensors(Operation *op);
+
+/// Whether `op` must be widened to f32 before it is printed: a compute op
+/// (Train/NotCompute.h) with bf16 or f16 tensors and no native bf16 kernel.
+/// The one criterion of train-legalize-bf16 (which widens these ops with
+/// explicit train.cast) and of the lowering (which rejects them).
+bool needsF32Widening(Operation *op);
 
 /// The scratch blocks the kernel calls of `op` take (in the order the
 /// emitter asks for them; `native` as hasNativeBf16Kernel answered), each
-/// in 4-byte words, beyond the widened copies the lowering adds itself; a
-/// negative size when a workspace formula overflows int64 (zrt/abi.h).
+/// in 4-byte words; a negative size when a workspace formula overflows
+/// int64 (zrt/abi.h). The f32 copies of a widened op are not scratch: they
+/// are the results of train-legalize-bf16's casts, planned as temporaries.
 SmallVector<int64_t, 2> kernelScratchWords(Operation *op, bool native);
 
 } // namespace mlir::zero

@@ -195,8 +195,6 @@ Operation *waitOf(Operation *start);
 bool backToBack(const StateInfo *a, const StateInfo *b);
 /// Checks the element type of a state or value the lowering must store.
 LogicalResult checkStorable(Operation *op, RankedTensorType t);
-/// The bf16 and f16 tensors a compute op reads or writes, each once.
-SmallVector<Value> bf16Tensors(Operation *op);
 
 //===----------------------------------------------------------------------===//
 // The module (lib/Analysis/ModulePlan.cpp)

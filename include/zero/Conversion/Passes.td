@@ -43,13 +43,14 @@ def ConvertTrainToEmitC : Pass<"convert-train-to-emitc", "::mlir::ModuleOp"> {
     weights the f32 values the parameters were rounded from.
 
     bf16 tensors are stored in bf16; a compute op with a native bf16
-    kernel (`zrt_X_bf16`, zrt.h "Native bf16 kernels") calls it, every
-    other compute op on them widens its bf16 operands to f32 scratch, runs
-    the f32 kernel and rounds its results back. f16 tensors (fp16-mixed)
-    are stored in f16 and have no native kernels: every compute op on them
-    is widened the same way (zrt_cast_f16_to_f32 / zrt_cast_f32_to_f16,
-    round to nearest even, overflow to ±inf); fills, accumulation, sums of
-    squares, AdamW's gradient and collectives take them as ZRT_F16. A
+    kernel (`NativeBf16KernelOpInterface`; `zrt_X_bf16`, zrt.h "Native
+    bf16 kernels") calls it. The lowering widens nothing: every other
+    compute op on bf16 or f16 (fp16-mixed: f16 has no native kernels) must
+    have been widened to f32 by `train-legalize-bf16` (explicit
+    `train.cast`s, printed as zrt_cast_bf16_to_f32 / zrt_cast_f32_to_f16
+    etc., round to nearest even, overflow to ±inf), and one that was not
+    is an error. Fills, accumulation, sums of squares, AdamW's gradient and
+    collectives take f16 as ZRT_F16. A
     `@forward_backward` with a last argument `{train.name = "loss_scale"}`
     (train-autodiff{loss-scale=true}) reads S from a global that the model
     description's `set_loss_scale` sets (model.h).

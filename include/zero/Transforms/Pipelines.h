@@ -4,8 +4,9 @@
 /// The pipeline that turns a forward graph into a partitioned training step:
 /// train-autodiff, train-checkpoint, train-fuse-epilogues,
 /// train-fuse-layer-norm, train-optimizer, zero-partition, zero-bucket,
-/// zero-prefetch, zero-place-progress, zero-layout-states,
-/// train-fuse-adamw-cast, zero-fuse-state-runs, zero-buffer-assign.
+/// zero-prefetch, zero-place-progress, train-legalize-bf16,
+/// zero-layout-states, train-fuse-adamw-cast, zero-fuse-state-runs,
+/// zero-buffer-assign.
 /// Registered with zero-opt as
 /// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
 /// the same builder.
@@ -116,8 +117,9 @@ struct TrainingPipelineOptions
 /// pass manager), in order: train-autodiff, train-checkpoint,
 /// train-fuse-epilogues, train-fuse-layer-norm, train-fuse-cross-entropy,
 /// train-optimizer,
-/// zero-partition, zero-bucket, zero-prefetch, zero-place-progress and
-/// zero-layout-states (always), train-fuse-adamw-cast,
+/// zero-partition, zero-bucket, zero-prefetch, zero-place-progress,
+/// train-legalize-bf16 and zero-layout-states (always),
+/// train-fuse-adamw-cast,
 /// zero-fuse-state-runs, zero-buffer-assign.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);

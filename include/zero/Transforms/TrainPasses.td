@@ -280,6 +280,60 @@ def TrainFuseCrossEntropy : Pass<"train-fuse-cross-entropy", "::mlir::ModuleOp">
   ];
 }
 
+def TrainLegalizeBf16 : Pass<"train-legalize-bf16", "::mlir::ModuleOp"> {
+  let summary = "Widen bf16/f16 ops without a native bf16 kernel to f32";
+  let description = [{
+    bf16 and f16 are storage types: the runtimes compute in f32 and keep
+    16-bit tensors in memory. A compute op (one without the `NotCompute`
+    trait) runs on bf16 tensors as they are only when its kernel has a
+    native bf16 form, which the op states in ODS
+    (`NativeBf16KernelOpInterface`: add, gelu and its gradient, the layer
+    and RMS norms, SiLU and SwiGLU, reduce_sum, the matmuls and their GELU
+    epilogues on distinct bf16 operands, embeddings, attention,
+    cross-entropy with an f32 loss, rope with its f32 table). f16 has no
+    native kernels.
+
+    In every function of the module, each other compute op with bf16 or f16
+    tensors is widened: a `train.cast` to f32 before the op for each
+    distinct narrow operand, the op computes in f32 (its narrow results
+    become f32), and a `train.cast` after the op rounds each such result back
+    to its type (round to nearest even) for the op's uses. The widened copies
+    are ordinary tensors: `zero-buffer-assign` places them as temporaries,
+    and `convert-train-to-emitc` prints the casts as `zrt_cast_*` calls. The
+    numbers are those of the f32 kernel on the widened inputs, rounded once.
+    This is upstream MLIR's `arith-emulate-unsupported-floats` for the
+    train dialect.
+
+    The answer does not depend on the target: the CPU and CUDA runtimes
+    implement the same zrt.h kernels (the generated C++ is the same for
+    both), so the pass has no target option.
+
+    Example (train.mul has no bf16 kernel):
+    ```mlir
+    %r = train.mul %a, %b : tensor<8xbf16>
+    // becomes
+    %a32 = train.cast %a : tensor<8xbf16> -> tensor<8xf32>
+    %b32 = train.cast %b : tensor<8xbf16> -> tensor<8xf32>
+    %r32 = train.mul %a32, %b32 : tensor<8xf32>
+    %r = train.cast %r32 : tensor<8xf32> -> tensor<8xbf16>
+    ```
+
+    Run it after the passes that form or move compute ops (the fusions,
+    zero-partition, zero-prefetch and zero-place-progress: the pipeline runs
+    it right after `zero-place-progress`, so a `zero.progress` still follows
+    the narrowing casts of its op) and before `zero-buffer-assign`;
+    functions whose buffers are assigned already are left as they are (the
+    lowering rejects a compute op it would have had to widen).
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect"];
+  let statistics = [
+    Statistic<"numWidened", "ops-widened",
+              "Compute ops widened to f32 (no native bf16 kernel)">,
+    Statistic<"numCasts", "casts-inserted",
+              "train.cast ops inserted (widening operands, narrowing results)">
+  ];
+}
+
 def TrainFuseLayerNorm : Pass<"train-fuse-layer-norm", "::mlir::ModuleOp"> {
   let summary = "Fuse residual adds into the layer norms next to them";
   let description = [{

@@ -4,9 +4,10 @@
 /// FunctionLowering (Lowering.h): the emitc.func of one function of the
 /// step, printed from its plan — the dispatch of each op to the state
 /// family (State.cpp) or to the emitters of the other families
-/// (OpEmitter.h), the widening of bf16 tensors around compute ops without
-/// a native kernel, and the helpers every emitter uses (pointers from the
-/// planned buffers, scratch, host scalars, calls). Prints only.
+/// (OpEmitter.h), and the helpers every emitter uses (pointers from the
+/// planned buffers, scratch, host scalars, calls). Prints only: a compute
+/// op on bf16/f16 without a native bf16 kernel is an error here
+/// (train-legalize-bf16 widens it in the IR).
 ///
 //===----------------------------------------------------------------------===//
 
@@ -100,8 +101,6 @@ Value FunctionLowering::offsetPtr(Value p, int64_t elems) {
 }
 
 Value FunctionLowering::ptr(Value tensor) {
-  if (Value o = overrides.lookup(tensor))
-    return o;
   if (Value p = pointers.lookup(tensor))
     return p;
   Buffer buf = buffers.lookup(tensor);
@@ -311,32 +310,20 @@ LogicalResult FunctionLowering::emitOp(Operation *op) {
   if (sumSquaresRuns.count(op))
     return emitSumSquaresRun(op);
 
-  // Ops with a native bf16 kernel: one zrt_X_bf16 call on the bf16 tensors.
-  if (zero::hasNativeBf16Kernel(op)) {
-    nativeBf16 = true;
+  // train-legalize-bf16 widened every compute op without a native bf16
+  // kernel to f32 (explicit train.cast ops, planned like any tensor); the
+  // lowering prints kernels on the types it is given and widens nothing.
+  if (zero::needsF32Widening(op))
+    return op->emitOpError(
+        "has bf16/f16 tensors but no native bf16 kernel; run "
+        "train-legalize-bf16 (before zero-buffer-assign) to widen it "
+        "to f32");
+  if (train::isComputeOp(op)) {
+    // A native bf16 kernel: one zrt_X_bf16 call on the bf16 tensors.
+    nativeBf16 = zero::hasNativeBf16Kernel(op);
     LogicalResult r = emitCompute(op);
     nativeBf16 = false;
     return r;
-  }
-
-  // Other compute ops on bf16: widen to f32 scratch, compute, round back.
-  if (train::isComputeOp(op)) {
-    SmallVector<Value> narrow = bf16Tensors(op);
-    for (Value v : narrow) {
-      Value s = scratchWords(numel(v));
-      if (v.getDefiningOp() != op)
-        call(zero::narrow::castToF32(elementType(v)), {ptr(v), s, i64(numel(v))});
-      overrides[v] = s;
-    }
-    if (failed(emitCompute(op)))
-      return failure();
-    for (Value v : narrow) {
-      Value s = overrides[v];
-      overrides.erase(v);
-      if (v.getDefiningOp() == op)
-        call(zero::narrow::castFromF32(elementType(v)), {s, ptr(v), i64(numel(v))});
-    }
-    return success();
   }
 
   // The state family (State.cpp), then the other families' emitters.

@@ -125,7 +125,6 @@ private:
   Location curLoc = fn.getLoc();
   Block *body = nullptr;
   DenseMap<Value, Value> pointers;  ///< tensor -> emitted pointer.
-  DenseMap<Value, Value> overrides; ///< bf16 tensor -> f32 scratch pointer.
   DenseMap<Value, Value> requests;  ///< !zero.pending -> zrt_request lvalue.
   DenseMap<Value, Value> hostScalars; ///< 0-D tensor -> its host copy.
   Value bases[kNumMem];

@@ -5,12 +5,12 @@
 /// of the runtime (zrt.h) on the storage the passes recorded; it makes no
 /// choice. An `OpEmitter` is the lowering's pattern for one op: the calls
 /// (`emit`). What those calls need — whether the op runs as one native
-/// bf16 kernel (else the lowering widens its bf16 tensors to f32 around
-/// it) and the scratch blocks the buffer plan reserves for it — is
-/// zero/Analysis/Kernels.h, shared with the planner. Families register their emitters with a
-/// `populate<Family>Emitters` function (torch-mlir's `populate…Patterns`,
-/// IREE VMToEmitC's per-family files); the lowering looks an op up in the
-/// `OpEmitterSet` before its own (older) cases.
+/// bf16 kernel (else train-legalize-bf16 has widened its bf16 tensors to
+/// f32 with explicit casts) and the scratch blocks the buffer plan reserves
+/// for it — is zero/Analysis/Kernels.h, shared with the planner. Families
+/// register their emitters with a `populate<Family>Emitters` function
+/// (torch-mlir's `populate…Patterns`, IREE VMToEmitC's per-family files); the
+/// lowering looks an op up in the `OpEmitterSet` before its own (older) cases.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef ZERO_LIB_CONVERSION_TRAINTOEMITC_OPEMITTER_H
@@ -36,8 +36,6 @@
 
 namespace mlir::zero::emit {
 
-using zero::allBf16;
-using zero::allOperandsBf16;
 using zero::elementType;
 using zero::numel;
 using zero::rowsCols;
@@ -71,8 +69,7 @@ struct CArg {
 class EmitContext {
 public:
   virtual ~EmitContext() = default;
-  /// The pointer to `tensor`'s storage (its element type; f32 scratch
-  /// while the lowering widens a bf16 tensor around a non-native op).
+  /// The pointer to `tensor`'s storage (its element type).
   virtual Value ptr(Value tensor) = 0;
   /// The next block of the op's planned scratch (the blocks of
   /// zero::kernelScratchWords, zero/Analysis/Kernels.h, in order), as a

@@ -5,8 +5,9 @@
 /// (ZeroVocabParallelOps.td) as the zrt_vocab_* kernels of
 /// zrt/vocab_parallel.h. Every call takes this rank's tensor index (the
 /// part of the vocabulary it holds, zrt_axis_rank(ZRT_AXIS_TENSOR)); the
-/// kernels are f32, so bf16 operands reach them widened (no native bf16
-/// kernel). Prints only; the rule of the folder is in OpEmitter.h.
+/// kernels are f32, so bf16 operands reach them widened by
+/// train-legalize-bf16 (no native bf16 kernel). Prints only; the rule of
+/// the folder is in OpEmitter.h.
 ///
 //===----------------------------------------------------------------------===//
 

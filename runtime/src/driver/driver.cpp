@@ -3,8 +3,9 @@
 // Runs a compiled training step (zrt/model.h) end to end: process start-up,
 // command line, data, learning-rate schedule, gradient accumulation, logging
 // (stdout and a JSON-lines metrics file), validation and sampling. This
-// file holds the run loop, the agreement between ranks, the start-up checks
-// and the exit path; driver.h lists the files of the other jobs.
+// file holds run() and its phases but the training steps (train_loop.cpp),
+// the agreement between ranks, the start-up checks and the exit path;
+// driver.h lists the files of the other jobs.
 //
 // Error handling: every rank validates the same inputs; after each phase
 // (flags, model/launch, data, init) the ranks agree on the outcome with one
@@ -372,6 +373,20 @@ std::string Driver::makeMesh() {
 }
 
 int Driver::run() {
+  if (Stop stop = startUp())
+    return *stop;
+  if (Stop stop = checkLaunch())
+    return *stop;
+  if (Stop stop = openFiles())
+    return *stop;
+  if (Stop stop = loadState())
+    return *stop;
+  if (Stop stop = trainSteps()) // train_loop.cpp
+    return *stop;
+  return finishRun();
+}
+
+Driver::Stop Driver::startUp() {
   int argc = argc_;
   char **argv = argv_;
   // 1. Flags, before the runtime starts: parsing is deterministic, so every
@@ -411,7 +426,10 @@ int Driver::run() {
   // stdout is, so under a launcher isatty() says nothing: no progress bar.
   tty_ = rank_ == 0 && isatty(STDOUT_FILENO) &&
          !std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE");
+  return std::nullopt;
+}
 
+Driver::Stop Driver::checkLaunch() {
   // 2. The model against this runtime and this launch.
   if (int code = agree(checkModel(), kExitInternal))
     return finish(code);
@@ -431,7 +449,10 @@ int Driver::run() {
   globalBatch_ = m_->batch * dataWorld_;
   streamBatch_ = globalBatch_;
   chooseThreads();
+  return std::nullopt;
+}
 
+Driver::Stop Driver::openFiles() {
   // 3. Data and output files: no output may be an input or another output,
   //    and a fresh run does not write into another run's checkpoints.
   std::string err = openData();
@@ -496,12 +517,15 @@ int Driver::run() {
       if (int code = agree(ckpt_->prepare(o_.checkpointDir), kExitUser))
         return finish(code);
   }
+  return std::nullopt;
+}
 
+Driver::Stop Driver::loadState() {
   // 4. Model state, once the plan is known to fit (never an out-of-memory
   //    error in the middle of training).
   if (int code = agree(checkMemoryPlan(), kExitUser))
     return finish(code);
-  err.clear();
+  std::string err;
   zrt_clear_error();
   if (int st = m_->init(o_.seed))
     err = "model init failed: " + describe(st);
@@ -512,14 +536,13 @@ int Driver::run() {
   if (!o_.importPath.empty())
     if (int code = agree(loadImport(), kExitUser))
       return finish(code);
-  int64_t firstStep = 1, lastSaved = 0;
   std::vector<std::string> resumeNotes;
   if (!o_.resume.empty()) {
     if (int code = agree(ckpt_->load(), kExitUser))
       return finish(code);
     resumeNotes = ckpt_->notes(runInfo());
-    lastSaved = ckpt_->resumed().step;
-    firstStep = lastSaved + 1;
+    lastSaved_ = ckpt_->resumed().step;
+    firstStep_ = lastSaved_ + 1;
     // The sample stream continues where the checkpoint left it, whatever
     // this run's batch, accumulation or world size.
     o_.seed = ckpt_->resumed().run.seed;
@@ -528,21 +551,21 @@ int Driver::run() {
     // AdamW's step count and the loss scaler continue as well (a
     // checkpoint without them: every step was an update, S restarts).
     const zrt_ckpt::RunInfo &was = ckpt_->resumed().run;
-    updates_ = was.updates >= 0 ? was.updates : lastSaved;
+    updates_ = was.updates >= 0 ? was.updates : lastSaved_;
     if (scaler_ && was.lossScaled && o_.initLossScale < 0)
       scaler_->restore(was.lossScale, was.lossScaleGoodSteps);
   }
 
   // A checkpoint at or past --steps leaves nothing to train.
-  if (!o_.resume.empty() && lastSaved > o_.steps)
+  if (!o_.resume.empty() && lastSaved_ > o_.steps)
     return finish(agree(
         format("--resume: the checkpoint is at step %lld, past --steps %lld "
                "(--steps counts from the start of the run: pass --steps > "
                "%lld to train further)",
-               (long long)lastSaved, (long long)o_.steps,
-               (long long)lastSaved),
+               (long long)lastSaved_, (long long)o_.steps,
+               (long long)lastSaved_),
         kExitUser));
-  if (!o_.resume.empty() && lastSaved == o_.steps) {
+  if (!o_.resume.empty() && lastSaved_ == o_.steps) {
     say(format("nothing to do: the checkpoint %s is already at --steps %lld "
                "(pass --steps > %lld to train further)",
                ckpt_->resumed().dir.c_str(), (long long)o_.steps,
@@ -562,204 +585,11 @@ int Driver::run() {
   for (const std::string &note : resumeNotes)
     say(note);
   writeConfig();
+  return std::nullopt;
+}
 
-  // 5. Training.
-  const int64_t K = o_.gradAccum;
-  const int64_t tokensPerStep = globalBatch_ * m_->seq * K;
-  const double tStart = nowSeconds();
-  const Snapshot commStart = Snapshot::take();
-  double lastLoss = NAN, lastVal = NAN;
-  bool planNoted = false;
-  for (int64_t step = firstStep; step <= o_.steps; ++step) {
-    const double lr = learningRate(o_, step - 1);
-    const double t0 = nowSeconds();
-    const Snapshot s0 = Snapshot::take();
-    const double wait0 = zrt_comm_wait_seconds();
-    const int64_t allocs0 = zrt_heap_allocations();
-    Snapshot micro{};
-    double lossSum = 0.0;
-    // fp16-mixed: S for this step's backward (the test hook's rank and
-    // step overflow: S = 2^120 makes its f16 gradients infinite).
-    const double lossScale = scaler_ ? scaler_->scale() : 1.0;
-    if (scaler_) {
-      const bool poison = rank_ == o_.overflowRank && step == o_.overflowStep;
-      zrt_clear_error();
-      if (int st = m_->set_loss_scale(
-              poison ? 1.329228e36f : static_cast<float>(lossScale)))
-        internalFailure(format("set_loss_scale (step %lld): ",
-                               (long long)step) +
-                        describe(st));
-    }
-    for (int64_t k = 0; k < K; ++k) {
-      if (std::string err = fetchTrainBatch(); !err.empty())
-        return finish(agree(err, kExitUser));
-      if (!o_.dumpBatches.empty())
-        dumpBatch(step, k);
-      const Snapshot before = Snapshot::take();
-      float loss = 0.0f;
-      zrt_clear_error();
-      if (int st = runStep(/*backward=*/true, &loss))
-        internalFailure(
-            format("forward_backward (step %lld): ", (long long)step) +
-            describe(st));
-      if (k == 0)
-        micro = Snapshot::take().since(before);
-      lossSum += loss;
-    }
-    const Snapshot beforeOpt = Snapshot::take();
-    float norm = 0.0f;
-    zrt_clear_error();
-    // AdamW's step: updates applied so far + 1 (= step unless fp16-mixed
-    // skipped some); the gradients hold S times the true sum over K.
-    if (int st = m_->optimizer_step(
-            static_cast<float>(lr), updates_ + 1,
-            static_cast<float>(1.0 / (static_cast<double>(K) * lossScale)),
-            &norm))
-      internalFailure(format("optimizer_step (step %lld): ", (long long)step) +
-                      describe(st));
-    const Snapshot after = Snapshot::take();
-    const Snapshot opt = after.since(beforeOpt);
-    const Snapshot total = after.since(s0);
-    const double secs = nowSeconds() - t0;
-    // Logging reduction (host_comm: not in the zrt byte counters). A
-    // non-finite norm on any rank makes the sum of the flags non-zero.
-    const double loss = allMean(lossSum / static_cast<double>(K));
-    const bool normFinite = allMean(std::isfinite(norm) ? 0.0 : 1.0) == 0.0;
-    lastLoss = loss;
-    // fp16-mixed: a non-finite norm skipped the update on every rank
-    // (train.adamw skip_nonfinite on the global norm); halve S.
-    zrt::LossScaler::Outcome scaled = zrt::LossScaler::Outcome::Applied;
-    if (scaler_ && std::isfinite(loss)) {
-      scaled = scaler_->update(normFinite);
-      if (normFinite)
-        ++updates_;
-      if (scaled == zrt::LossScaler::Outcome::Skipped)
-        say(format("step %lld: gradient overflow at loss scale %g (norm %s): "
-                   "the update is skipped on every rank; loss scale -> %g",
-                   (long long)step, lossScale,
-                   std::isnan(norm) ? "nan" : "inf", scaler_->scale()));
-    } else if (normFinite) {
-      ++updates_;
-    }
-    const int64_t peak = zrt_memory_peak_total_bytes();
-    const double tokPerS = secs > 0 ? tokensPerStep / secs : 0.0;
-    const int64_t tokensSeen = samplePos_ * m_->seq;
-    // Model TFLOP/s of this rank (zrt_plan_desc::model_flops_micro), and
-    // MFU against --peak-tflops; < 0 when the program does not say.
-    const double tflops = m_->plan.model_flops_micro > 0 && secs > 0
-                              ? m_->plan.model_flops_micro * K / secs / 1e12
-                              : -1.0;
-
-    if (!o_.quiet) {
-      // An array model counts samples (seq = 1), a token model tokens.
-      const char *unit = arrayModel() ? "samples" : "tok";
-      std::string line = format(
-          "step %lld/%lld | loss %.4f | lr %.2e | norm %.4f | %.1f ms "
-          "| %.0f %s/s | comm %s | peak %s | seen %s %s",
-          (long long)step, (long long)o_.steps, loss, lr, norm, secs * 1e3,
-          tokPerS, unit, megabytes(total.total()).c_str(),
-          megabytes(peak).c_str(), humanCount(tokensSeen).c_str(), unit);
-      if (tflops >= 0)
-        line += format(" | %.3g TFLOP/s", tflops);
-      if (tflops >= 0 && o_.peakTflops > 0)
-        line += format(" | mfu %.1f%%", 100.0 * tflops / o_.peakTflops);
-      say(line);
-    }
-    if (!planNoted && !o_.quiet) {
-      planNoted = true;
-      say(format("comm per rank: forward_backward %lld B (plan %lld B), "
-                 "optimizer_step %lld B (plan %lld B)",
-                 (long long)micro.total(),
-                 (long long)(m_->plan.comm_bytes_micro[0] +
-                             m_->plan.comm_bytes_micro[1] +
-                             m_->plan.comm_bytes_micro[2] +
-                             m_->plan.comm_bytes_micro[3]),
-                 (long long)opt.total(),
-                 (long long)(m_->plan.comm_bytes_step[0] +
-                             m_->plan.comm_bytes_step[1] +
-                             m_->plan.comm_bytes_step[2] +
-                             m_->plan.comm_bytes_step[3])));
-    }
-    Json j;
-    j.key("type").str("step");
-    j.key("step").integer(step);
-    j.key("loss").num(loss);
-    j.key("lr").num(lr);
-    j.key("grad_norm").num(norm);
-    if (scaler_) {
-      j.key("loss_scale").num(lossScale);
-      j.key("skipped").integer(
-          scaled == zrt::LossScaler::Outcome::Skipped ||
-                  scaled == zrt::LossScaler::Outcome::Underflow
-              ? 1
-              : 0);
-    }
-    j.key("ms").num(secs * 1e3);
-    j.key("tokens_per_s").num(tokPerS);
-    j.key("tokens_seen").integer(tokensSeen);
-    if (tflops >= 0)
-      j.key("model_tflops_per_rank").num(tflops);
-    if (tflops >= 0 && o_.peakTflops > 0)
-      j.key("mfu").num(tflops / o_.peakTflops);
-    scalars(step, {{"train/loss", loss},
-                   {"train/lr", lr},
-                   {"train/grad_norm", norm},
-                   {"train/tokens_per_s", tokPerS},
-                   {"train/tokens_seen", double(tokensSeen)},
-                   {"train/peak_bytes", double(peak)}});
-    if (tflops >= 0)
-      scalars(step, {{"train/model_tflops_per_rank", tflops}});
-    if (tflops >= 0 && o_.peakTflops > 0)
-      scalars(step, {{"train/mfu", tflops / o_.peakTflops}});
-    if (scaler_)
-      scalars(step, {{"train/loss_scale", lossScale}});
-    j.key("comm_bytes").collBytes(total.bytes);
-    j.key("comm_bytes_micro_measured").collBytes(micro.bytes);
-    j.key("comm_bytes_step_measured").collBytes(opt.bytes);
-    // Of them on the tensor axis (zero-report's by-axis plan; 0 at M = 1).
-    j.key("comm_bytes_tensor_micro_measured").collBytes(micro.axis[ZRT_AXIS_TENSOR]);
-    j.key("comm_bytes_tensor_step_measured").collBytes(opt.axis[ZRT_AXIS_TENSOR]);
-    // The whole step's bytes per mesh axis (N_d x M; M = 1: all on data).
-    j.key("comm_bytes_axis").open('{');
-    j.key("data").collBytes(total.axis[ZRT_AXIS_DATA]);
-    j.key("tensor").collBytes(total.axis[ZRT_AXIS_TENSOR]);
-    j.close('}');
-    j.key("comm_wait_s").num(zrt_comm_wait_seconds() - wait0);
-    j.key("peak_bytes").integer(peak);
-    j.key("allocations").integer(zrt_heap_allocations() - allocs0);
-    metric(j);
-    // Non-finite training stops here, before any checkpoint of this step:
-    // `latest` keeps naming the last finite one.
-    if (!std::isfinite(loss) ||
-        (!normFinite && (!scaler_ || scaled ==
-                                         zrt::LossScaler::Outcome::Underflow)))
-      return finish(
-          agree(nonFiniteMessage(step, loss, norm, lastSaved), kExitUser));
-
-    if (validation_ && step % o_.valEvery == 0) {
-      if (std::string err = validate(&lastVal); !err.empty())
-        return finish(agree(err, kExitUser));
-      say(format("val loss %.4f", lastVal));
-      Json v;
-      v.key("type").str("val").key("step").integer(step);
-      v.key("val_loss").num(lastVal);
-      metric(v);
-      scalars(step, {{"val/loss", lastVal}});
-    }
-    if (o_.checkpointEvery > 0 && step % o_.checkpointEvery == 0) {
-      std::vector<std::string> removed;
-      if (int code = ckpt_->save(o_.checkpointDir, step, runInfo(), &removed))
-        return finish(code);
-      lastSaved = step;
-      savedInRun_ = true;
-      say(format("checkpoint: saved step %lld to %s/step_%lld",
-                 (long long)step, o_.checkpointDir.c_str(), (long long)step));
-      for (const std::string &line : removed)
-        say(line);
-    }
-    drawBar(step, nowSeconds() - tStart);
-  }
-  if (!o_.checkpointDir.empty() && o_.steps > lastSaved) { // the final one
+int Driver::finishRun() {
+  if (!o_.checkpointDir.empty() && o_.steps > lastSaved_) { // the final one
     std::vector<std::string> removed;
     if (int code =
             ckpt_->save(o_.checkpointDir, o_.steps, runInfo(), &removed))
@@ -775,23 +605,23 @@ int Driver::run() {
       return finish(code);
   // Final validation unless the last step just ran one.
   if (validation_ && (o_.steps == 0 || o_.steps % o_.valEvery != 0)) {
-    if (std::string err = validate(&lastVal); !err.empty())
+    if (std::string err = validate(&lastVal_); !err.empty())
       return finish(agree(err, kExitUser));
-    say(format("val loss %.4f", lastVal));
+    say(format("val loss %.4f", lastVal_));
     Json v;
     v.key("type").str("val").key("step").integer(o_.steps);
-    v.key("val_loss").num(lastVal);
+    v.key("val_loss").num(lastVal_);
     metric(v);
-    scalars(o_.steps, {{"val/loss", lastVal}});
+    scalars(o_.steps, {{"val/loss", lastVal_}});
   }
-  const double elapsed = nowSeconds() - tStart;
-  const int64_t commAll = Snapshot::take().since(commStart).total();
+  const double elapsed = nowSeconds() - tStart_;
+  const int64_t commAll = Snapshot::take().since(commStart_).total();
   std::string summary =
       format("done: %lld steps in %.1f s", (long long)o_.steps, elapsed);
   if (o_.steps > 0)
-    summary += format(" | final loss %.4f", lastLoss);
+    summary += format(" | final loss %.4f", lastLoss_);
   if (validation_)
-    summary += format(" | val loss %.4f", lastVal);
+    summary += format(" | val loss %.4f", lastVal_);
   summary += format(" | comm %s | peak %s", megabytes(commAll).c_str(),
                     megabytes(zrt_memory_peak_total_bytes()).c_str());
   say(summary);

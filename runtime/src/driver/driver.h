@@ -2,8 +2,9 @@
 ///
 /// \file
 /// Driver: one run of zrt_train_main, from the command line to the exit
-/// status. Its methods live by job: driver.cpp (the run loop, rank
-/// agreement, start-up checks, the banner), options.cpp (the command line),
+/// status. Its methods live by job: driver.cpp (the phases of run() but
+/// the training steps, rank agreement, start-up checks, the banner),
+/// train_loop.cpp (the training steps), options.cpp (the command line),
 /// train_data.cpp (batches), metrics.cpp (--metrics, --tensorboard),
 /// import_export.cpp (--import, --export), sample.cpp (sampling,
 /// --dump-batches, --sample-out). Internal to the runtime.
@@ -23,12 +24,14 @@
 #include "driver/tensorboard.h"
 #include "zrt/model.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,7 +75,36 @@ public:
   }
 
 private:
+  /// The phases of run(), in order; each returns what run() returns when
+  /// the run stops there (its exit status, through finish() once the
+  /// runtime is up) or nullopt to go on to the next.
+  using Stop = std::optional<int>;
   int run();
+  /// 1. The command line (--help, --version and --print-config stop here)
+  /// and the runtime's start; no rank talks to another before it.
+  Stop startUp();
+  /// 2. The model against this runtime and launch: checkModel, the loss
+  /// scaling flags, the world size, the mesh; then the global batch and
+  /// the thread count.
+  Stop checkLaunch();
+  /// 3. The data, the output files (checkOutputs, --metrics,
+  /// --sample-out, --tensorboard), the --import / --export /
+  /// --dump-batches files and the checkpoints (--resume found and
+  /// verified, --checkpoint-dir created).
+  Stop openFiles();
+  /// 4. The model state once the memory plan fits: init, --import,
+  /// --resume (firstStep_, lastSaved_ and the sample stream from the
+  /// checkpoint; a checkpoint at or past --steps stops the run); then the
+  /// banner and the config record.
+  Stop loadState();
+  /// 5. The steps firstStep_ .. --steps with their logging, validation and
+  /// checkpoints (train_loop.cpp); sets tStart_, commStart_, lastLoss_ and
+  /// lastVal_.
+  Stop trainSteps();
+  /// 6. The final checkpoint, --dump-batches closed, the final validation,
+  /// the summary line, --export, the sample, and the verdict on the
+  /// metrics and sample files: run()'s exit status.
+  int finishRun();
   // Agrees with all ranks on whether any of them failed (`err` non-empty on
   // the failing ones). The lowest failing rank prints its message; every
   // rank returns that rank's exit code (0 if none failed).
@@ -187,6 +219,14 @@ private:
   // checkpoint.
   int64_t samplePos_ = 0, streamBatch_ = 0;
   bool savedInRun_ = false; // this run wrote a checkpoint
+  /// The first step to train (1, or the resumed checkpoint's step + 1) and
+  /// the step of the last checkpoint written or resumed (0: none).
+  int64_t firstStep_ = 1, lastSaved_ = 0;
+  /// When training started and the collective bytes then (for the
+  /// summary); the last step's mean loss and the last validation loss.
+  double tStart_ = 0.0;
+  Snapshot commStart_{};
+  double lastLoss_ = NAN, lastVal_ = NAN;
   // fp16-mixed (model.h set_loss_scale): the dynamic loss scale; null
   // otherwise. updates_: AdamW updates applied (skipped steps excluded),
   // the step count of its bias correction.
