@@ -160,7 +160,12 @@ LogicalResult TrainAutodiffPass::differentiate(ModuleOp module,
   grads[lossValue] = seed;
   if (lossScale) {
     // d(loss·S)/d(loss) = S: the backward of the scaled loss.
-    Value scale = body.addArgument(scalarF32, lossLoc);
+    // Through the function interface, so that argument attributes (the
+    // train.name of an array model's inputs) stay one per argument.
+    unsigned at = step.getNumArguments();
+    if (failed(step.insertArgument(at, scalarF32, DictionaryAttr(), lossLoc)))
+      return step.emitError("cannot add the loss-scale argument");
+    Value scale = body.getArgument(at);
     grads[lossValue] = MulOp::create(b, lossLoc, scalarF32, seed, scale);
   }
 
