@@ -98,19 +98,27 @@ LogicalResult AccumulateOp::verifySymbolUses(SymbolTableCollection &symbolTable)
 // Forward ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult EmbeddingOp::verify() {
-  RankedTensorType table = getTable().getType(), ids = getIds().getType(),
-                   result = getType();
+LogicalResult train::verifyEmbeddingShapes(Operation *op,
+                                           RankedTensorType table,
+                                           RankedTensorType ids,
+                                           RankedTensorType result,
+                                           StringRef tableName) {
   if (table.getRank() != 2)
-    return emitOpError("table must be [V, C], got ") << table;
+    return op->emitOpError("table must be [")
+           << tableName << ", C], got " << table;
   SmallVector<int64_t> expected(ids.getShape());
   expected.push_back(table.getDimSize(1));
   if (result.getShape() != ArrayRef<int64_t>(expected) ||
       result.getElementType() != table.getElementType())
-    return emitOpError("result must be ")
+    return op->emitOpError("result must be ")
            << RankedTensorType::get(expected, table.getElementType())
            << " (ids shape x [C]), got " << result;
   return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyEmbeddingShapes(*this, getTable().getType(),
+                               getIds().getType(), getType(), "V");
 }
 
 /// Shape of op(x): the last two dimensions swapped when `transpose`.

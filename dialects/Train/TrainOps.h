@@ -34,4 +34,15 @@ struct StateResource : public SideEffects::Resource::Base<StateResource> {
 #define GET_OP_CLASSES
 #include "Train/TrainOps.h.inc"
 
+namespace mlir::train {
+/// The shape rule of an embedding lookup (`train.embedding` and the zero
+/// dialect's `zero.vocab_embedding`): `table` is [rows, C] (`tableName`
+/// names the rows in the message) and `result` is ids' shape x [C] in the
+/// table's element type; else one emitOpError on `op`.
+LogicalResult verifyEmbeddingShapes(Operation *op, RankedTensorType table,
+                                    RankedTensorType ids,
+                                    RankedTensorType result,
+                                    StringRef tableName);
+} // namespace mlir::train
+
 #endif // ZERO_TRAIN_TRAINOPS_H

@@ -57,18 +57,8 @@ LogicalResult checkClasses(Operation *op, int64_t vl, int64_t size,
 } // namespace
 
 LogicalResult VocabEmbeddingOp::verify() {
-  RankedTensorType table = getTable().getType(), ids = getIds().getType(),
-                   result = getType();
-  if (table.getRank() != 2)
-    return emitOpError("table must be [Vl, C], got ") << table;
-  SmallVector<int64_t> expected(ids.getShape());
-  expected.push_back(table.getDimSize(1));
-  if (result.getShape() != ArrayRef<int64_t>(expected) ||
-      result.getElementType() != table.getElementType())
-    return emitOpError("result must be ")
-           << RankedTensorType::get(expected, table.getElementType())
-           << " (ids shape x [C]), got " << result;
-  return success();
+  return train::verifyEmbeddingShapes(*this, getTable().getType(),
+                                      getIds().getType(), getType(), "Vl");
 }
 
 LogicalResult

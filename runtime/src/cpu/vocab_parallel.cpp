@@ -28,6 +28,19 @@ int checkCommon(const char *fn, const void *a, const void *b, const void *c,
   return ZRT_OK;
 }
 
+/// checkCommon of the logits kernels, their extra buffers (`d`, `e`; either
+/// may be the same as one before) and the class count.
+int checkLogits(const char *fn, const void *a, const void *b, const void *c,
+                const void *d, const void *e, int64_t N, int64_t Vl,
+                int64_t classes, int64_t part) {
+  if (int st = checkCommon(fn, a, b, c, N, Vl, part))
+    return st;
+  ZRT_REQUIRE(d && e, "%s: a buffer is NULL", fn);
+  ZRT_REQUIRE(classes >= 1, "%s: classes = %lld must be >= 1", fn,
+              (long long)classes);
+  return ZRT_OK;
+}
+
 /// Ids in [0, Vl·parts), part in [0, parts).
 int checkEmbedding(const char *fn, const void *a, const int32_t *ids,
                    const void *c, int64_t N, int64_t Vl, int64_t C,
@@ -126,11 +139,9 @@ int zrt_vocab_embedding_backward(const float *dout, const int32_t *ids,
 
 int zrt_vocab_max(const float *logits, float *out, int64_t N, int64_t Vl,
                   int64_t classes, int64_t part) {
-  const char *fn = "zrt_vocab_max";
-  if (int st = checkCommon(fn, logits, out, out, N, Vl, part))
+  if (int st = checkLogits("zrt_vocab_max", logits, out, out, out, out, N, Vl,
+                            classes, part))
     return st;
-  ZRT_REQUIRE(classes >= 1, "%s: classes = %lld must be >= 1", fn,
-              (long long)classes);
   const int64_t cols = classColumns(Vl, classes, part);
 #pragma omp parallel for schedule(static) if (N * Vl > zrt::kParallelGrain)
   for (int64_t n = 0; n < N; ++n) {
@@ -146,12 +157,9 @@ int zrt_vocab_max(const float *logits, float *out, int64_t N, int64_t Vl,
 int zrt_vocab_exp_sums(const float *logits, const int32_t *targets,
                        const float *max, float *out, int64_t N, int64_t Vl,
                        int64_t classes, int64_t part) {
-  const char *fn = "zrt_vocab_exp_sums";
-  if (int st = checkCommon(fn, logits, targets, max, N, Vl, part))
+  if (int st = checkLogits("zrt_vocab_exp_sums", logits, targets, max, out,
+                            out, N, Vl, classes, part))
     return st;
-  ZRT_REQUIRE(out, "%s: out is NULL", fn);
-  ZRT_REQUIRE(classes >= 1, "%s: classes = %lld must be >= 1", fn,
-              (long long)classes);
   const int64_t cols = classColumns(Vl, classes, part), first = part * Vl;
 #pragma omp parallel for schedule(static) if (N * Vl > zrt::kParallelGrain)
   for (int64_t n = 0; n < N; ++n) {
@@ -170,12 +178,9 @@ int zrt_vocab_exp_sums_backward(const float *logits, const int32_t *targets,
                                 const float *max, const float *grad,
                                 float *dlogits, int64_t N, int64_t Vl,
                                 int64_t classes, int64_t part) {
-  const char *fn = "zrt_vocab_exp_sums_backward";
-  if (int st = checkCommon(fn, logits, targets, max, N, Vl, part))
+  if (int st = checkLogits("zrt_vocab_exp_sums_backward", logits, targets,
+                            max, grad, dlogits, N, Vl, classes, part))
     return st;
-  ZRT_REQUIRE(grad && dlogits, "%s: a buffer is NULL", fn);
-  ZRT_REQUIRE(classes >= 1, "%s: classes = %lld must be >= 1", fn,
-              (long long)classes);
   const int64_t cols = classColumns(Vl, classes, part), first = part * Vl;
 #pragma omp parallel for schedule(static) if (N * Vl > zrt::kParallelGrain)
   for (int64_t n = 0; n < N; ++n) {
