@@ -129,11 +129,10 @@ IGNORED_BF16 = {
 }
 
 IGNORED_ACTIVATION_CHECKPOINTING = {
-    "partition_activations": "activations are not partitioned: zero-train runs "
-                             "data parallelism only (P_a is zero-compile "
-                             "--tensor-parallel=M --checkpoint-partition=tensor)",
-    "cpu_checkpointing": "no offload: saved activations stay in memory "
-                         "(zero-compile --checkpoint-offload=host with P_a)",
+    "partition_activations": "no tensor axis to partition over (P_a applies with "
+                             "tensor_parallel.autotp_size > 1)",
+    "cpu_checkpointing": "no tensor axis, so no partitioned checkpoints to offload "
+                         "(applies with tensor_parallel.autotp_size > 1)",
     "contiguous_memory_optimization": "zero-buffer-assign already places every "
                                       "activation in one arena",
     "number_checkpoints": "every block is a checkpoint (train-checkpoint policy=block)",

@@ -51,7 +51,7 @@ class Plan:
 _TOP_APPLIED = ("train_batch_size", "train_micro_batch_size_per_gpu",
                 "gradient_accumulation_steps", "gradient_clipping", "bf16", "bfloat16",
                 "fp16", "optimizer", "scheduler", "zero_optimization",
-                "activation_checkpointing", "tensorboard")
+                "activation_checkpointing", "tensorboard", "tensor_parallel")
 _ZERO_SECTIONS = ("model", "data", "run", "zero_compile")
 
 _RUN_KEYS = ("steps", "seed", "lr", "min_lr", "warmup_steps", "lr_schedule",
@@ -66,6 +66,57 @@ _COMPILE_KEYS = ("target", "cache_dir", "grouping", "device_memory", "prefetch_d
                  "buffer_assign", "decay_min_rank", "cxx", "activation_checkpointing")
 def _world_note(world, source):
     return "%d (%s)" % (world, source)
+
+
+def _resolve_tensor_parallel(r, plan, world, world_source, facts):
+    """tensor_parallel.autotp_size M (DeepSpeed AutoTP training): zero-compile
+    --tensor-parallel=M, Megatron's cuts over M tensor ranks. Returns M (1
+    without the section)."""
+    tp_p = ("tensor_parallel",)
+    if r.get(tp_p) is MISSING:
+        return 1
+    r.check_keys(tp_p, ("autotp_size",))
+    size_p = tp_p + ("autotp_size",)
+    tp = r.integer(size_p, lo=1, default=1)
+    if world % tp:
+        raise ConfigError(size_p, "%d does not divide the world size %s (the mesh is "
+                          "world size = data-parallel ranks x autotp_size)" % (
+                              tp, _world_note(world, world_source)))
+    if tp == 1:
+        return 1
+    if facts is not None and facts.has_step:
+        raise ConfigError(size_p, "the model file already has its backward "
+                          "(@forward_backward), so it cannot be cut over tensor ranks; "
+                          "use the forward graph")
+    r.applied(size_p, str(tp), "zero-compile --tensor-parallel=%d (Megatron's MLP and "
+              "attention cuts over %d tensor ranks, %d data-parallel ranks)" % (
+                  tp, tp, world // tp))
+    plan.compile_args.append("--tensor-parallel=%d" % tp)
+    return tp
+
+
+def _resolve_partitioned_activations(r, plan, ac_p, policy):
+    """With a tensor axis: activation_checkpointing.partition_activations (P_a)
+    and cpu_checkpointing (P_a+cpu) as zero-compile's --checkpoint-partition=
+    tensor and --checkpoint-offload=host."""
+    pa_p, cpu_p = ac_p + ("partition_activations",), ac_p + ("cpu_checkpointing",)
+    pa = r.boolean(pa_p, default=False)
+    cpu = r.boolean(cpu_p, default=False)
+    if (pa or cpu) and (policy is MISSING or policy == "none"):
+        raise ConfigError(pa_p if pa else cpu_p, "partitions the block checkpoints, but "
+                          "activation checkpointing is off (zero_compile."
+                          "activation_checkpointing is \"none\")")
+    if cpu and not pa:
+        raise ConfigError(cpu_p, "moves the partitioned checkpoints to host memory; it "
+                          "needs partition_activations = true")
+    if pa:
+        r.applied(pa_p, "true", "zero-compile --checkpoint-partition=tensor (ZeRO-R's P_a: "
+                  "1/M of each block checkpoint per tensor rank)")
+        plan.compile_args.append("--checkpoint-partition=tensor")
+    if cpu:
+        r.applied(cpu_p, "true", "zero-compile --checkpoint-offload=host (P_a+cpu; on the "
+                  "CPU target the arenas are host memory already)")
+        plan.compile_args.append("--checkpoint-offload=host")
 
 
 def resolve(cfg, world, world_source, facts, model_facts_fixed):
@@ -87,7 +138,7 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
     known_top = set(_TOP_APPLIED) | set(_ZERO_SECTIONS)
     r.check_keys((), known_top, keys.IGNORED_TOP)
     for name in ("model", "run", "zero_compile", "optimizer", "scheduler",
-                 "zero_optimization", "activation_checkpointing"):
+                 "zero_optimization", "activation_checkpointing", "tensor_parallel"):
         r.section((name,))
     r.check_keys(("run",), _RUN_KEYS)
     r.check_keys(("zero_compile",), _COMPILE_KEYS)
@@ -115,6 +166,16 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
     # --- model ---
     _resolve_model(r, plan, facts, model_facts_fixed)
 
+    # --- tensor parallelism: DeepSpeed's AutoTP (tensor_parallel.autotp_size) ---
+    tp = _resolve_tensor_parallel(r, plan, world, world_source, facts)
+    dp = world // tp
+    # The batch rule counts data-parallel ranks (DeepSpeed: the world over the
+    # tensor-parallel size).
+    dp_note = _world_note(world, world_source) if tp == 1 else \
+        "%d (world size %s / tensor_parallel.autotp_size %d)" % (
+            dp, _world_note(world, world_source), tp)
+    world_word = "world size" if tp == 1 else "data-parallel ranks"
+
     # --- batch sizes: DeepSpeed's rule (train_batch_size = micro x accum x N) ---
     tbs_p, mb_p, gas_p = ("train_batch_size",), ("train_micro_batch_size_per_gpu",), \
         ("gradient_accumulation_steps",)
@@ -139,25 +200,25 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
         if mb_v is None and gas_v is None:
             gas_v, gas_src = 1, "DeepSpeed's rule with train_batch_size alone"
         if mb_v is None:
-            if tbs_v % (gas_v * world):
+            if tbs_v % (gas_v * dp):
                 raise ConfigError(tbs_p, "%d is not divisible by gradient_accumulation_steps "
-                                  "%d x world size %s" % (tbs_v, gas_v, _world_note(world, world_source)))
-            mb_v, mb_src = tbs_v // (gas_v * world), "train_batch_size / (accumulation x world size)"
+                                  "%d x %s %s" % (tbs_v, gas_v, world_word, dp_note))
+            mb_v, mb_src = tbs_v // (gas_v * dp), "train_batch_size / (accumulation x %s)" % world_word
         elif gas_v is None:
-            if tbs_v % (mb_v * world):
+            if tbs_v % (mb_v * dp):
                 raise ConfigError(tbs_p, "%d is not divisible by train_micro_batch_size_per_gpu "
-                                  "%d x world size %s" % (tbs_v, mb_v, _world_note(world, world_source)))
-            gas_v, gas_src = tbs_v // (mb_v * world), "train_batch_size / (micro-batch x world size)"
+                                  "%d x %s %s" % (tbs_v, mb_v, world_word, dp_note))
+            gas_v, gas_src = tbs_v // (mb_v * dp), "train_batch_size / (micro-batch x %s)" % world_word
     if mb_v is None:
         mb_v, mb_src = (fixed_batch, "the model file's batch") if fixed_batch else \
             (4, "Zero's default")
     if gas_v is None:
         gas_v, gas_src = 1, "Zero's default"
-    global_v = mb_v * gas_v * world
+    global_v = mb_v * gas_v * dp
     if tbs_v is not None and tbs_v != global_v:
         raise ConfigError(tbs_p, "%d is not train_micro_batch_size_per_gpu %d x "
-                          "gradient_accumulation_steps %d x world size %s = %d" % (
-                              tbs_v, mb_v, gas_v, _world_note(world, world_source), global_v))
+                          "gradient_accumulation_steps %d x %s %s = %d" % (
+                              tbs_v, mb_v, gas_v, world_word, dp_note, global_v))
     if fixed_batch and mb_v != fixed_batch:
         at = mb_p if mb_src == "set" else (tbs_p if tbs_v is not None else run + ("micro_batch",))
         if plan.model["kind"] == "mlir":
@@ -172,8 +233,8 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
     _note_value(r, mb_p, mb, mb_v, mb_src, _batch_effect(plan, mb_v))
     _note_value(r, gas_p, gas, gas_v, gas_src, "--grad-accum %d" % gas_v)
     if tbs is not MISSING:
-        _note_value(r, tbs_p, tbs, global_v, "micro-batch x accumulation x world size",
-                    "%d = %d x %d x %d" % (global_v, mb_v, gas_v, world))
+        _note_value(r, tbs_p, tbs, global_v, "micro-batch x accumulation x %s" % world_word,
+                    "%d = %d x %d x %d" % (global_v, mb_v, gas_v, dp))
     if plan.model["kind"] == "zero_model":
         plan.model_args += ["--batch", str(mb_v)]
     elif plan.model["kind"] == "import":
@@ -209,7 +270,12 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
     policy = r.string(("zero_compile", "activation_checkpointing"), choices=("none", "block"),
                       default=MISSING)
     if r.get(ac_p) is not MISSING:
-        r.check_keys(ac_p, (), keys.IGNORED_ACTIVATION_CHECKPOINTING)
+        # With a tensor axis, DeepSpeed's P_a keys apply (zero-compile's
+        # --checkpoint-partition / --checkpoint-offload); else they are ignored.
+        pa_keys = ("partition_activations", "cpu_checkpointing") if tp > 1 else ()
+        r.check_keys(ac_p, pa_keys, {k: v for k, v in
+                                     keys.IGNORED_ACTIVATION_CHECKPOINTING.items()
+                                     if k not in pa_keys})
         if policy is MISSING:
             policy = "block"
             plan.notes.append((ac_p, "applied activation_checkpointing -> zero-compile "
@@ -221,6 +287,8 @@ def resolve(cfg, world, world_source, facts, model_facts_fixed):
                               "the model file already has its backward (@forward_backward), "
                               "so activation checkpointing cannot be added; use the forward graph")
         plan.compile_args.append("--checkpoint=%s" % policy)
+    if tp > 1:
+        _resolve_partitioned_activations(r, plan, ac_p, policy)
 
     # --- Zero's compile settings ---
     _resolve_compile(r, plan)
