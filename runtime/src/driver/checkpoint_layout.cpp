@@ -11,6 +11,7 @@
 #include "driver/checkpoint_layout.h"
 
 #include "common/fnv1a.h"
+#include "driver/param_cuts.h"
 #include "driver/state_io.h"
 #include "driver/strformat.h"
 
@@ -135,11 +136,8 @@ std::string layoutOf(const zrt_model_desc *m, int world, Layout *out) {
   if (world % L.tensor != 0)
     return format("world size %d is not a multiple of the tensor axis %d",
                   world, L.tensor);
-  if (L.tensor > 1 && (m->num_param_infos <= 0 || !m->param_infos ||
-                       !m->param_cuts))
-    return format("the program is tensor-parallel (M = %d), but its "
-                  "description does not say how its parameters are cut",
-                  L.tensor);
+  if (std::string err = zrt::checkCutTable(m); !err.empty())
+    return err;
   if (m->num_groups > 0 && !m->groups)
     return "the model description has groups but no group table";
   for (int g = 0; g < m->num_groups; ++g) {
@@ -168,17 +166,13 @@ std::string layoutOf(const zrt_model_desc *m, int world, Layout *out) {
       r.numel = 1;
       for (int64_t d : r.shape)
         r.numel *= d;
-      if (L.tensor > 1 && m->param_cuts[i].dim >= 0) {
-        const zrt_param_cut &c = m->param_cuts[i];
-        if (c.dim >= p.rank || c.blocks < 1 || c.parts != L.tensor ||
-            r.shape[c.dim] % c.blocks != 0)
-          return format("parameter '%s' has a malformed tensor cut (dimension "
-                        "%d of %d, %lld blocks, %lld parts at M = %d)",
-                        p.name, c.dim, p.rank, (long long)c.blocks,
-                        (long long)c.parts, L.tensor);
-        r.cutDim = c.dim;
-        r.cutBlocks = c.blocks;
-        r.cutParts = c.parts;
+      const zrt_param_cut *c = nullptr;
+      if (std::string err = zrt::paramCutOf(m, i, &c); !err.empty())
+        return err;
+      if (c) {
+        r.cutDim = c->dim;
+        r.cutBlocks = c->blocks;
+        r.cutParts = c->parts;
       }
       if (seen[r.name])
         return format("parameter '%s' is declared twice", p.name);

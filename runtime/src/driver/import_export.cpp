@@ -24,6 +24,7 @@
 #include "driver/fileio.h"
 #include "driver/import_files.h"
 #include "driver/json_text.h"
+#include "driver/param_cuts.h"
 #include "driver/safetensors.h"
 #include "driver/state_io.h"
 #include "driver/strformat.h"
@@ -101,10 +102,8 @@ std::string ParamTable::build(const zrt_model_desc *m, int dataWorld) {
     return "";
   };
   shapesKnown = m->num_param_infos > 0 && m->param_infos;
-  if (m->tensor_size > 1 && (!shapesKnown || !m->param_cuts))
-    return format("the program is tensor-parallel (M = %d), but its "
-                  "description does not say how its parameters are cut",
-                  m->tensor_size);
+  if (std::string err = zrt::checkCutTable(m); !err.empty())
+    return err;
   if (shapesKnown) {
     for (int i = 0; i < m->num_param_infos; ++i) {
       const zrt_param_info &p = m->param_infos[i];
@@ -121,12 +120,10 @@ std::string ParamTable::build(const zrt_model_desc *m, int dataWorld) {
         return err;
       // Its tensor cut: the whole shape has the cut dimension x parts.
       ParamEntry &e = entries.back();
-      const zrt_param_cut *c =
-          m->tensor_size > 1 && m->param_cuts ? &m->param_cuts[i] : nullptr;
-      if (c && c->dim >= 0 && c->parts > 1) {
-        if (c->dim >= p.rank || c->blocks < 1 || c->parts != m->tensor_size ||
-            shape[c->dim] % c->blocks != 0)
-          return format("parameter '%s' has a malformed tensor cut", p.name);
+      const zrt_param_cut *c = nullptr;
+      if (std::string err = zrt::paramCutOf(m, i, &c); !err.empty())
+        return err;
+      if (c) {
         e.wholeShape[c->dim] *= c->parts;
         e.isCut = true;
       }
