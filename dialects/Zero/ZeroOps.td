@@ -549,5 +549,6 @@ def Zero_TensorParallelG : Zero_Op<"tp_g", [Zero_CollectiveEffects,
 }
 
 include "Zero/ZeroVocabParallelOps.td"
+include "Zero/ZeroSequenceParallelOps.td"
 
 #endif // ZERO_ZERO_OPS_TD

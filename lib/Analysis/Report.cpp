@@ -127,6 +127,12 @@ static FunctionTraffic countCollectives(func::FuncOp fn) {
     else if (auto g = dyn_cast<TensorParallelG>(op))
       count(CollectiveKind::AllReduce, g.getType(),
             static_cast<int64_t>(g.getSize()), MeshAxis::tensor, true);
+    else if (auto sg = dyn_cast<SequenceGatherOp>(op))
+      count(CollectiveKind::AllGather, sg.getInput().getType(), sg.getSize(),
+            MeshAxis::tensor, false);
+    else if (auto ss = dyn_cast<SequenceScatterOp>(op))
+      count(CollectiveKind::ReduceScatter, ss.getType(), ss.getSize(),
+            MeshAxis::tensor, false);
   });
   return traffic;
 }

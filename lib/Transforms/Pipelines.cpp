@@ -20,6 +20,8 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createZeroTensorParallel(tp));
     if (options.vocabParallel)
       pm.addPass(createZeroVocabParallel());
+    if (options.sequenceParallel)
+      pm.addPass(createZeroSequenceParallel());
   }
   if (options.autodiff) {
     // fp16-mixed: dynamic loss scaling (the step takes %loss_scale).

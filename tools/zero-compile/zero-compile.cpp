@@ -144,6 +144,12 @@ static cl::opt<bool> vocabParallel(
              "and the cross-entropy by vocabulary over the M tensor ranks "
              "(zero-vocab-parallel, Megatron's vocab-parallel embedding and "
              "cross-entropy; CPU only)"));
+static cl::opt<bool> sequenceParallel(
+    "sequence-parallel", cl::init(false), cl::cat(category),
+    cl::desc("With --tensor-parallel=M: cut the token rows of the norms and "
+             "residual adds between the tensor-parallel regions over the M "
+             "tensor ranks (zero-sequence-parallel, Korthikanti et al.; the "
+             "sequence length must divide by M)"));
 static cl::opt<int64_t> worldSize("world-size", cl::init(1), cl::cat(category),
                                   cl::value_desc("N"),
                                   cl::desc("Data-parallel ranks N"));
@@ -552,6 +558,14 @@ int main(int argc, char **argv) {
     return error("--vocab-parallel cuts the vocabulary over the M tensor "
                  "ranks; it needs --tensor-parallel=M with M > 1 (got " +
                  std::to_string(tensorParallel) + ")");
+  if (sequenceParallel && tensorParallel < 2)
+    return error("--sequence-parallel cuts token rows over the M tensor "
+                 "ranks; it needs --tensor-parallel=M with M > 1 (got " +
+                 std::to_string(tensorParallel) + ")");
+  if (sequenceParallel && checkpointPartition == "tensor")
+    return error("--sequence-parallel with --checkpoint-partition=tensor: "
+                 "the block inputs are cut over the tensor ranks already "
+                 "(P_a partitions replicated checkpoints); drop one");
   if (vocabParallel && target == "cuda")
     return error("--vocab-parallel: the CUDA backend has no "
                  "vocabulary-parallel kernels yet (CPU only)");
@@ -640,6 +654,8 @@ int main(int argc, char **argv) {
     add("tensor-parallel=" + std::to_string(tensorParallel));
     if (vocabParallel)
       add("vocab-parallel=true");
+    if (sequenceParallel)
+      add("sequence-parallel=true");
   }
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
   if (!hasStep)  {

@@ -34,6 +34,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With tensor-parallel > 1: zero-vocab-parallel after "
                      "zero-tensor-parallel (embedding, LM head and "
                      "cross-entropy cut by vocabulary)")};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel", llvm::cl::init(false),
+      llvm::cl::desc("With tensor-parallel > 1: zero-sequence-parallel after "
+                     "the tensor and vocabulary cuts (norms and residual "
+                     "adds on token rows cut over the tensor axis)")};
   Option<bool> autodiff{*this, "autodiff", llvm::cl::init(true),
                         llvm::cl::desc("Run train-autodiff")};
   Option<std::string> checkpoint{

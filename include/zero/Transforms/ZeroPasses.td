@@ -181,6 +181,57 @@ def ZeroVocabParallel : Pass<"zero-vocab-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroSequenceParallel : Pass<"zero-sequence-parallel", "::mlir::ModuleOp"> {
+  let summary = "Megatron's sequence parallelism: token rows cut over the tensor axis between the regions";
+  let description = [{
+    Korthikanti et al., "Reducing Activation Recomputation in Large
+    Transformer Models" (arXiv 2205.05198, §4.2.2): outside the
+    tensor-parallel regions, the norms and residual adds of a transformer
+    run replicated on every tensor rank; this pass cuts their token rows
+    over the M ranks of the module's tensor axis (`zero.mesh`, from
+    `zero-tensor-parallel`), on @forward before `train-autodiff`. A token
+    activation [B, T, C] is B·T rows; tensor rank t keeps rows [t·R,
+    (t+1)·R), R = B·T/M (contiguous in Zero's [B, T, C] layout; for B = 1
+    Megatron's sequence cut).
+
+    * Every `zero.tp_g` of [B, T, C] partial sums becomes `zero.sp_scatter`
+      (reduce-scatter into this rank's rows; its gradient an all-gather).
+    * The row region: layer norms, RMS norms and residual adds of [B, T, C]
+      reached from those, or leading to a region's `zero.tp_f`, through
+      such ops. They run on [R, C]; the weights they read (norm weights and
+      biases) go through `zero.tp_f`, so their gradients, partial per rank,
+      are summed over the tensor axis (Megatron's rule for replicated
+      parameters under sequence parallelism). A bias broadcast they read is
+      rebuilt on the rows, its bias through `zero.tp_f`.
+    * A `zero.tp_f` reading the rows becomes `zero.sp_gather`
+      (all-gather; its gradient the reduce-scatter of the region's partial
+      gradients). Another reader (the LM head of a whole vocabulary)
+      reads `zero.sp_gather {slice_grad}`: gathered whole, its gradient
+      this rank's rows of the replicated gradient.
+    * A replicated value the region reads (the embeddings' sum) is cut by
+      `zero.sp_split` (its gradient an all-gather).
+
+    Each region then costs a reduce-scatter forward and an all-gather
+    backward at its end and the converse at its start: the bytes of g's and
+    f's all-reduces, while the rows between keep 1/M of the activations.
+    @logits (sampling) is left as zero-tensor-parallel made it.
+
+    Errors (one message each, with the numbers): no tensor axis of M >= 2,
+    a module already differentiated, no @forward, no [B, T] token-id
+    argument, a sequence length T not divisible by M, no tensor-parallel
+    region.
+  }];
+  let dependentDialects = ["::mlir::train::TrainDialect",
+                           "::mlir::zero::ZeroDialect",
+                           "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numScatters", "scatters", "zero.tp_g made zero.sp_scatter">,
+    Statistic<"numGathers", "gathers", "zero.sp_gather made">,
+    Statistic<"numSplits", "splits", "zero.sp_split made">,
+    Statistic<"numRowOps", "row-ops", "Norms and adds moved onto token rows">
+  ];
+}
+
 def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Per-rank memory and communication of a training step";
   let description = [{

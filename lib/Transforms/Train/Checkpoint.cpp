@@ -152,6 +152,19 @@ void TrainCheckpointPass::runOnOperation() {
         << " (run zero-tensor-parallel with size=M > 1 first)";
     return signalPassFailure();
   }
+  // Under sequence parallelism the block inputs are this rank's token
+  // rows, different on each tensor rank: nothing replicated to partition.
+  if (partition == "tensor") {
+    WalkResult sp = module.walk([](zero::SequenceScatterOp op) {
+      op.emitError("train-checkpoint: partition=tensor (P_a) cuts "
+                   "checkpoints replicated over the tensor axis, but "
+                   "sequence parallelism cut the block inputs by token rows "
+                   "already");
+      return WalkResult::interrupt();
+    });
+    if (sp.wasInterrupted())
+      return signalPassFailure();
+  }
   if (offload == "host")
     module->setAttr(zero::kCheckpointOffloadAttr,
                     StringAttr::get(module.getContext(), "host"));
