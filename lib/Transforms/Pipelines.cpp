@@ -36,6 +36,9 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     checkpoint.offload = options.checkpointOffload;
     pm.addPass(createTrainCheckpoint(checkpoint));
   }
+  if (options.sequenceParallel && options.tensorParallel > 1 &&
+      options.sequenceRegather)
+    pm.addPass(createZeroSequenceRegather());
   if (options.fuseEpilogues)
     pm.addPass(createTrainFuseEpilogues());
   if (options.fuseLayerNorm)

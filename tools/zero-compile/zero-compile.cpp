@@ -150,6 +150,11 @@ static cl::opt<bool> sequenceParallel(
              "residual adds between the tensor-parallel regions over the M "
              "tensor ranks (zero-sequence-parallel, Korthikanti et al.; the "
              "sequence length must divide by M)"));
+static cl::opt<bool> sequenceRegather(
+    "sequence-regather", cl::init(true), cl::cat(category),
+    cl::desc("With --sequence-parallel: the backward all-gathers the token "
+             "rows again instead of keeping the gathered activations "
+             "(zero-sequence-regather; default on, as Megatron)"));
 static cl::opt<int64_t> worldSize("world-size", cl::init(1), cl::cat(category),
                                   cl::value_desc("N"),
                                   cl::desc("Data-parallel ranks N"));
@@ -656,6 +661,8 @@ int main(int argc, char **argv) {
       add("vocab-parallel=true");
     if (sequenceParallel)
       add("sequence-parallel=true");
+    if (sequenceParallel && !sequenceRegather)
+      add("sequence-regather=false");
   }
   add(std::string("autodiff=") + (hasStep ? "false" : "true"));
   if (!hasStep)  {

@@ -39,6 +39,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With tensor-parallel > 1: zero-sequence-parallel after "
                      "the tensor and vocabulary cuts (norms and residual "
                      "adds on token rows cut over the tensor axis)")};
+  Option<bool> sequenceRegather{
+      *this, "sequence-regather", llvm::cl::init(true),
+      llvm::cl::desc("With sequence-parallel: zero-sequence-regather after "
+                     "train-checkpoint (the backward all-gathers the token "
+                     "rows again instead of keeping them whole)")};
   Option<bool> autodiff{*this, "autodiff", llvm::cl::init(true),
                         llvm::cl::desc("Run train-autodiff")};
   Option<std::string> checkpoint{

@@ -232,6 +232,35 @@ def ZeroSequenceParallel : Pass<"zero-sequence-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroSequenceRegather : Pass<"zero-sequence-regather", "::mlir::ModuleOp"> {
+  let summary = "Sequence parallelism: all-gather the token rows again in the backward instead of keeping them whole";
+  let description = [{
+    After `train-autodiff` (and `train-checkpoint`) on a module that
+    `zero-sequence-parallel` cut: a `zero.sp_gather` of the forward whose
+    result [B, T, C] the backward reads (the input of a column-parallel
+    matmul, for its weight gradient; the LM head's input) is cloned right
+    before its first reader after the loss seed, and the backward's readers
+    take the clone. The forward's gathered activation then dies in the
+    forward and only this rank's [B·T/M, C] rows live across the loss:
+    M-fold less for those activations, for one more all-gather of the rows
+    per region per micro-batch on the tensor axis (Korthikanti et al.,
+    arXiv 2205.05198, §4.2.2, which repeats that all-gather in the
+    backward for the same reason). Values the backward does not read are
+    left alone; a module without sequence-parallel ops is unchanged.
+
+    Errors: no step function, a step function without a backward.
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let options = [
+    Option<"stepFunction", "step-function", "std::string",
+           /*default=*/"\"forward_backward\"",
+           "The differentiated step function">
+  ];
+  let statistics = [
+    Statistic<"numRegathered", "regathered", "zero.sp_gather issued again in the backward">
+  ];
+}
+
 def ZeroReport : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Per-rank memory and communication of a training step";
   let description = [{
