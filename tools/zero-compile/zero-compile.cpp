@@ -143,7 +143,7 @@ static cl::opt<bool> vocabParallel(
     cl::desc("With --tensor-parallel=M: cut the token embedding, the LM head "
              "and the cross-entropy by vocabulary over the M tensor ranks "
              "(zero-vocab-parallel, Megatron's vocab-parallel embedding and "
-             "cross-entropy; CPU only)"));
+             "cross-entropy)"));
 static cl::opt<int64_t> worldSize("world-size", cl::init(1), cl::cat(category),
                                   cl::value_desc("N"),
                                   cl::desc("Data-parallel ranks N"));
@@ -552,9 +552,6 @@ int main(int argc, char **argv) {
     return error("--vocab-parallel cuts the vocabulary over the M tensor "
                  "ranks; it needs --tensor-parallel=M with M > 1 (got " +
                  std::to_string(tensorParallel) + ")");
-  if (vocabParallel && target == "cuda")
-    return error("--vocab-parallel: the CUDA backend has no "
-                 "vocabulary-parallel kernels yet (CPU only)");
   if (modelName.getNumOccurrences() && modelName.empty())
     return error("--model-name: the name is empty");
   // Files: every --extra-source exists, and the output replaces no input.
