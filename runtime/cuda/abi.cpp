@@ -383,6 +383,55 @@ int zrt_embedding_backward(const float *dout, const int32_t *ids, float *dtable,
   ZRT_PROFILED("zrt_embedding_backward",
                zrt_cuda::embedding_backward(dout, ids, dtable, N, V, C));
 }
+int zrt_vocab_embedding(const float *table, const int32_t *ids, float *out,
+                        int64_t N, int64_t Vl, int64_t C, int64_t part,
+                        int64_t parts) {
+  ZRT_PROFILED("zrt_vocab_embedding",
+               zrt_cuda::vocab_embedding(table, ids, out, N, Vl, C, part,
+                                         parts));
+}
+int zrt_vocab_embedding_backward(const float *dout, const int32_t *ids,
+                                 float *dtable, int64_t N, int64_t Vl,
+                                 int64_t C, int64_t part, int64_t parts) {
+  ZRT_PROFILED("zrt_vocab_embedding_backward",
+               zrt_cuda::vocab_embedding_backward(dout, ids, dtable, N, Vl, C,
+                                                  part, parts));
+}
+int zrt_vocab_max(const float *logits, float *out, int64_t N, int64_t Vl,
+                  int64_t classes, int64_t part) {
+  ZRT_PROFILED("zrt_vocab_max",
+               zrt_cuda::vocab_max(logits, out, N, Vl, classes, part));
+}
+int zrt_vocab_exp_sums(const float *logits, const int32_t *targets,
+                       const float *max, float *out, int64_t N, int64_t Vl,
+                       int64_t classes, int64_t part) {
+  ZRT_PROFILED("zrt_vocab_exp_sums",
+               zrt_cuda::vocab_exp_sums(logits, targets, max, out, N, Vl,
+                                        classes, part));
+}
+int zrt_vocab_exp_sums_backward(const float *logits, const int32_t *targets,
+                                const float *max, const float *grad,
+                                float *dlogits, int64_t N, int64_t Vl,
+                                int64_t classes, int64_t part) {
+  ZRT_PROFILED("zrt_vocab_exp_sums_backward",
+               zrt_cuda::vocab_exp_sums_backward(logits, targets, max, grad,
+                                                 dlogits, N, Vl, classes,
+                                                 part));
+}
+int zrt_vocab_loss(const float *sums, const float *max, const int32_t *targets,
+                   float *loss, int64_t N, int64_t classes, int has_ignore,
+                   int32_t ignore) {
+  ZRT_PROFILED("zrt_vocab_loss",
+               zrt_cuda::vocab_loss(sums, max, targets, loss, N, classes,
+                                    has_ignore, ignore));
+}
+int zrt_vocab_loss_backward(const float *sums, const int32_t *targets,
+                            const float *dloss, float *dsums, int64_t N,
+                            int has_ignore, int32_t ignore) {
+  ZRT_PROFILED("zrt_vocab_loss_backward",
+               zrt_cuda::vocab_loss_backward(sums, targets, dloss, dsums, N,
+                                             has_ignore, ignore));
+}
 int zrt_cross_entropy(const float *logits, const int32_t *targets, float *loss,
                       int64_t N, int64_t V, int32_t ignore_index) {
   ZRT_PROFILED(

@@ -94,6 +94,11 @@ const char *deviceErrorText(int code) {
   case zrt_cuda::kDeviceErrorTarget:
     return "cross-entropy: a target is outside its range ([0, num_classes) "
            "of the padded loss; [0, V) and not ignore_index otherwise)";
+  case zrt_cuda::kDeviceErrorVocabId:
+    return "zrt_vocab_embedding(_backward): a token id is outside the "
+           "vocabulary [0, Vl·parts)";
+  case zrt_cuda::kDeviceErrorVocabTarget:
+    return "zrt_vocab_loss: a counted target is outside [0, classes)";
   default:
     return "a kernel raised an unknown device error";
   }

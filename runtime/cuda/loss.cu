@@ -246,17 +246,22 @@ __global__ void embeddingKernel(const T *table, const int32_t *ids, T *out,
   }
 }
 
-/// embedding_backward, step 1: checks and clamps the ids (raising the error
-/// word for bad ones) and, when keys is not NULL, writes the sort input:
-/// keys[i] = clamped id, rows[i] = i.
+/// embedding_backward, step 1: checks and clamps the ids into [0, whole)
+/// (raising the error word with `code` for bad ones) and, when keys is not
+/// NULL, writes
+/// the sort input: keys[i] = clamped id - first when that is a row of
+/// dtable [0, V), else V (a token of another part of a vocabulary cut by
+/// rows: sorted last, summed nowhere), rows[i] = i. The whole-table
+/// backward has first = 0 and whole = V (every key a row).
 __global__ void embeddingKeysKernel(const int32_t *ids, int64_t N, int64_t V,
+                                    int64_t first, int64_t whole, int code,
                                     uint32_t *keys, uint32_t *rows,
                                     int *errorWord) {
   ZRT_GRID_STRIDE(i, N) {
-    const int64_t id =
-        clampOrRaise(ids[i], V, kDeviceErrorEmbeddingId, errorWord, true);
+    const int64_t id = clampOrRaise(ids[i], whole, code, errorWord, true);
     if (keys) {
-      keys[i] = static_cast<uint32_t>(id);
+      const int64_t v = id - first;
+      keys[i] = static_cast<uint32_t>(v >= 0 && v < V ? v : V);
       rows[i] = static_cast<uint32_t>(i);
     }
   }
@@ -280,15 +285,17 @@ __device__ __forceinline__ int64_t runEnd(const uint32_t *keys, int64_t lo,
 /// token rows. The block at the first position p of each run of equal keys
 /// sums dout[rows[q], :] for q over the run, in order (= token order, the
 /// CPU's order), in f32 into dtable[key, :]; other blocks return at once.
+/// Keys >= V (tokens of another part, embeddingKeysKernel) are skipped.
 /// T = float, or zrt_bf16 (dout widened exactly, each sum rounded once).
 template <typename T>
 __global__ void embeddingSegmentKernel(const T *dout, const uint32_t *keys,
                                        const uint32_t *rows, T *dtable,
-                                       int64_t N, int64_t C) {
+                                       int64_t N, int64_t V, int64_t C) {
   for (int64_t p = blockIdx.x; p < N; p += gridDim.x) {
     const uint32_t key = keys[p];
-    if (p > 0 && keys[p - 1] == key)
-      continue; // not the first token of its id (uniform over the block)
+    if ((p > 0 && keys[p - 1] == key) || key >= V)
+      continue; // not the first token of its id, or not a row of dtable
+                // (uniform over the block)
     // End of the run: upper bound of `key` in the sorted keys[p, N).
     const int64_t end = runEnd(keys, p + 1, N, key);
     T *dst = dtable + static_cast<int64_t>(key) * C;
@@ -323,11 +330,13 @@ constexpr int kEmbThreads = 256;
 /// where the key changes: each id's tokens summed in token order, the CPU's
 /// order, as embeddingSegmentKernel. The runs' rows are spread over 256
 /// threads' loads, and a long run (a frequent token) over C / 64 blocks,
-/// so no thread waits on one load per token.
+/// so no thread waits on one load per token. The run of keys >= V (tokens
+/// of another part, sorted last) is summed but never stored.
 template <typename T>
 __global__ void __launch_bounds__(kEmbThreads)
     embeddingTileKernel(const T *dout, const uint32_t *keys,
-                        const uint32_t *rows, T *dtable, int64_t N, int64_t C) {
+                        const uint32_t *rows, T *dtable, int64_t N, int64_t V,
+                        int64_t C) {
   constexpr int kPerVec = 16 / sizeof(T);
   constexpr int kChunkCols = kEmbChunkVecs * kPerVec;
   constexpr int kLoads = kEmbTileRows * kEmbChunkVecs / kEmbThreads;
@@ -400,7 +409,7 @@ __global__ void __launch_bounds__(kEmbThreads)
           if (r0 + u >= n)
             break;
           if (!open || kk[u] != curKey) {
-            if (open)
+            if (open && curKey < V)
               stf(dtable + static_cast<int64_t>(curKey) * C + chunk0 * kPerVec +
                       col,
                   acc);
@@ -413,7 +422,7 @@ __global__ void __launch_bounds__(kEmbThreads)
       }
     }
   }
-  if (sums && open)
+  if (sums && open && curKey < V)
     stf(dtable + static_cast<int64_t>(curKey) * C + chunk0 * kPerVec + col,
         acc);
 }
@@ -455,11 +464,31 @@ int embeddingGather(const char *fn, const T *table, const int32_t *ids, T *out,
 /// workspace. The CUDA backend needs N <= INT32_MAX (token rows are stored as
 /// uint32).
 template <typename T>
+int embeddingScatterRows(const char *fn, const T *dout, const int32_t *ids,
+                         T *dtable, int64_t N, int64_t V, int64_t C,
+                         int64_t first, int64_t whole, int code);
+
+template <typename T>
 int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
                      T *dtable, int64_t N, int64_t V, int64_t C) {
   if (int st = zrt::checkEmbeddingBackwardArgs(fn, dout, ids, dtable, N, V, C,
                                                zrt_cuda::fail))
     return st;
+  return embeddingScatterRows(fn, dout, ids, dtable, N, V, C, 0, V,
+                              kDeviceErrorEmbeddingId);
+}
+
+/// embeddingScatter's steps after the argument checks, for the rows
+/// [first, first + V) of a table of `whole` rows (the whole table: first =
+/// 0, whole = V; a tensor rank's part of one cut by rows:
+/// embedding_backward_part). Ids outside [0, whole) raise the error word
+/// with `code`;
+/// the tokens of other rows get the key V, which the sort puts after every
+/// row's and step 4 skips.
+template <typename T>
+int embeddingScatterRows(const char *fn, const T *dout, const int32_t *ids,
+                         T *dtable, int64_t N, int64_t V, int64_t C,
+                         int64_t first, int64_t whole, int code) {
   ZRT_CUDA_REQUIRE(N <= INT_MAX, "%s: N = %lld tokens exceed INT32_MAX", fn,
                    (long long)N);
   if (V * C > 0) {
@@ -474,12 +503,14 @@ int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
   if (V == 0 || C == 0) {
     // Nothing to accumulate; the ids are still checked.
     embeddingKeysKernel<<<blocksFor(N), kThreads, 0, stream()>>>(
-        ids, N, V, nullptr, nullptr, device_error_word());
+        ids, N, V, first, whole, code, nullptr, nullptr, device_error_word());
     return launched(fn);
   }
-  // Sort only the bits an id in [0, V) can have.
+  // Sort only the bits a key can have: [0, V), and V itself when some ids
+  // may lie outside the rows.
+  const int64_t maxKey = first == 0 && whole == V ? V - 1 : V;
   int endBit = 1;
-  while (endBit < 32 && ((V - 1) >> endBit) != 0)
+  while (endBit < 32 && (maxKey >> endBit) != 0)
     ++endBit;
   const int n = static_cast<int>(N);
   size_t sortBytes = 0;
@@ -505,7 +536,7 @@ int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
   uint32_t *rowsOut = reinterpret_cast<uint32_t *>(base + 3 * arrayBytes);
   void *sortTemp = base + 4 * arrayBytes;
   embeddingKeysKernel<<<blocksFor(N), kThreads, 0, stream()>>>(
-      ids, N, V, keysIn, rowsIn, device_error_word());
+      ids, N, V, first, whole, code, keysIn, rowsIn, device_error_word());
   if (int st = launched(fn))
     return st;
   if (int st = check(cub::DeviceRadixSort::SortPairs(
@@ -522,11 +553,11 @@ int embeddingScatter(const char *fn, const T *dout, const int32_t *ids,
         static_cast<unsigned>((N + kEmbTileRows - 1) / kEmbTileRows),
         static_cast<unsigned>(chunks));
     embeddingTileKernel<T><<<grid, kEmbThreads, 0, stream()>>>(
-        dout, keysOut, rowsOut, dtable, N, C);
+        dout, keysOut, rowsOut, dtable, N, V, C);
   } else {
     embeddingSegmentKernel<T>
         <<<lossRowBlocks(N), lossRowThreads(C), 0, stream()>>>(
-            dout, keysOut, rowsOut, dtable, N, C);
+            dout, keysOut, rowsOut, dtable, N, V, C);
   }
   return launched(fn);
 }
@@ -1277,6 +1308,16 @@ int embedding_bf16(const zrt_bf16 *table, const int32_t *ids, zrt_bf16 *out,
 int embedding_backward(const float *dout, const int32_t *ids, float *dtable,
                        int64_t N, int64_t V, int64_t C) {
   return embeddingScatter("zrt_embedding_backward", dout, ids, dtable, N, V, C);
+}
+
+/// The rows [first, first + V) of embedding_backward over a table of
+/// `whole` rows (zrt_cuda.h; vocab_parallel.cu).
+int embedding_backward_part(const char *fn, const float *dout,
+                            const int32_t *ids, float *dtable, int64_t N,
+                            int64_t V, int64_t C, int64_t first, int64_t whole,
+                            int code) {
+  return embeddingScatterRows(fn, dout, ids, dtable, N, V, C, first, whole,
+                              code);
 }
 
 /// zrt_embedding_backward_bf16: embedding_backward's steps on bf16 dout,

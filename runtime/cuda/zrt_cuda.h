@@ -77,6 +77,10 @@ enum DeviceError : int {
   kDeviceErrorNone = 0,
   kDeviceErrorEmbeddingId = 1,   ///< zrt_embedding(_backward): id outside [0, V).
   kDeviceErrorTarget = 2,        ///< cross-entropy: target outside its range.
+  kDeviceErrorVocabId = 3,       ///< zrt_vocab_embedding(_backward): id outside
+                                 ///< [0, Vl·parts).
+  kDeviceErrorVocabTarget = 4,   ///< zrt_vocab_loss: a counted target outside
+                                 ///< [0, classes).
 };
 /// The device error word (an int in device memory, 0 = none) kernels raise
 /// with atomicCAS(word, 0, code) when they meet bad data; see the execution
@@ -262,6 +266,17 @@ int embedding(const float *table, const int32_t *ids, float *out, int64_t N,
               int64_t V, int64_t C);
 int embedding_backward(const float *dout, const int32_t *ids, float *dtable,
                        int64_t N, int64_t V, int64_t C);
+/// embedding_backward for the rows [first, first + V) of a table of
+/// `whole` rows: dtable [V, C] (OVERWRITE) gets the sums, in token order,
+/// of the dout rows whose id is a row of it; other ids add nothing; an id
+/// outside [0, whole) is clamped and raises the device error word with
+/// `code`. No argument checks (the caller's): `fn` names the call in launch
+/// errors. The kernels of embedding_backward (sort, ordered sums), so the
+/// rows are bit for bit those of the whole table's backward.
+int embedding_backward_part(const char *fn, const float *dout,
+                            const int32_t *ids, float *dtable, int64_t N,
+                            int64_t V, int64_t C, int64_t first, int64_t whole,
+                            int code);
 int cross_entropy(const float *logits, const int32_t *targets, float *loss,
                   int64_t N, int64_t V, int32_t ignore_index);
 int cross_entropy_backward(const float *logits, const int32_t *targets,
@@ -291,6 +306,37 @@ int cross_entropy_padded_fused(float *logits, const int32_t *targets,
 int mse(const float *pred, const float *target, float *loss, int64_t n);
 int mse_backward(const float *pred, const float *target, float dloss,
                  float *dpred, float *dtarget, int64_t n);
+
+//===----------------------------------------------------------------------===//
+// Vocabulary parallelism (vocab_parallel.cu; zrt/vocab_parallel.h): the
+// zrt_vocab_* kernels on device memory, `part` this rank's tensor index.
+// Argument errors as the CPU's (common/vocab_parallel_args.h, nothing
+// queued); an id outside [0, Vl·parts) or a counted target outside [0,
+// classes) is clamped and raises the device error word (the next
+// synchronizing call returns ZRT_ERR_OUT_OF_RANGE; the outputs have been
+// written). `loss` and `dloss` are DEVICE pointers.
+//===----------------------------------------------------------------------===//
+int vocab_embedding(const float *table, const int32_t *ids, float *out,
+                    int64_t N, int64_t Vl, int64_t C, int64_t part,
+                    int64_t parts);
+int vocab_embedding_backward(const float *dout, const int32_t *ids,
+                             float *dtable, int64_t N, int64_t Vl, int64_t C,
+                             int64_t part, int64_t parts);
+int vocab_max(const float *logits, float *out, int64_t N, int64_t Vl,
+              int64_t classes, int64_t part);
+int vocab_exp_sums(const float *logits, const int32_t *targets,
+                   const float *max, float *out, int64_t N, int64_t Vl,
+                   int64_t classes, int64_t part);
+int vocab_exp_sums_backward(const float *logits, const int32_t *targets,
+                            const float *max, const float *grad,
+                            float *dlogits, int64_t N, int64_t Vl,
+                            int64_t classes, int64_t part);
+int vocab_loss(const float *sums, const float *max, const int32_t *targets,
+               float *loss, int64_t N, int64_t classes, int has_ignore,
+               int32_t ignore);
+int vocab_loss_backward(const float *sums, const int32_t *targets,
+                        const float *dloss, float *dsums, int64_t N,
+                        int has_ignore, int32_t ignore);
 
 //===----------------------------------------------------------------------===//
 // Native bf16 kernels (zrt.h "Native bf16 kernels"): zrt_X_bf16 is zrt_X on

@@ -143,7 +143,7 @@ static cl::opt<bool> vocabParallel(
     cl::desc("With --tensor-parallel=M: cut the token embedding, the LM head "
              "and the cross-entropy by vocabulary over the M tensor ranks "
              "(zero-vocab-parallel, Megatron's vocab-parallel embedding and "
-             "cross-entropy; CPU only)"));
+             "cross-entropy)"));
 static cl::opt<bool> sequenceParallel(
     "sequence-parallel", cl::init(false), cl::cat(category),
     cl::desc("With --tensor-parallel=M: cut the token rows of the norms and "
@@ -571,9 +571,6 @@ int main(int argc, char **argv) {
     return error("--sequence-parallel with --checkpoint-partition=tensor: "
                  "the block inputs are cut over the tensor ranks already "
                  "(P_a partitions replicated checkpoints); drop one");
-  if (vocabParallel && target == "cuda")
-    return error("--vocab-parallel: the CUDA backend has no "
-                 "vocabulary-parallel kernels yet (CPU only)");
   if (modelName.getNumOccurrences() && modelName.empty())
     return error("--model-name: the name is empty");
   // Files: every --extra-source exists, and the output replaces no input.

@@ -10,9 +10,10 @@
 // the program (zrt_all_reduce_axis), not of the kernels. Included by zrt.h;
 // its conventions (row-major, element counts, status codes, OVERWRITE
 // outputs) apply. f32 only: the lowering widens bf16 operands around them.
-// Defined by the CPU backend (runtime/src/cpu/vocab_parallel.cpp); the CUDA
-// backend does not define them yet, and zero-compile refuses
-// --vocab-parallel with --target=cuda.
+// Defined by both backends: the CPU's (runtime/src/cpu/vocab_parallel.cpp)
+// and the CUDA backend's on device memory (runtime/cuda/vocab_parallel.cu;
+// there `loss` and `dloss` are device pointers, and a bad id or target is
+// reported by the next synchronizing call, zrt_cuda.h).
 //
 // Sources: Megatron-LM megatron/core/tensor_parallel/layers.py
 // (VocabParallelEmbedding) and tensor_parallel/cross_entropy.py

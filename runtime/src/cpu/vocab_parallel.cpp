@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/internal.h"
+#include "common/vocab_parallel_args.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -18,38 +19,14 @@
 
 namespace {
 
-/// The checks every kernel shares: buffers, sizes and the rank's part.
-int checkCommon(const char *fn, const void *a, const void *b, const void *c,
-                int64_t N, int64_t Vl, int64_t part) {
-  ZRT_REQUIRE(a && b && c, "%s: a buffer is NULL", fn);
-  ZRT_REQUIRE(N >= 1 && Vl >= 1, "%s: N = %lld and Vl = %lld must be >= 1",
-              fn, (long long)N, (long long)Vl);
-  ZRT_REQUIRE(part >= 0, "%s: part %lld is negative", fn, (long long)part);
-  return ZRT_OK;
-}
-
-/// checkCommon of the logits kernels, their extra buffers (`d`, `e`; either
-/// may be the same as one before) and the class count.
-int checkLogits(const char *fn, const void *a, const void *b, const void *c,
-                const void *d, const void *e, int64_t N, int64_t Vl,
-                int64_t classes, int64_t part) {
-  if (int st = checkCommon(fn, a, b, c, N, Vl, part))
-    return st;
-  ZRT_REQUIRE(d && e, "%s: a buffer is NULL", fn);
-  ZRT_REQUIRE(classes >= 1, "%s: classes = %lld must be >= 1", fn,
-              (long long)classes);
-  return ZRT_OK;
-}
-
-/// Ids in [0, Vl·parts), part in [0, parts).
+/// The argument checks (common/vocab_parallel_args.h, shared with the CUDA
+/// backend), then the ids' range [0, Vl·parts).
 int checkEmbedding(const char *fn, const void *a, const int32_t *ids,
                    const void *c, int64_t N, int64_t Vl, int64_t C,
                    int64_t part, int64_t parts) {
-  if (int st = checkCommon(fn, a, ids, c, N, Vl, part))
+  if (int st = zrt::checkVocabEmbeddingArgs(fn, a, ids, c, N, Vl, C, part,
+                                            parts, zrt::fail))
     return st;
-  ZRT_REQUIRE(C >= 1, "%s: C = %lld must be >= 1", fn, (long long)C);
-  ZRT_REQUIRE(part < parts, "%s: part %lld is outside [0, %lld)", fn,
-              (long long)part, (long long)parts);
   const int64_t whole = Vl * parts;
   for (int64_t i = 0; i < N; ++i)
     if (ids[i] < 0 || ids[i] >= whole)
@@ -139,8 +116,8 @@ int zrt_vocab_embedding_backward(const float *dout, const int32_t *ids,
 
 int zrt_vocab_max(const float *logits, float *out, int64_t N, int64_t Vl,
                   int64_t classes, int64_t part) {
-  if (int st = checkLogits("zrt_vocab_max", logits, out, out, out, out, N, Vl,
-                            classes, part))
+  if (int st = zrt::checkVocabLogitsArgs("zrt_vocab_max", logits, out, out, out,
+                                         out, N, Vl, classes, part, zrt::fail))
     return st;
   const int64_t cols = classColumns(Vl, classes, part);
 #pragma omp parallel for schedule(static) if (N * Vl > zrt::kParallelGrain)
@@ -157,8 +134,9 @@ int zrt_vocab_max(const float *logits, float *out, int64_t N, int64_t Vl,
 int zrt_vocab_exp_sums(const float *logits, const int32_t *targets,
                        const float *max, float *out, int64_t N, int64_t Vl,
                        int64_t classes, int64_t part) {
-  if (int st = checkLogits("zrt_vocab_exp_sums", logits, targets, max, out,
-                            out, N, Vl, classes, part))
+  if (int st = zrt::checkVocabLogitsArgs("zrt_vocab_exp_sums", logits, targets,
+                                         max, out, out, N, Vl, classes, part,
+                                         zrt::fail))
     return st;
   const int64_t cols = classColumns(Vl, classes, part), first = part * Vl;
 #pragma omp parallel for schedule(static) if (N * Vl > zrt::kParallelGrain)
@@ -178,8 +156,9 @@ int zrt_vocab_exp_sums_backward(const float *logits, const int32_t *targets,
                                 const float *max, const float *grad,
                                 float *dlogits, int64_t N, int64_t Vl,
                                 int64_t classes, int64_t part) {
-  if (int st = checkLogits("zrt_vocab_exp_sums_backward", logits, targets,
-                            max, grad, dlogits, N, Vl, classes, part))
+  if (int st = zrt::checkVocabLogitsArgs("zrt_vocab_exp_sums_backward", logits,
+                                         targets, max, grad, dlogits, N, Vl,
+                                         classes, part, zrt::fail))
     return st;
   const int64_t cols = classColumns(Vl, classes, part), first = part * Vl;
 #pragma omp parallel for schedule(static) if (N * Vl > zrt::kParallelGrain)
@@ -202,11 +181,9 @@ int zrt_vocab_loss(const float *sums, const float *max, const int32_t *targets,
                    float *loss, int64_t N, int64_t classes, int has_ignore,
                    int32_t ignore) {
   const char *fn = "zrt_vocab_loss";
-  if (int st = checkCommon(fn, sums, max, targets, N, 1, 0))
+  if (int st = zrt::checkVocabLossArgs(fn, sums, max, targets, loss, N,
+                                       classes, zrt::fail))
     return st;
-  ZRT_REQUIRE(loss, "%s: loss is NULL", fn);
-  ZRT_REQUIRE(classes >= 1, "%s: classes = %lld must be >= 1", fn,
-              (long long)classes);
   int64_t count = 0;
   if (int st = countRows(fn, targets, N, classes, has_ignore, ignore, &count))
     return st;
@@ -225,9 +202,9 @@ int zrt_vocab_loss_backward(const float *sums, const int32_t *targets,
                             const float *dloss, float *dsums, int64_t N,
                             int has_ignore, int32_t ignore) {
   const char *fn = "zrt_vocab_loss_backward";
-  if (int st = checkCommon(fn, sums, targets, dloss, N, 1, 0))
+  if (int st = zrt::checkVocabLossBackwardArgs(fn, sums, targets, dloss,
+                                               dsums, N, zrt::fail))
     return st;
-  ZRT_REQUIRE(dsums, "%s: dsums is NULL", fn);
   int64_t count = 0;
   for (int64_t n = 0; n < N; ++n)
     count += !(has_ignore && targets[n] == ignore);
