@@ -10,6 +10,7 @@
 
 #include "common/internal.h"
 #include "common/matmul_args.h"
+#include "cpu/gemm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -195,9 +196,48 @@ std::vector<float> widenedMatmul(const std::vector<zrt_bf16> &A,
   return fc;
 }
 
+/// Whether this runtime multiplies bf16 natively (zrt::gemmBf16: oneDNN's
+/// matmul) rather than widening to f32.
+bool nativeBf16Gemm() {
+  const zrt_bf16 one = zrt_f32_to_bf16(1.0f);
+  float c = 0.0f;
+  zrt::GemmOut out;
+  out.f32 = &c;
+  int st = ZRT_OK;
+  return zrt::gemmBf16(false, false, 1, 1, 1, &one, 1, &one, 1, nullptr, out,
+                       1, &st) &&
+         st == ZRT_OK;
+}
+
+/// acc = op(A) op(B) + bias (NULL: none) in f32, [batch, M, N] of packed
+/// matrices, as zrt_matmul_bf16 computes it before its epilogue:
+/// zrt::gemmBf16 with f32 C per matrix when the runtime has a native bf16
+/// GEMM, else widenedMatmul.
+std::vector<float> runtimeAcc(const std::vector<zrt_bf16> &A,
+                              const std::vector<zrt_bf16> &B,
+                              const zrt_bf16 *bias, int64_t batch, int64_t M,
+                              int64_t N, int64_t K, int ta, int tb) {
+  if (!nativeBf16Gemm())
+    return widenedMatmul(A, B, bias, batch, M, N, K, ta, tb);
+  std::vector<float> acc(static_cast<size_t>(batch * M * N));
+  for (int64_t s = 0; s < batch; ++s) {
+    zrt::GemmOut out;
+    out.f32 = acc.data() + s * M * N;
+    int st = ZRT_OK;
+    EXPECT_TRUE(zrt::gemmBf16(ta, tb, M, N, K, A.data() + s * M * K,
+                              ta ? M : K, B.data() + s * K * N, tb ? K : N,
+                              bias, out, N, &st));
+    EXPECT_EQ(st, ZRT_OK) << zrt_last_error();
+  }
+  return acc;
+}
+
 // zrt_matmul_bf16 is zrt_matmul on the widened operands, C rounded once:
-// bit for bit, for every transpose combination, batched, with and without a
-// bias.
+// bit for bit where the runtime widens, for every transpose combination,
+// batched, with and without a bias. A native bf16 GEMM (oneDNN: AMX's
+// TDPBF16PS adds pairs of exact products) sums in another order, so there
+// C is either rounding of the f32 product, up to the f32 error of a K-term
+// sum: |C - fc| <= 2^-7 |fc| + K 2^-23 sum_k |a_k b_k| (+ |bias|).
 TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
   const int64_t batch = 3, M = 5, N = 7, K = 6;
   for (int ta : {0, 1})
@@ -220,8 +260,25 @@ TEST(MatmulBf16Test, EqualsWidenedMatmulRoundedOnce) {
                                   batch, M, N, K, ta, tb, work.data()),
                   ZRT_OK)
             << zrt_last_error();
-        EXPECT_EQ(got, want) << "ta=" << ta << " tb=" << tb
-                             << " bias=" << withBias;
+        if (!nativeBf16Gemm()) {
+          EXPECT_EQ(got, want) << "ta=" << ta << " tb=" << tb
+                               << " bias=" << withBias;
+          continue;
+        }
+        std::vector<zrt_bf16> absA(A), absB(B), absBias(bias);
+        for (auto *v : {&absA, &absB, &absBias})
+          for (zrt_bf16 &x : *v)
+            x &= 0x7fff;
+        const std::vector<float> mag =
+            widenedMatmul(absA, absB, withBias ? absBias.data() : nullptr,
+                          batch, M, N, K, ta, tb);
+        const std::vector<float> g = widen(got);
+        for (size_t i = 0; i < g.size(); ++i)
+          EXPECT_LE(std::fabs(g[i] - fc[i]),
+                    std::ldexp(std::fabs(fc[i]), -7) +
+                        std::ldexp(float(K) * mag[i], -23))
+              << "i=" << i << " ta=" << ta << " tb=" << tb
+              << " bias=" << withBias;
       }
 }
 
@@ -316,7 +373,8 @@ std::vector<zrt_bf16> geluReference(const std::vector<float> &acc,
 }
 
 // The forward writes pre = bf16(acc) and out = bf16(gelu(acc)) from the
-// f32 acc of zrt_matmul on the widened operands, bit for bit: every
+// f32 acc of the product (runtimeAcc: zrt_matmul on the widened operands,
+// or the native bf16 GEMM), bit for bit: every
 // transpose combination, batched, with and without a bias, with and
 // without pre. K = 40 spreads acc over about [-4, 4], so GELU's negative
 // side (where gelu(acc) is far from acc) is covered.
@@ -329,7 +387,7 @@ TEST(MatmulGeluBf16Test, EqualsWidenedMatmulThenGelu) {
                    B = randomBf16(batch * K * N, 42), bias = randomBf16(N, 43);
         const zrt_bf16 *b = withBias ? bias.data() : nullptr;
         const std::vector<float> acc =
-            widenedMatmul(A, B, b, batch, M, N, K, ta, tb);
+            runtimeAcc(A, B, b, batch, M, N, K, ta, tb);
         const std::vector<zrt_bf16> wantPre = roundBf16(acc),
                                     wantOut = geluReference(acc, nullptr);
         std::vector<float> work(static_cast<size_t>(
@@ -361,7 +419,7 @@ TEST(MatmulGeluBf16Test, BackwardEqualsWidenedMatmulThenGeluBackward) {
                  B = randomBf16(batch * K * N, 52),
                  pre = randomBf16(batch * M * N, 53, -4.0f, 4.0f);
       const std::vector<float> acc =
-          widenedMatmul(A, B, nullptr, batch, M, N, K, ta, tb);
+          runtimeAcc(A, B, nullptr, batch, M, N, K, ta, tb);
       const std::vector<zrt_bf16> want = geluReference(acc, &pre);
       std::vector<float> work(
           static_cast<size_t>(zrt_matmul_bf16_workspace(batch, M, N, K, 0)));
@@ -423,8 +481,9 @@ TEST(MatmulGeluBf16Test, RowChunksGiveTheSameBits) {
 // rows, then the f32 GELU and one rounding) and must match bit for bit:
 // OpenBLAS computes the same sub-products. It is not one whole-matrix
 // zrt_matmul because that one may round a few elements at the chunk edge
-// differently in the last bit (see matmul.cpp). pre must also be
-// zrt_matmul_bf16's C exactly.
+// differently in the last bit (see matmul.cpp). With a native bf16 GEMM
+// the chunks' acc is that GEMM's (runtimeAcc), which the epilogue must
+// read exactly. pre must also be zrt_matmul_bf16's C exactly.
 TEST(MatmulGeluBf16Test, LargerThanOneChunk) {
   const int64_t M = (int64_t(1) << 17) + 128, N = 64, K = 64;
   const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K);
@@ -440,7 +499,7 @@ TEST(MatmulGeluBf16Test, LargerThanOneChunk) {
       const int64_t mc = std::min(rows, M - m0);
       const std::vector<zrt_bf16> chunk(A.begin() + m0 * K,
                                         A.begin() + (m0 + mc) * K);
-      const auto part = widenedMatmul(chunk, B, b, 1, mc, N, K, 0, 1);
+      const auto part = runtimeAcc(chunk, B, b, 1, mc, N, K, 0, 1);
       acc.insert(acc.end(), part.begin(), part.end());
     }
     return acc;

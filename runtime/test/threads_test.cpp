@@ -244,3 +244,48 @@ TEST(ThreadsTest, CrossEntropySameBitsAtEveryThreadCount) {
     EXPECT_TRUE(sameBits(g, grad1)) << "threads " << threads;
   }
 }
+
+// The GEMMs (zrt_matmul f32, zrt_matmul_bf16): oneDNN would split K over
+// the threads for skinny or small-M N shapes (its GEMV path; its bf16
+// matmul's parallel reduction), so the runtime runs it as fixed tiles of C,
+// one thread each (cpu/gemm.h). Linear-layer shapes, weight gradients with
+// long K (transpose_a), and GEMV-like ones.
+TEST(ThreadsTest, MatmulSameBitsAtEveryThreadCount) {
+  struct Gemm {
+    int64_t M, N, K;
+    int ta, tb;
+  };
+  for (const Gemm g : {Gemm{300, 200, 64, 0, 1}, Gemm{64, 96, 4096, 1, 0},
+                       Gemm{128, 8, 20000, 1, 0}, Gemm{1, 512, 4096, 0, 0},
+                       Gemm{3, 1, 65536, 1, 0}, Gemm{2, 64, 4096, 1, 0}}) {
+    const auto a = randomVec(g.M * g.K, 21), b = randomVec(g.K * g.N, 22);
+    std::vector<zrt_bf16> a16(a.size()), b16(b.size());
+    zrt_cast_f32_to_bf16(a.data(), a16.data(), int64_t(a.size()));
+    zrt_cast_f32_to_bf16(b.data(), b16.data(), int64_t(b.size()));
+    std::vector<float> work(static_cast<size_t>(
+        zrt_matmul_bf16_workspace(1, g.M, g.N, g.K, 0)));
+    std::vector<float> c1;
+    std::vector<zrt_bf16> d1;
+    for (int threads : {1, 2, 3}) {
+      Threads scope(threads);
+      std::vector<float> c(g.M * g.N);
+      std::vector<zrt_bf16> d(g.M * g.N);
+      ASSERT_EQ(zrt_matmul(a.data(), b.data(), nullptr, c.data(), 1, g.M, g.N,
+                           g.K, g.ta, g.tb, 1.0f, 0.0f, ZRT_STRIDE_PACKED,
+                           ZRT_STRIDE_PACKED, ZRT_STRIDE_PACKED),
+                ZRT_OK);
+      ASSERT_EQ(zrt_matmul_bf16(a16.data(), b16.data(), nullptr, d.data(), 1,
+                                g.M, g.N, g.K, g.ta, g.tb, work.data()),
+                ZRT_OK)
+          << zrt_last_error();
+      if (threads == 1) {
+        c1 = c, d1 = d;
+        continue;
+      }
+      EXPECT_TRUE(sameBits(c, c1)) << "f32 " << g.M << "x" << g.N << "x"
+                                   << g.K << ", threads " << threads;
+      EXPECT_TRUE(sameBits(d, d1)) << "bf16 " << g.M << "x" << g.N << "x"
+                                   << g.K << ", threads " << threads;
+    }
+  }
+}

@@ -1,10 +1,10 @@
-//===- matmul.cpp - Matrix products (cblas_sgemm) --------------------------===//
+//===- matmul.cpp - Matrix products (zrt::sgemm, zrt::gemmBf16) ------------===//
 
 #include "common/arg_checks.h"
 #include "common/internal.h"
 #include "common/matmul_args.h"
 
-#include "cpu/blas.h"
+#include "cpu/gemm.h"
 
 namespace {
 
@@ -70,12 +70,8 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
   if (empty)
     return ZRT_OK;
 
-  const int m = static_cast<int>(M), n = static_cast<int>(N),
-            k = static_cast<int>(K);
-  const int lda = trans_a ? m : k;
-  const int ldb = trans_b ? k : n;
-  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  // K > 0 wherever the GEMM runs, so both leading dimensions are >= 1.
+  const int64_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
   // With beta = 0 the bias is written first and BLAS adds the product to it
   // (beta = 1): one pass over C instead of BLAS zeroing C and a second pass
   // adding the bias. C = alpha A B + bias either way (alpha A B is added to
@@ -88,9 +84,10 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
 #pragma omp parallel for schedule(static) if (M * N > zrt::kParallelGrain)
       for (int64_t i = 0; i < M; ++i)
         std::memcpy(c + i * N, bias, rowBytes);
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A + b * stride_a,
-                  lda > 0 ? lda : 1, B + b * stride_b, ldb > 0 ? ldb : 1,
-                  1.0f, c, n);
+      if (int st = zrt::sgemm(trans_a, trans_b, M, N, K, alpha,
+                              A + b * stride_a, lda, B + b * stride_b, ldb,
+                              1.0f, c, N))
+        return st;
       continue;
     }
     if (K == 0) {
@@ -98,9 +95,10 @@ int zrt_matmul(const float *A, const float *B, const float *bias, float *C,
       for (int64_t i = 0; i < M * N; ++i)
         c[i] = beta == 0.0f ? 0.0f : beta * c[i];
     } else {
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A + b * stride_a,
-                  lda > 0 ? lda : 1, B + b * stride_b, ldb > 0 ? ldb : 1,
-                  beta, c, n);
+      if (int st = zrt::sgemm(trans_a, trans_b, M, N, K, alpha,
+                              A + b * stride_a, lda, B + b * stride_b, ldb,
+                              beta, c, N))
+        return st;
     }
     if (bias) {
 #pragma omp parallel for schedule(static) if (M * N > zrt::kParallelGrain)
@@ -169,16 +167,61 @@ void applyEpilogue(const zrt::MatmulBf16Epilogue &epilogue, const float *c,
 
 } // namespace
 
-// The CPU has no bf16 GEMM: per matrix of the batch, widen op(B) and the
+namespace {
+
+// The native bf16 GEMM (zrt::gemmBf16, oneDNN) of every matrix of the
+// batch: the Round epilogue takes bf16 C straight from the GEMM (f32
+// acc + bias rounded once); the GELU forms get f32 acc per chunk of C's
+// rows in the workspace (rows N floats, within the planned K N + rows (K +
+// N)) and write their outputs from it. Returns false (nothing written)
+// when the process has no native bf16 GEMM; else sets *status.
+bool matmulBf16Native(const zrt_bf16 *A, const zrt_bf16 *B,
+                      const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
+                      int64_t M, int64_t N, int64_t K, int trans_a,
+                      int trans_b, float *workspace, int64_t chunkFloats,
+                      const zrt::MatmulBf16Epilogue &epilogue, int *status) {
+  const int64_t lda = trans_a ? M : K, ldb = trans_b ? K : N;
+  const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K, chunkFloats);
+  for (int64_t s = 0; s < batch; ++s) {
+    const zrt_bf16 *As = A + s * M * K, *Bs = B + s * K * N;
+    if (epilogue.kind == zrt::MatmulBf16Epilogue::Round) {
+      zrt::GemmOut out;
+      out.bf16 = C + s * M * N;
+      if (!zrt::gemmBf16(trans_a, trans_b, M, N, K, As, lda, Bs, ldb, bias,
+                         out, N, status))
+        return false;
+      if (*status)
+        return true;
+      continue;
+    }
+    for (int64_t m0 = 0; m0 < M; m0 += rows) {
+      const int64_t mc = rows < M - m0 ? rows : M - m0;
+      zrt::GemmOut out;
+      out.f32 = workspace;
+      if (!zrt::gemmBf16(trans_a, trans_b, mc, N, K,
+                         trans_a ? As + m0 : As + m0 * K, lda, Bs, ldb, bias,
+                         out, N, status))
+        return false;
+      if (*status)
+        return true;
+      applyEpilogue(epilogue, workspace, C, s * M * N + m0 * N, mc * N);
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+// With a native bf16 GEMM (matmulBf16Native) the inputs are read as they
+// are. Without one (or K = 0): per matrix of the batch, widen op(B) and the
 // bias into the workspace, then per chunk of C's rows widen those rows of
 // op(A), zrt_matmul in f32 and write the chunk's bf16 outputs from its f32
 // values (the epilogue: C rounded once, or GELU / its gradient first). A
 // product that fits one chunk (M (K + N) <= chunkFloats) is exactly the
-// unchunked one; a larger one is the same sums over K, but OpenBLAS may
-// pick other micro-kernels or thread splits for the rows at a chunk's
-// edge, so a few bf16 results can differ in the last bit from one
-// whole-matrix sgemm (deterministically: the chunking depends on the shape
-// only).
+// unchunked one; a larger one is the same sums over K, but the GEMM may
+// pick other micro-kernels or tiles for the rows at a chunk's edge, so a
+// few bf16 results can differ in the last bit from one whole-matrix GEMM
+// (deterministically: the chunking depends on the shape only).
 int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
                            const zrt_bf16 *bias, zrt_bf16 *C, int64_t batch,
                            int64_t M, int64_t N, int64_t K, int trans_a,
@@ -191,6 +234,11 @@ int zrt::matmulBf16Chunked(const zrt_bf16 *A, const zrt_bf16 *B,
     return status;
   if (empty)
     return ZRT_OK;
+  int status = ZRT_OK;
+  if (K > 0 && matmulBf16Native(A, B, bias, C, batch, M, N, K, trans_a,
+                                trans_b, workspace, chunkFloats, epilogue,
+                                &status))
+    return status;
   const int64_t rows = zrt::matmulBf16ChunkRows(M, N, K, chunkFloats);
   float *b = workspace, *fbias = b + K * N, *a = fbias + (bias ? N : 0),
         *c = a + rows * K;
