@@ -30,6 +30,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "best_seconds.h"
+
 #include "zrt/zrt.h"
 
 #include <cblas.h>
@@ -80,20 +82,6 @@ void gpt(std::vector<Shape> &s, const std::string &model, int64_t tokens,
   linear(s, model, "lm-head", tokens, C, vocab);
   s.push_back({model + " attn QK^T tile", 32, T, D, false, true});
   s.push_back({model + " attn PV tile", 32, D, T, false, false});
-}
-
-/// Seconds of the fastest of `reps` calls of f after one untimed call.
-double bestSeconds(int reps, const std::function<void()> &f) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    const std::chrono::duration<double> dt =
-        std::chrono::steady_clock::now() - t0;
-    best = dt.count() < best ? dt.count() : best;
-  }
-  return best;
 }
 
 /// The core clock in Hz: 2^28 dependent register-register adds (one cycle

@@ -20,6 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "best_seconds.h"
+
 #include "zrt/zrt.h"
 
 #include <omp.h>
@@ -32,20 +34,6 @@
 #include <vector>
 
 namespace {
-
-/// Seconds of the fastest of `reps` calls of f after one untimed call.
-template <typename F> double bestSeconds(int reps, F &&f) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    const std::chrono::duration<double> dt =
-        std::chrono::steady_clock::now() - t0;
-    best = dt.count() < best ? dt.count() : best;
-  }
-  return best;
-}
 
 /// STREAM's triad over [0, n) on the OpenMP team (static schedule, as
 /// STREAM's OpenMP build).
