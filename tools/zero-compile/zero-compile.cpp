@@ -567,6 +567,9 @@ int main(int argc, char **argv) {
     return error("--sequence-parallel cuts token rows over the M tensor "
                  "ranks; it needs --tensor-parallel=M with M > 1 (got " +
                  std::to_string(tensorParallel) + ")");
+  if (sequenceRegather.getNumOccurrences() && !sequenceParallel)
+    return error("--sequence-regather chooses how --sequence-parallel keeps "
+                 "the token rows for the backward; add --sequence-parallel");
   if (sequenceParallel && checkpointPartition == "tensor")
     return error("--sequence-parallel with --checkpoint-partition=tensor: "
                  "the block inputs are cut over the tensor ranks already "
