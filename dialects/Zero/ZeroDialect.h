@@ -44,6 +44,11 @@ struct ShardResource : public SideEffects::Resource::Base<ShardResource> {
 llvm::LogicalResult verifyTensorParallelAttr(Operation *op,
                                              llvm::StringRef name,
                                              Attribute value);
+/// Verifies `zero.storage` (on an op: one #zero.storage per result that fits
+/// it) and `zero.scratch` (a temporaries block live at its op);
+/// ZeroStorage.cpp.
+llvm::LogicalResult verifyStorageAttr(Operation *op, llvm::StringRef name,
+                                      Attribute value);
 } // namespace mlir::zero
 
 #endif // ZERO_ZERO_ZERODIALECT_H

@@ -31,9 +31,11 @@ def Zero_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   // zero.slot, zero.param_span / zero.grad_span and
   // zero.state_arena_bytes (zero-layout-states), zero.written_by_adamw
-  // (train-fuse-adamw-cast) and zero.state_run (zero-fuse-state-runs) are
-  // verified where they sit.
+  // (train-fuse-adamw-cast), zero.state_run (zero-fuse-state-runs) and
+  // zero.storage / zero.scratch (zero-buffer-assign) are verified where
+  // they sit.
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attributes of the state layout (zero-layout-states).
     static constexpr ::llvm::StringLiteral kSlotAttrName = "zero.slot";
@@ -59,6 +61,12 @@ def Zero_Dialect : Dialect {
     /// one call at the first.
     static constexpr ::llvm::StringLiteral kStateRunAttrName =
         "zero.state_run";
+    /// Where each result (an array of #zero.storage, one per result) or
+    /// argument (one #zero.storage) lives (zero-buffer-assign).
+    static constexpr ::llvm::StringLiteral kStorageAttrName = "zero.storage";
+    /// The kernel workspace of an op (#zero.storage, temporaries arena,
+    /// live over the op's position; zero-buffer-assign).
+    static constexpr ::llvm::StringLiteral kScratchAttrName = "zero.scratch";
   }];
 }
 
@@ -165,6 +173,92 @@ def Zero_SlotAttr : AttrDef<Zero_Dialect, "Slot"> {
                         "int64_t":$bytes);
   let assemblyFormat = "`<` $arena `,` $offset `,` $bytes `>`";
   let genVerifyDecl = 1;
+}
+
+/// What kind of storage a tensor value of a compiled step has (#zero.storage).
+def Zero_StorageKind : I32EnumAttr<"StorageKind", "where a tensor value lives", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"arena", 1>,
+    I32EnumAttrCase<"state", 2>,
+    I32EnumAttrCase<"tied", 3>,
+    I32EnumAttrCase<"view", 4>,
+    I32EnumAttrCase<"pack_slot", 5>,
+    I32EnumAttrCase<"span", 6>
+  ]> {
+  let cppNamespace = "::mlir::zero";
+  let genSpecializedAttr = 0;
+}
+
+def Zero_StorageAttr : AttrDef<Zero_Dialect, "Storage"> {
+  let mnemonic = "storage";
+  let summary = "Where one tensor value of a compiled step lives";
+  let description = [{
+    `zero-buffer-assign` writes one `#zero.storage` for every result of
+    every op of the step's functions (`zero.storage = [...]`, one entry per
+    result), for every used argument (`zero.storage` argument attribute)
+    and for the scratch of every op that needs a kernel workspace
+    (`zero.scratch`). `convert-train-to-emitc` only reads them: it makes no
+    choice of its own, refuses a function without them, and checks that
+    each recorded choice is one the step allows (a view of a state that the
+    state's writes would change under it, an AdamW update in place that
+    another read would observe, ... are refused with the reason).
+
+    The kinds:
+    - `none`: no buffer (a `!zero.pending` result: its buffer is the
+      result of its `zero.wait`).
+    - `arena <arena>, offset = O, bytes = B, live = [F, L]`: bytes
+      [O, O + B) of the activation or temporary arena (O a multiple of 64,
+      B at least the tensor's bytes), live from op position F to L of its
+      function (positions count the body's ops from 0; -1 is the entry).
+      Scratch has `live = [P, P]`, its op's position. A program constant
+      (`train.rope_table`) is `arena constants, offset = O, bytes = B`, its
+      `zero.slot`, without `live`.
+    - `state @s`: the memory of state `@s` (a `train.load` that reads the
+      state in place instead of copying it; a value computed straight into
+      the state it is stored into: store forwarding).
+    - `tied N`: the buffer of operand #N (a `train.adamw` /
+      `zero.shard_adamw` update computed in place in the state it updates).
+    - `view N, offset = E`: elements [E, E + numel) of operand #N's buffer
+      (`train.reshape`, the members of `zero.unpack` and `zero.split`, the
+      gradient of `train.cross_entropy_fused` over the logits).
+    - `pack_slot, offset = E`: elements [E, E + numel) of the flat result
+      of the `zero.pack` that is the value's only use (contiguous
+      gradients: the pack copies nothing for it).
+    - `span @g, <arena>`: group `@g`'s span of the parameters or gradients
+      arena (`zero.param_span` / `zero.grad_span`): a flat buffer that is
+      the members' states themselves (FSDP's flat parameter, DeepSpeed's
+      contiguous gradients; an all-reduce in place over it).
+
+    Example:
+    ```mlir
+    %a = train.gelu %w {zero.storage = [#zero.storage<arena activations, offset = 256, bytes = 64, live = [1, 8]>]} : tensor<16xf32>
+    %r = train.reshape %b {zero.storage = [#zero.storage<view 0, offset = 0>]} : tensor<4x16xf32> -> tensor<64xf32>
+    %w = train.load @w {zero.storage = [#zero.storage<state @w>]} : tensor<16xf32>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Zero_StorageKind>:$kind,
+                        EnumParameter<Zero_Arena>:$arena, "int64_t":$offset,
+                        "int64_t":$bytes, "int64_t":$first, "int64_t":$last,
+                        StringRefParameter<>:$symbol, "int64_t":$operand);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    static StorageAttr getNone(::mlir::MLIRContext *ctx);
+    /// Bytes [offset, offset + bytes) of `arena` live over [first, last]
+    /// (constants: first = last = 0, not printed).
+    static StorageAttr getArena(::mlir::MLIRContext *ctx, Arena arena,
+                                int64_t offset, int64_t bytes, int64_t first,
+                                int64_t last);
+    static StorageAttr getState(::mlir::MLIRContext *ctx,
+                                ::llvm::StringRef symbol);
+    static StorageAttr getTied(::mlir::MLIRContext *ctx, int64_t operand);
+    static StorageAttr getView(::mlir::MLIRContext *ctx, int64_t operand,
+                               int64_t elemOffset);
+    static StorageAttr getPackSlot(::mlir::MLIRContext *ctx,
+                                   int64_t elemOffset);
+    static StorageAttr getSpan(::mlir::MLIRContext *ctx,
+                               ::llvm::StringRef group, Arena arena);
+  }];
 }
 
 /// The axes of the rank mesh data × tensor, numbered as zrt_axis

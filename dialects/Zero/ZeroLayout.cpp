@@ -213,6 +213,8 @@ LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
     return verifyWrittenByAdamW(op, attr.getValue());
   if (name == kStateRunAttrName)
     return verifyStateRun(op, attr.getValue());
+  if (name == kStorageAttrName || name == kScratchAttrName)
+    return verifyStorageAttr(op, name, attr.getValue());
   if (name == kStateArenaBytesAttrName) {
     if (!isa<ModuleOp>(op))
       return op->emitOpError("'") << name << "' is only for the module";

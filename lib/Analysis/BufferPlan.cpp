@@ -101,37 +101,122 @@ void FunctionPlan::bestFit(int mem) {
   bump[mem] = extent;
 }
 
-static constexpr StringLiteral kPlacementAttr = "zero.placement";
-static constexpr StringLiteral kScratchAttr = "zero.scratch";
+static constexpr StringLiteral kStorageAttr =
+    zero::ZeroDialect::kStorageAttrName;
+static constexpr StringLiteral kScratchAttr =
+    zero::ZeroDialect::kScratchAttrName;
 
-/// The arena of a zero.placement / zero.scratch entry, or -1.
-static int arenaOf(DictionaryAttr d) {
-  auto a = d ? d.getAs<StringAttr>("arena") : StringAttr();
-  if (!a)
-    return -1;
-  if (a.getValue() == kMemName[kMemActs])
-    return kMemActs;
-  if (a.getValue() == kMemName[kMemTemps])
-    return kMemTemps;
-  return -1;
+/// The zero::Arena of arena `mem` (MemKind) and back.
+static zero::Arena arenaOfMem(int mem) {
+  return mem == kMemConsts ? zero::Arena::constants
+                           : static_cast<zero::Arena>(mem);
+}
+static int memOfArena(zero::Arena a) {
+  return a == zero::Arena::constants ? kMemConsts : static_cast<int>(a);
 }
 
-static int64_t intOf(DictionaryAttr d, StringRef key) {
-  auto a = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
-  return a ? a.getInt() : -1;
-}
-
-/// The zero.placement entry of a block's value (an op result or, for the
-/// optimizer step's scalars, a function argument).
-static DictionaryAttr placementEntry(func::FuncOp fn, Value v) {
+StorageAttr FunctionPlan::recorded(Value v) {
   if (auto a = dyn_cast<BlockArgument>(v))
-    return fn.getArgAttrOfType<DictionaryAttr>(a.getArgNumber(),
-                                               kPlacementAttr);
+    return fn.getArgAttrOfType<StorageAttr>(a.getArgNumber(), kStorageAttr);
   auto r = cast<OpResult>(v);
-  auto list = r.getOwner()->getAttrOfType<ArrayAttr>(kPlacementAttr);
+  auto list = r.getOwner()->getAttrOfType<ArrayAttr>(kStorageAttr);
   if (!list || list.size() != r.getOwner()->getNumResults())
     return {};
-  return dyn_cast<DictionaryAttr>(list[r.getResultNumber()]);
+  return dyn_cast<StorageAttr>(list[r.getResultNumber()]);
+}
+
+bool FunctionPlan::take(Value v, StorageKind kind, bool legal) {
+  if (assign != Assign::Annotated)
+    return legal;
+  StorageAttr r = recorded(v);
+  return legal && r && r.getKind() == kind;
+}
+
+StorageAttr FunctionPlan::storageOf(Value v) {
+  MLIRContext *ctx = fn.getContext();
+  if (!isa<RankedTensorType>(v.getType()))
+    return StorageAttr::getNone(ctx);
+  if (auto it = valueBlock.find(v); it != valueBlock.end()) {
+    const PlanBlock &blk = blocks[it->second];
+    return StorageAttr::getArena(ctx, arenaOfMem(blk.mem), blk.offset,
+                                 blk.bytes, blk.first, blk.last);
+  }
+  auto r = dyn_cast<OpResult>(v);
+  Operation *op = r ? r.getOwner() : nullptr;
+  Buffer b = buffers.lookup(v);
+  if (!op || b.kind == Buffer::None)
+    return StorageAttr::getNone(ctx);
+  if (b.kind == Buffer::View) {
+    if (packSlots.count(v))
+      return StorageAttr::getPackSlot(ctx, b.elemOffset);
+    for (OpOperand &o : op->getOpOperands())
+      if (o.get() == b.base)
+        return StorageAttr::getView(ctx, o.getOperandNumber(), b.elemOffset);
+    return StorageAttr::getNone(ctx);
+  }
+  if (isLoad(op))
+    return StorageAttr::getState(ctx, loadSymbol(op));
+  if (inPlaceResults.contains(v)) {
+    // (new_param, new_exp_avg, new_exp_avg_sq) update operands #0, #2, #3.
+    unsigned k = r.getResultNumber();
+    return StorageAttr::getTied(ctx, k == 0 ? 0 : k == 1 ? 2 : 3);
+  }
+  if (StringRef sym = forwardedResults.lookup(v); !sym.empty())
+    return StorageAttr::getState(ctx, sym);
+  if (auto span = stateSpans.find(v); span != stateSpans.end())
+    for (const GroupInfo &g : mp.groups) {
+      if (g.gradSpan && *g.gradSpan == span->second)
+        return StorageAttr::getSpan(ctx, g.name, zero::Arena::gradients);
+      if (g.paramSpan && *g.paramSpan == span->second)
+        return StorageAttr::getSpan(ctx, g.name, zero::Arena::parameters);
+    }
+  if (b.place.mem == kMemConsts)
+    if (auto slot = op->getAttrOfType<zero::SlotAttr>(
+            zero::ZeroDialect::kSlotAttrName))
+      return StorageAttr::getArena(ctx, zero::Arena::constants,
+                                   slot.getOffset(), slot.getBytes(), 0, 0);
+  return StorageAttr::getNone(ctx);
+}
+
+LogicalResult FunctionPlan::checkStorage() {
+  auto check = [&](Operation *where, Value v, StringRef what) -> LogicalResult {
+    StorageAttr rec = recorded(v);
+    if (!rec)
+      return where->emitOpError("has no ")
+             << kStorageAttr << " for " << what
+             << "; run zero-buffer-assign after the last transformation";
+    // A block of its own: its offsets are checked by readAnnotations.
+    const bool ownBlock = valueBlock.count(v);
+    if (ownBlock && rec.getKind() == StorageKind::arena &&
+        rec.getArena() != zero::Arena::constants)
+      return success();
+    StorageAttr want = ownBlock ? StorageAttr() : storageOf(v);
+    if (rec == want)
+      return success();
+    InFlightDiagnostic diag = where->emitOpError(kStorageAttr);
+    diag << " of " << what << " is " << rec << ", but here the step allows ";
+    if (ownBlock)
+      diag << "a buffer of its own (#zero.storage<arena ...>)";
+    else
+      diag << "only " << want;
+    if (rec.getKind() == StorageKind::state && isLoad(where))
+      diag << ": the state is written while the loaded value is live, so "
+              "the load must copy";
+    else
+      diag << ": zero-buffer-assign records only the choices the step "
+              "allows; rerun it after the last transformation";
+    return diag;
+  };
+  for (BlockArgument a : fn.getArguments())
+    if (valueBlock.count(a))
+      if (failed(check(fn, a,
+                       ("argument #" + Twine(a.getArgNumber())).str())))
+        return failure();
+  for (Operation &op : fn.getBody().front())
+    for (OpResult r : op.getResults())
+      if (failed(check(&op, r, ("result #" + Twine(r.getResultNumber())).str())))
+        return failure();
+  return success();
 }
 
 LogicalResult FunctionPlan::readAnnotations() {
@@ -139,18 +224,21 @@ LogicalResult FunctionPlan::readAnnotations() {
     Operation *where = blk.value ? blk.value.getDefiningOp() : blk.scratchOp;
     if (!where)
       where = fn;
-    DictionaryAttr d =
-        blk.value ? placementEntry(fn, blk.value)
-                  : blk.scratchOp->getAttrOfType<DictionaryAttr>(kScratchAttr);
-    int64_t offset = intOf(d, "offset"), bytes = intOf(d, "bytes");
+    StorageAttr d =
+        blk.value ? recorded(blk.value)
+                  : blk.scratchOp->getAttrOfType<StorageAttr>(kScratchAttr);
+    const bool isArena = d && d.getKind() == StorageKind::arena &&
+                         d.getArena() != zero::Arena::constants;
+    int mem = isArena ? memOfArena(d.getArena()) : -1;
+    int64_t offset = isArena ? d.getOffset() : -1,
+            bytes = isArena ? d.getBytes() : -1;
     // Outside @forward_backward a value may use either arena
     // (shareActivations); scratch is always a temporary.
-    if (blk.value && role != Role::ForwardBackward && arenaOf(d) >= 0)
-      blk.mem = arenaOf(d);
-    if (arenaOf(d) != blk.mem || offset < 0 || offset % kAlign ||
-        bytes < blk.bytes) {
+    if (blk.value && role != Role::ForwardBackward && mem >= 0)
+      blk.mem = mem;
+    if (mem != blk.mem || offset < 0 || offset % kAlign || bytes < blk.bytes) {
       InFlightDiagnostic diag = where->emitOpError("has no ");
-      diag << (blk.value ? kPlacementAttr : kScratchAttr) << " for "
+      diag << (blk.value ? kStorageAttr : kScratchAttr) << " for "
            << (blk.value ? "a result" : "its scratch")
            << " that matches the plan (arena \"" << kMemName[blk.mem]
            << "\", at least " << blk.bytes
@@ -173,7 +261,7 @@ LogicalResult FunctionPlan::readAnnotations() {
           later.value ? later.value.getDefiningOp() : later.scratchOp;
       if (!where)
         where = fn;
-      InFlightDiagnostic diag = where->emitOpError("zero.placement: bytes [");
+      InFlightDiagnostic diag = where->emitOpError("zero.storage: bytes [");
       diag << later.offset << ", " << later.offset + later.bytes << ") of the "
            << kMemName[later.mem] << " arena overlap bytes [" << other.offset
            << ", " << other.offset + other.bytes
@@ -228,55 +316,34 @@ LogicalResult FunctionPlan::assignOffsets() {
 }
 
 void FunctionPlan::annotate() {
-  MLIRContext *ctx = fn.getContext();
-  Builder bld(ctx);
-  auto entry = [&](const PlanBlock &blk) {
-    SmallVector<NamedAttribute> attrs{
-        bld.getNamedAttr("arena", bld.getStringAttr(kMemName[blk.mem])),
-        bld.getNamedAttr("offset", bld.getI64IntegerAttr(blk.offset)),
-        bld.getNamedAttr("bytes", bld.getI64IntegerAttr(blk.bytes)),
-        bld.getNamedAttr("live",
-                         bld.getDenseI64ArrayAttr({blk.first, blk.last}))};
-    return bld.getDictionaryAttr(attrs);
-  };
+  Builder bld(fn.getContext());
   for (Operation &op : fn.getBody().front()) {
-    op.removeAttr(kPlacementAttr);
+    op.removeAttr(kStorageAttr);
     op.removeAttr(kScratchAttr);
+    if (op.getNumResults() == 0)
+      continue;
     SmallVector<Attribute> list;
-    bool any = false;
-    for (Value r : op.getResults()) {
-      auto it = valueBlock.find(r);
-      if (it == valueBlock.end()) {
-        list.push_back(bld.getDictionaryAttr({}));
-        continue;
-      }
-      list.push_back(entry(blocks[it->second]));
-      any = true;
-    }
-    if (any)
-      op.setAttr(kPlacementAttr, bld.getArrayAttr(list));
+    for (Value r : op.getResults())
+      list.push_back(storageOf(r));
+    op.setAttr(kStorageAttr, bld.getArrayAttr(list));
   }
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    fn.removeArgAttr(i, kPlacementAttr);
-    auto it = valueBlock.find(fn.getArgument(i));
-    if (it != valueBlock.end())
-      fn.setArgAttr(i, kPlacementAttr, entry(blocks[it->second]));
+    fn.removeArgAttr(i, kStorageAttr);
+    if (valueBlock.count(fn.getArgument(i)))
+      fn.setArgAttr(i, kStorageAttr, storageOf(fn.getArgument(i)));
   }
   for (const PlanBlock &blk : blocks)
-    if (!blk.value) {
-      SmallVector<NamedAttribute> attrs{
-          bld.getNamedAttr("arena", bld.getStringAttr(kMemName[blk.mem])),
-          bld.getNamedAttr("offset", bld.getI64IntegerAttr(blk.offset)),
-          bld.getNamedAttr("bytes", bld.getI64IntegerAttr(blk.bytes))};
-      blk.scratchOp->setAttr(kScratchAttr, bld.getDictionaryAttr(attrs));
-    }
+    if (!blk.value)
+      blk.scratchOp->setAttr(
+          kScratchAttr,
+          StorageAttr::getArena(fn.getContext(), arenaOfMem(blk.mem),
+                                blk.offset, blk.bytes, blk.first, blk.last));
   fn->setAttr(kArenaBytesAttr,
               bld.getDictionaryAttr(
                   {bld.getNamedAttr("activations",
                                     bld.getI64IntegerAttr(bump[kMemActs])),
                    bld.getNamedAttr("temporaries",
                                     bld.getI64IntegerAttr(bump[kMemTemps]))}));
-  (void)ctx;
 }
 
 int64_t FunctionPlan::scratchBytes(Operation *op) {
@@ -557,6 +624,8 @@ LogicalResult FunctionPlan::plan() {
   }
   if (assign == Assign::BestFit)
     shareActivations();
+  if (assign == Assign::Annotated && failed(checkStorage()))
+    return failure();
   if (failed(assignOffsets()))
     return failure();
   for (int m : {kMemActs, kMemTemps})

@@ -273,7 +273,7 @@ LogicalResult ModulePlan::describeInputs(func::FuncOp forward) {
 }
 
 
-FailureOr<zero::BufferPlan> ModulePlan::planBuffers(bool annotate) {
+FailureOr<zero::BufferPlan> ModulePlan::planBuffers(bool annotate, bool bump) {
   static constexpr Role roles[4] = {Role::Forward, Role::ForwardBackward,
                                     Role::OptimizerStep, Role::Logits};
   zero::BufferPlan plan;
@@ -285,7 +285,8 @@ FailureOr<zero::BufferPlan> ModulePlan::planBuffers(bool annotate) {
   for (int i : {1, 0, 2, 3}) {
     if (!functions[i])
       continue;
-    FunctionPlan fl(*this, functions[i], roles[i], Assign::BestFit);
+    FunctionPlan fl(*this, functions[i], roles[i],
+                    bump ? Assign::Bump : Assign::BestFit);
     if (failed(fl.plan()))
       return failure();
     zero::ArenaBytes a{fl.arenaExtent(kMemActs), fl.arenaExtent(kMemTemps)};
@@ -321,10 +322,10 @@ FailureOr<zero::BufferPlan> ModulePlan::planBuffers(bool annotate) {
 } // namespace mlir::zero::plan
 
 FailureOr<zero::BufferPlan> mlir::zero::planBuffers(ModuleOp module,
-                                                    bool annotate) {
+                                                    bool annotate, bool bump) {
   zero::plan::ModulePlan plan(module);
   if (failed(plan.analyze()))
     return failure();
-  return plan.planBuffers(annotate);
+  return plan.planBuffers(annotate, bump);
 }
 

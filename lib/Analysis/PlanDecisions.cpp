@@ -25,9 +25,12 @@ void FunctionPlan::decideLoadCopies() {
     if (!isLoad(&op))
       continue;
     int64_t p = pos.lookup(&op), last = lastUse(op.getResult(0));
+    bool mustCopy = false;
     for (int64_t q : writes.lookup(loadSymbol(&op)))
-      if (q > p && q < last)
-        copyLoads.insert(&op);
+      mustCopy |= q > p && q < last;
+    // A view of the state unless it must copy (or the IR says it copies).
+    if (!take(op.getResult(0), StorageKind::state, !mustCopy))
+      copyLoads.insert(&op);
   }
 }
 
@@ -74,7 +77,7 @@ void FunctionPlan::decideInPlaceUpdates() {
             ok = false;
         }
       }
-      if (ok)
+      if (take(r, StorageKind::tied, ok))
         inPlaceResults.insert(r);
     }
   }
@@ -109,7 +112,7 @@ void FunctionPlan::decideInPlaceUpdates() {
             ok = false;
         }
       }
-      if (ok)
+      if (take(r, StorageKind::state, ok))
         forwardedResults[r] = sym;
     }
   }
@@ -144,7 +147,8 @@ void FunctionPlan::decidePackSlots() {
           isa<train::ReshapeOp, zero::UnpackOp, zero::SplitOp, zero::WaitOp,
               train::AdamWOp, zero::ShardAdamWOp>(def) ||
           inPlaceResults.contains(m) || forwardedResults.count(m) ||
-          pos.lookup(def) < (seedPos == INT64_MAX ? 0 : seedPos))
+          pos.lookup(def) < (seedPos == INT64_MAX ? 0 : seedPos) ||
+          !take(m, StorageKind::pack_slot, true))
         continue;
       packSlots[m] = {pack.getResult(), gi.offsets[i]};
       int64_t p = pos.lookup(def);
@@ -269,7 +273,7 @@ void FunctionPlan::decideStateSpans() {
       for (Value m : pack.getMembers())
         ok = ok && !accessedIn(loadSymbol(m.getDefiningOp()), from, to,
                                /*reads=*/false, /*writes=*/true);
-      if (ok)
+      if (take(flat, StorageKind::span, ok))
         stateSpans[flat] = *span;
       continue;
     }
@@ -346,7 +350,7 @@ void FunctionPlan::decideStateSpans() {
             ok = false;
         }
       }
-      if (ok) {
+      if (take(reduced, StorageKind::span, ok)) {
         stateSpans[reduced] = span->second;
         inPlaceReductions.push_back(std::move(rec));
       }
@@ -391,7 +395,7 @@ void FunctionPlan::decideStateSpans() {
     for (const std::string &m : gi.members)
       ok = ok && !accessedIn(m, from, to, /*reads=*/true, /*writes=*/true,
                              stores);
-    if (ok)
+    if (take(flat, StorageKind::span, ok))
       stateSpans[flat] = *gi.paramSpan;
   }
 }

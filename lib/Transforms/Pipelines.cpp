@@ -93,8 +93,11 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createTrainFuseAdamWCast());
   if (options.fuseStateRuns)
     pm.addPass(createZeroFuseStateRuns());
-  if (options.bufferAssign)
-    pm.addPass(createZeroBufferAssign());
+  if (options.bufferAssign) {
+    ZeroBufferAssignOptions assign;
+    assign.strategy = options.bufferStrategy;
+    pm.addPass(createZeroBufferAssign(assign));
+  }
 }
 
 void zero::registerTrainingPipeline() {

@@ -1,6 +1,6 @@
-// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-layout-states --train-fuse-adamw-cast --zero-fuse-state-runs --convert-train-to-emitc | FileCheck %s
-// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-layout-states --train-fuse-adamw-cast --zero-fuse-state-runs --convert-train-to-emitc="emit-main=false emit-comments=false" | FileCheck %s --check-prefix=BARE
-// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-partition="stage=2 world-size=2" --zero-layout-states --train-fuse-adamw-cast --zero-fuse-state-runs --convert-train-to-emitc="emit-comments=false" | FileCheck %s --check-prefix=STAGE2
+// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-layout-states --train-fuse-adamw-cast --zero-fuse-state-runs --zero-buffer-assign=strategy=bump --convert-train-to-emitc | FileCheck %s
+// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-layout-states --train-fuse-adamw-cast --zero-fuse-state-runs --zero-buffer-assign=strategy=bump --convert-train-to-emitc="emit-main=false emit-comments=false" | FileCheck %s --check-prefix=BARE
+// RUN: zero-opt %s --train-autodiff --train-fuse-cross-entropy --train-optimizer --zero-partition="stage=2 world-size=2" --zero-layout-states --train-fuse-adamw-cast --zero-fuse-state-runs --zero-buffer-assign=strategy=bump --convert-train-to-emitc="emit-comments=false" | FileCheck %s --check-prefix=STAGE2
 
 // convert-train-to-emitc on a complete training step (an embedding, a
 // linear layer, cross-entropy over 2 of 3 classes): only EmitC is left.

@@ -68,7 +68,7 @@
 // CHECK-NEXT: 1, zrt_states, 0, NULL,
 // The plan: 4 f32 parameters = 16 bytes, nothing sent (world size 1); the
 // arenas init allocates (parameters 64, temporaries 256: bump allocation,
-// zero-translate does not run zero-buffer-assign).
+// zero-translate's default zero-buffer-assign strategy).
 // CHECK-NEXT: /*plan=*/{{[{][{]}}16, 0, 0, 0, 0}, 0, {0, 0, 0, 0}, {0, 0, 0, 0}, {64, 0, 0, 0, 0, 256, 0}, /*model_flops_micro=*/0},
 // CHECK-NEXT: zrt_gen_init, zrt_gen_forward, NULL, NULL, NULL, zrt_gen_destroy,
 // CHECK-NEXT: 1, zrt_params,

@@ -21,8 +21,8 @@
 /// Pipeline: train-autodiff, train-optimizer, zero-partition (each skipped
 /// when the input already went through it: @forward_backward,
 /// @optimizer_step, the zero.stage attribute), zero-bucket and zero-prefetch
-/// when their options are given, zero-buffer-assign (unless
-/// --buffer-assign=false or the input is already assigned), then
+/// when their options are given, zero-buffer-assign (unless the input is
+/// already assigned; --buffer-assign=false: strategy=bump), then
 /// convert-train-to-emitc
 /// and mlir::emitc::translateToCpp. `--emit=mlir` stops before the
 /// lowering, `--emit=cpp` writes the C++, `--emit=exe` (the default) also
@@ -230,8 +230,9 @@ static cl::opt<int64_t>
 static cl::opt<bool> bufferAssign(
     "buffer-assign", cl::init(true), cl::cat(category),
     cl::desc("Place activations and temporaries by liveness "
-             "(zero-buffer-assign; default on); false bump-allocates "
-             "without reuse"));
+             "(zero-buffer-assign; default on); false places them in "
+             "program order without reuse (zero-buffer-assign "
+             "strategy=bump)"));
 static cl::opt<int64_t> maxLiveBytes(
     "max-live-bytes", cl::cat(category), cl::value_desc("bytes"),
     cl::desc("zero-prefetch: bound on gathered bytes live at once"));
@@ -710,9 +711,13 @@ int main(int argc, char **argv) {
   add(std::string("fuse-state-runs=") +
       (fuseStateRuns && !(*module)->hasAttr("zero.arena_bytes") ? "true"
                                                                 : "false"));
+  // zero-buffer-assign owns storage and the lowering needs it: it runs
+  // unless the input is assigned already; --buffer-assign=false only
+  // changes its strategy.
   add(std::string("buffer-assign=") +
-      (bufferAssign && !(*module)->hasAttr("zero.arena_bytes") ? "true"
-                                                               : "false"));
+      (!(*module)->hasAttr("zero.arena_bytes") ? "true" : "false"));
+  if (!bufferAssign)
+    add("buffer-strategy=bump");
   std::unique_ptr<zero::TrainingPipelineOptions> pipelineOptions =
       zero::TrainingPipelineOptions::createFromString(pipeline);
   if (!pipelineOptions)

@@ -14,6 +14,11 @@
 #include "zero/Support/Version.h"
 #include "zero/Transforms/Passes.h"
 
+namespace mlir::zero::test {
+/// The analyses' test passes (test/lib/Analysis).
+void registerTestPasses();
+} // namespace mlir::zero::test
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -24,6 +29,7 @@ int main(int argc, char **argv) {
   mlir::zero::setVersionPrinter("zero-opt");
   mlir::registerTransformsPasses(); // canonicalize, cse, inline, ...
   mlir::zero::registerAllPasses();
+  mlir::zero::test::registerTestPasses(); // test-state-access, ...
 
   // The context's options exist once registered; change the default before
   // MlirOptMain parses the command line (an explicit flag still wins).

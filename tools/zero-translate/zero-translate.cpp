@@ -6,8 +6,10 @@
 /// `zero-place-progress`, `train-legalize-bf16`,
 /// `zero-layout-states` (when the module has no state layout yet),
 /// `train-fuse-adamw-cast` and `zero-fuse-state-runs` (unless
-/// `--fuse-adamw-cast=false` / `--fuse-state-runs=false`) and
-/// `convert-train-to-emitc` and prints the C++ of the model.h contract
+/// `--fuse-adamw-cast=false` / `--fuse-state-runs=false`),
+/// `zero-buffer-assign` (when the module is not assigned yet; strategy
+/// `--buffer-strategy`, bump by default) and `convert-train-to-emitc` and
+/// prints the C++ of the model.h contract
 /// through the upstream EmitC emitter (`mlir::emitc::translateToCpp`).
 /// It is mlir-translate (MlirTranslateMain) with Zero's dialects and this
 /// one translation; `--no-main` leaves out `int main`.
@@ -49,6 +51,14 @@ static llvm::cl::opt<bool> fuseStateRuns(
                    "lowering (default on)"),
     llvm::cl::init(true));
 
+static llvm::cl::opt<std::string> bufferStrategy(
+    "buffer-strategy",
+    llvm::cl::desc("--emit-cpp: zero-buffer-assign's strategy for a module "
+                   "whose buffers are not assigned yet: bump (program "
+                   "order, no reuse: offsets easy to follow; the default) "
+                   "or best-fit (zero-compile's)"),
+    llvm::cl::init("bump"));
+
 int main(int argc, char **argv) {
   zero::setVersionPrinter("zero-translate");
   TranslateFromMLIRRegistration emitCpp(
@@ -56,7 +66,8 @@ int main(int argc, char **argv) {
       "lower a training step to EmitC (zero-place-progress, "
       "train-legalize-bf16, zero-layout-states when the module has no state "
       "layout, "
-      "train-fuse-adamw-cast, zero-fuse-state-runs, convert-train-to-emitc) "
+      "train-fuse-adamw-cast, zero-fuse-state-runs, zero-buffer-assign, "
+      "convert-train-to-emitc) "
       "and print it as C++ "
       "implementing zrt/model.h",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
@@ -82,6 +93,13 @@ int main(int argc, char **argv) {
           pm.addPass(zero::createTrainFuseAdamWCast());
         if (fuseStateRuns)
           pm.addPass(zero::createZeroFuseStateRuns());
+        // Storage is zero-buffer-assign's (the lowering only reads it):
+        // run it when the module is not assigned yet.
+        if (!module->hasAttr("zero.arena_bytes")) {
+          zero::ZeroBufferAssignOptions assign;
+          assign.strategy = bufferStrategy;
+          pm.addPass(zero::createZeroBufferAssign(assign));
+        }
         zero::ConvertTrainToEmitCOptions options;
         options.emitMain = !noMain;
         pm.addPass(zero::createConvertTrainToEmitC(options));

@@ -59,7 +59,8 @@ struct BufferPlan {
 /// lowering accepts) by best fit over live intervals. With `annotate`,
 /// writes the placement into the IR. Fails with the lowering's diagnostics
 /// on IR it cannot lower.
-FailureOr<BufferPlan> planBuffers(ModuleOp module, bool annotate);
+FailureOr<BufferPlan> planBuffers(ModuleOp module, bool annotate,
+                                  bool bump = false);
 
 } // namespace mlir::zero
 

@@ -50,6 +50,8 @@ namespace mlir::zero::plan {
 
 /// The tensor helpers of Kernels.h, unqualified in the plan's code.
 using zero::elementType;
+using zero::StorageAttr;
+using zero::StorageKind;
 using zero::numel;
 using zero::rowsCols;
 using zero::tensorType;
@@ -216,9 +218,10 @@ public:
   /// Reads only the states and groups with their placements (what the
   /// decision passes need; no model.h contract).
   LogicalResult analyzeStates() { return collectDeclarations(); }
-  /// Plans the buffers of every function by best fit (after analyze()),
-  /// optionally writing the placement into the IR (zero-buffer-assign).
-  FailureOr<BufferPlan> planBuffers(bool annotate);
+  /// Plans the buffers of every function by best fit, or in program order
+  /// without reuse when `bump` (after analyze()), optionally writing the
+  /// placement into the IR (zero-buffer-assign).
+  FailureOr<BufferPlan> planBuffers(bool annotate, bool bump = false);
 
   ModuleOp module;
   MLIRContext *ctx;
@@ -284,9 +287,12 @@ public:
                Assign assign = Assign::Bump)
       : mp(mp), fn(fn), role(role), assign(assign) {}
 
-  /// Places every value; fills the arena high-water marks of `mp`.
+  /// Places every value; fills the arena high-water marks of `mp`. With
+  /// Assign::Annotated every choice is the IR's #zero.storage (checked to
+  /// be one the step allows), else the plan decides.
   LogicalResult plan();
-  /// Writes the placement into the IR (zero-buffer-assign), after plan().
+  /// Writes the placement into the IR (zero-buffer-assign), after plan():
+  /// a #zero.storage for every result, used argument and scratch.
   void annotate();
   /// The f32 -> bf16 casts of AdamW results that the AdamW call can write
   /// itself (train-fuse-adamw-cast marks them `zero.written_by_adamw`): at
@@ -401,6 +407,16 @@ protected:
   LogicalResult assignOffsets();
   void bestFit(int mem);
   LogicalResult readAnnotations();
+  /// The #zero.storage the IR records for `v` (null when none).
+  StorageAttr recorded(Value v);
+  /// Whether `v` takes storage of kind `kind`: deciding, whether `legal`;
+  /// with Assign::Annotated, whether the IR records that kind (a recorded
+  /// choice that is not legal is not taken, and checkStorage reports it).
+  bool take(Value v, StorageKind kind, bool legal);
+  /// The #zero.storage of `v` in this plan, after plan()'s placement.
+  StorageAttr storageOf(Value v);
+  /// Assign::Annotated: every value's recorded #zero.storage is the plan's.
+  LogicalResult checkStorage();
   SmallVector<Value> aliasSet(Value v);
   int64_t lastUse(Value v);
   bool isActivation(Value v);

@@ -120,7 +120,12 @@ struct TrainingPipelineOptions
                      "adjacent states) after zero-layout-states")};
   Option<bool> bufferAssign{
       *this, "buffer-assign", llvm::cl::init(false),
-      llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on)")};
+      llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on; "
+                     "convert-train-to-emitc needs it)")};
+  Option<std::string> bufferStrategy{
+      *this, "buffer-strategy", llvm::cl::init("best-fit"),
+      llvm::cl::desc("zero-buffer-assign's strategy: best-fit or bump "
+                     "(program order, no reuse)")};
 };
 
 /// Adds the training-step passes selected by `options` to `pm` (a module

@@ -555,9 +555,8 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
     gradients: a value defined after the loss seed whose only use is the
     pack, which then copies nothing for it and whose buffer lives from that
     value's definition) take no block; a view extends the live range of the
-    buffer it views (the
-    lowering's own alias analysis: this pass and convert-train-to-emitc
-    share the planner, include/zero/Analysis/BufferPlan.h).
+    buffer it views (the planner and its alias analysis:
+    include/zero/Analysis/BufferPlan.h, lib/Analysis).
 
     Each arena is placed by greedy best fit over live intervals (largest
     block first, into the smallest gap between the blocks already placed
@@ -569,22 +568,47 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
     the values of functions other than `@forward_backward` (planned first)
     go to the activations arena when they fit into what it needs there.
 
+    It is the single owner of storage: every choice of where a value lives
+    is made here and recorded as a `#zero.storage` (ZeroDialect.td), and
+    `convert-train-to-emitc` only reads them, refusing a function without
+    them. The choices besides arena offsets, each made only when it is safe
+    (the state-access analysis, lib/Analysis/StateAccess.cpp):
+    * a `train.load` reads its state in place (`state @s`) unless the state
+      is written while the loaded value is live (then it copies: a block);
+    * an AdamW update is computed in place in the state it updates
+      (`tied N`), and a value computed only to be stored into a state is
+      computed in the state (`state @s`, store forwarding), when no other
+      access would observe the early write;
+    * a value whose only use is a `zero.pack` is computed in its slot of
+      the flat buffer (`pack_slot`, contiguous gradients);
+    * a flat buffer is the group's span of the parameters or gradients
+      arena (`span @g`, FSDP's flat parameter, DeepSpeed's contiguous
+      gradients), and an all-reduce of a gradient span runs in place.
+
     Annotates the IR:
-    * `zero.placement` on every op with a planned result: one dictionary
-      per result, `{arena, offset, bytes, live = [first, last]}` (op
-      positions in the function; -1 is the entry), `{}` for a result
-      without a block of its own (function arguments: the same attribute as
-      an argument attribute);
-    * `zero.scratch = {arena, offset, bytes}` on ops that need scratch;
+    * `zero.storage` on every op with results: one `#zero.storage` per
+      result (`arena` blocks with their offset, bytes and live range [first,
+      last] in op positions of the function, -1 the entry; the kinds above;
+      views; `none` for `!zero.pending`), and as an argument attribute on
+      every used argument;
+    * `zero.scratch = #zero.storage<arena temporaries, ...>` on ops that
+      need scratch;
     * `zero.arena_bytes = {activations, temporaries}` on each function and
       on the module (the max).
 
-    convert-train-to-emitc uses these offsets (and checks them: a stale
-    placement whose bytes overlap a value live at the same time is an
-    error); without them it bump-allocates without reuse. Run it last,
-    right before the lowering (zero-compile does, unless
-    `--buffer-assign=false`). `zero-report` prints the planned arena bytes.
+    `strategy=best-fit` (the default) places the blocks as above;
+    `strategy=bump` places them in program order without reuse (one scratch
+    pool at the end), for comparison and debugging (zero-compile
+    `--buffer-assign=false`). convert-train-to-emitc checks what it reads:
+    a recorded choice the step does not allow, or a stale placement whose
+    bytes overlap a value live at the same time, is an error. Run it last,
+    right before the lowering (zero-compile does). `zero-report` prints the
+    planned arena bytes.
   }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"best-fit\"",
+           "How blocks get their offsets: best-fit (liveness-based reuse) or bump (program order, no reuse)">
+  ];
   let dependentDialects = ["::mlir::zero::ZeroDialect"];
   let statistics = [
     Statistic<"activationBytes", "activation-bytes", "Planned activation arena bytes">,

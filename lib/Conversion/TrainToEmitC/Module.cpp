@@ -688,11 +688,14 @@ LogicalResult ModuleLowering::run() {
     functionSymbols[i] = symbols[i];
     if (!functions[i])
       continue;
-    // zero-buffer-assign's offsets when it ran, else bump allocation.
-    Assign assign = functions[i]->hasAttr(kArenaBytesAttr) ? Assign::Annotated
-                                                            : Assign::Bump;
+    // zero-buffer-assign owns storage: the lowering reads its records.
+    if (!functions[i]->hasAttr(kArenaBytesAttr))
+      return functions[i].emitOpError("has no zero.arena_bytes: run "
+                                      "zero-buffer-assign before "
+                                      "convert-train-to-emitc (it records "
+                                      "where every value lives)");
     lowerings.push_back(std::make_unique<FunctionLowering>(
-        *this, functions[i], roles[i], assign));
+        *this, functions[i], roles[i], Assign::Annotated));
     if (failed(lowerings.back()->plan()))
       return failure();
   }
@@ -731,7 +734,8 @@ LogicalResult ModuleLowering::run() {
 
   for (Operation *op : llvm::reverse(old))
     op->erase();
-  // The layout described the states just lowered.
+  // The layout and the arena sizes described the step just lowered.
   module->removeAttr(zero::ZeroDialect::kStateArenaBytesAttrName);
+  module->removeAttr(kArenaBytesAttr);
   return success();
 }

@@ -1,10 +1,11 @@
 //===- BufferAssign.cpp - zero-buffer-assign --------------------------------===//
 ///
 /// \file
-/// Static buffer assignment: runs the lowering's buffer planner
-/// (include/zero/Analysis/BufferPlan.h: liveness, aliases, greedy best fit
-/// per arena) and records the placement in the IR for
-/// convert-train-to-emitc. See ZeroPasses.td.
+/// Static buffer assignment, the single owner of storage: runs the buffer
+/// planner (include/zero/Analysis/BufferPlan.h: liveness, aliases, the
+/// placement choices, greedy best fit per arena) and records a
+/// #zero.storage for every value, which convert-train-to-emitc only reads.
+/// See ZeroPasses.td.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +26,14 @@ struct ZeroBufferAssignPass
     : public zero::impl::ZeroBufferAssignBase<ZeroBufferAssignPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<zero::BufferPlan> plan =
-        zero::planBuffers(getOperation(), /*annotate=*/true);
+    if (strategy != "best-fit" && strategy != "bump") {
+      getOperation().emitError("zero-buffer-assign: strategy must be "
+                               "best-fit or bump, not '")
+          << strategy << "'";
+      return signalPassFailure();
+    }
+    FailureOr<zero::BufferPlan> plan = zero::planBuffers(
+        getOperation(), /*annotate=*/true, /*bump=*/strategy == "bump");
     if (failed(plan))
       return signalPassFailure();
     activationBytes = plan->arenas.activations;

@@ -1,12 +1,13 @@
 // RUN: zero-opt %s -split-input-file -zero-layout-states -zero-buffer-assign | FileCheck %s
 // RUN: zero-opt %s -split-input-file -zero-layout-states -zero-buffer-assign -convert-train-to-emitc | FileCheck %s --check-prefix=LOWER
-// RUN: zero-opt %s -split-input-file -zero-layout-states -convert-train-to-emitc | FileCheck %s --check-prefix=BUMP
+// RUN: zero-opt %s -split-input-file -zero-layout-states -zero-buffer-assign=strategy=bump -convert-train-to-emitc | FileCheck %s --check-prefix=BUMP
 
 // Liveness-based placement (greedy best fit, largest first). Op positions
 // in @forward_backward: 0 load, 1 %a, 2 %b, 3 %r, 4 %c, 5 %s, 6 seed,
 // 7 %q, 8 %e, 9 %u, 10 %t1, 11 %t2, 12 return.
 
-// The forward: the load is a view of @w (no block), %s a 64-byte value. The
+// The forward: the load is a view of @w (#zero.storage<state @w>, no
+// block), %s a 64-byte value. The
 // functions run one at a time, so the forward's values go to the
 // activation arena, which @forward_backward needs anyway (384 bytes), not
 // to the temporaries.
@@ -14,35 +15,33 @@
 // CHECK: module attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}, zero.state_arena_bytes = {{{.*}}}}
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: attributes {zero.arena_bytes = {activations = 64 : i64, temporaries = 0 : i64}}
-// CHECK: train.load @w : tensor<16xf32>
-// CHECK-NOT: zero.placement
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "activations", bytes = 64 : i64, live = array<i64: 1, 2>, offset = 0 : i64}]
+// CHECK: train.load @w {zero.storage = [#zero.storage<state @w>]} : tensor<16xf32>
+// CHECK: train.sum_squares {{.*}}zero.storage = [#zero.storage<arena activations, offset = 0, bytes = 64, live = [1, 2]>]
 
 // CHECK-LABEL: func.func @forward_backward(
 // CHECK-SAME: attributes {zero.arena_bytes = {activations = 384 : i64, temporaries = 192 : i64}}
 // %a is read after the loss seed (position 6): the activations arena.
-// CHECK: %[[A:.*]] = train.gelu {{.*}}zero.placement = [{arena = "activations", bytes = 64 : i64, live = array<i64: 1, 8>, offset = 256 : i64}]
+// CHECK: %[[A:.*]] = train.gelu {{.*}}zero.storage = [#zero.storage<arena activations, offset = 256, bytes = 64, live = [1, 8]>]
 // %b's only direct use is the reshape at 3, but it lives until the last use
 // of its view %r at 7 (aliases extend lifetimes), which also makes it an
 // activation.
-// CHECK: %[[B:.*]] = train.broadcast {{.*}}zero.placement = [{arena = "activations", bytes = 256 : i64, live = array<i64: 2, 7>, offset = 0 : i64}]
+// CHECK: %[[B:.*]] = train.broadcast {{.*}}zero.storage = [#zero.storage<arena activations, offset = 0, bytes = 256, live = [2, 7]>]
 // A view takes no block.
-// CHECK: %[[R:.*]] = train.reshape %[[B]] : tensor<4x16xf32> -> tensor<64xf32>
-// CHECK-NOT: zero.placement
-// CHECK: train.gelu {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 4, 5>, offset = 0 : i64}]
+// CHECK: %[[R:.*]] = train.reshape %[[B]] {zero.storage = [#zero.storage<view 0, offset = 0>]} : tensor<4x16xf32> -> tensor<64xf32>
+// CHECK: train.gelu {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [4, 5]>]
 // Activations are all live at the seed, so they never share: 256 + 64 + 64.
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "activations", bytes = 64 : i64, live = array<i64: 5, 10>, offset = 320 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.storage = [#zero.storage<arena activations, offset = 320, bytes = 64, live = [5, 10]>]
 // Disjoint live ranges reuse bytes: the seed ([6, 6]) and %q ([7, 10]) take
 // %c's (dead after 5); %t1 ([10, 11]) takes %e's (dead after 9), %t2 ([11,
 // 12]) %q's. Overlapping ones never share: %e ([8, 9]) goes above %q, %u
 // ([9, 11]) above both.
-// CHECK: train.fill {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 6, 6>, offset = 0 : i64}]
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 7, 10>, offset = 0 : i64}]
-// CHECK: train.mul {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 8, 9>, offset = 64 : i64}]
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 9, 11>, offset = 128 : i64}]
-// CHECK: train.add {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 10, 11>, offset = 64 : i64}]
+// CHECK: train.fill {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [6, 6]>]
+// CHECK: train.sum_squares {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [7, 10]>]
+// CHECK: train.mul {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 64, bytes = 64, live = [8, 9]>]
+// CHECK: train.sum_squares {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 128, bytes = 64, live = [9, 11]>]
+// CHECK: train.add {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 64, bytes = 64, live = [10, 11]>]
 // The returned value lives until the return.
-// CHECK: train.add {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 11, 12>, offset = 0 : i64}]
+// CHECK: train.add {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [11, 12]>]
 
 // The lowering allocates the planned sizes (bump allocation without the
 // pass: the same 384 B of activations, 7 x 64 B = 448 B of temporaries).
@@ -80,15 +79,15 @@ func.func @forward_backward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tenso
 // zero.scratch block for their position only. A result nothing reads (the
 // log-sum-exp here) is live at its definition only.
 // CHECK-LABEL: func.func @forward(
-// CHECK: train.causal_attention {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 3, 4>, offset = 192 : i64}, {arena = "temporaries", bytes = 64 : i64, live = array<i64: 3, 3>, offset = 256 : i64}], zero.scratch = {arena = "temporaries", bytes = 192 : i64, offset = 0 : i64}
+// CHECK: train.causal_attention {{.*}}zero.scratch = #zero.storage<arena temporaries, offset = 0, bytes = 192, live = [3, 3]>, zero.storage = [#zero.storage<arena temporaries, offset = 192, bytes = 64, live = [3, 4]>, #zero.storage<arena temporaries, offset = 256, bytes = 64, live = [3, 3]>]
 // The sum reuses the scratch's bytes (the scratch lives at 3 only).
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 4, 5>, offset = 0 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [4, 5]>]
 // CHECK-LABEL: func.func @optimizer_step(
-// CHECK-SAME: {train.name = "lr", zero.placement = {arena = "temporaries", bytes = 64 : i64, live = array<i64: -1, -1>, offset = 0 : i64}}
-// CHECK: zero.all_reduce_start
+// CHECK-SAME: {train.name = "lr", zero.storage = #zero.storage<arena temporaries, offset = 0, bytes = 64, live = [-1, -1]>}
+// CHECK: zero.all_reduce_start {{.*}}{zero.storage = [#zero.storage<none>]}
 // The sum at 2 is live while the collective writes %r: different bytes.
-// CHECK: train.sum_squares {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 2, 2>, offset = 64 : i64}]
-// CHECK: zero.wait {{.*}}zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 1, 4>, offset = 0 : i64}]
+// CHECK: train.sum_squares {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 64, bytes = 64, live = [2, 2]>]
+// CHECK: zero.wait {{.*}}zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [1, 4]>]
 // LOWER: call_opaque "zrt_attention_forward"
 // LOWER: verbatim "// @optimizer_step: 0 bytes of activations, 192 bytes of temporaries"
 train.param @w : tensor<16xf32> init(<ones>) trainable
@@ -112,16 +111,17 @@ func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i6
 // -----
 
 // Contiguous gradients: a value whose only use is a zero.pack is computed
-// in its slot of the flat buffer (no placement of its own, no copy), and
+// in its slot of the flat buffer (#zero.storage<pack_slot>: no block of its
+// own, no copy), and
 // the flat buffer lives from that value's definition (5) on. A member with
 // another use (%gb, also summed) and one computed before the loss seed
 // (%gc, an activation) keep their buffers and are copied.
 // CHECK-LABEL: func.func @forward_backward(
-// CHECK: %[[GC:.*]] = train.scale {{.*}}zero.placement = [{arena = "activations"
+// CHECK: %[[GC:.*]] = train.scale {{.*}}zero.storage = [#zero.storage<arena activations
 // CHECK: train.fill 1.000000e+00 {train.loss_seed
-// CHECK: %[[GA:.*]] = train.scale %{{.*}}, 2.000000e+00 : tensor<3xf32>
-// CHECK: %[[GB:.*]] = train.scale {{.*}}zero.placement = [{arena = "temporaries"
-// CHECK: zero.pack @g(%[[GA]], %[[GB]], %[[GC]]) {zero.placement = [{arena = "temporaries", bytes = 64 : i64, live = array<i64: 5, 9>, offset = 0 : i64}]}
+// CHECK: %[[GA:.*]] = train.scale %{{.*}}, 2.000000e+00 {zero.storage = [#zero.storage<pack_slot, offset = 0>]} : tensor<3xf32>
+// CHECK: %[[GB:.*]] = train.scale {{.*}}zero.storage = [#zero.storage<arena temporaries
+// CHECK: zero.pack @g(%[[GA]], %[[GB]], %[[GC]]) {zero.storage = [#zero.storage<arena temporaries, offset = 0, bytes = 64, live = [5, 9]>]}
 // LOWER: verbatim "// zero.pack -> tensor<10xf32>"
 // LOWER-NOT: call_opaque "zrt_copy_any"{{.*}}args = [0 : index, 1 : index, 3,
 // LOWER: call_opaque "zrt_copy_any"{{.*}}args = [0 : index, 1 : index, 2,
@@ -163,7 +163,7 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
 // 4032 rows, so 64 * 4096 + 4032 * (64 + 4096) = 17035264 floats =
 // 68141056 bytes, not the 4096 * 4096 f32 result.
 // CHECK-LABEL: func.func @forward(
-// CHECK: train.matmul {{.*}}zero.scratch = {arena = "temporaries", bytes = 68141056 : i64
+// CHECK: train.matmul {{.*}}zero.scratch = #zero.storage<arena temporaries, offset = 0, bytes = 68141056, live = [2, 2]>
 train.param @x : tensor<4096x64xbf16> init(<ones>) trainable
 train.param @w : tensor<4096x64xbf16> init(<ones>) trainable
 func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
@@ -180,7 +180,7 @@ func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
 // activations @forward_backward needs: they stay in the temporaries.
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: attributes {zero.arena_bytes = {activations = 0 : i64, temporaries = 320 : i64}}
-// CHECK: train.broadcast {{.*}}arena = "temporaries"
+// CHECK: train.broadcast {{.*}}#zero.storage<arena temporaries
 // CHECK-LABEL: func.func @forward_backward(
 // CHECK-SAME: attributes {zero.arena_bytes = {activations = 64 : i64,
 train.param @w : tensor<16xf32> init(<ones>) trainable
@@ -196,4 +196,42 @@ func.func @forward_backward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tenso
   %seed = train.fill 1.0 {train.loss_seed} : tensor<f32>
   %q = train.sum_squares %a : tensor<16xf32>
   return %q : tensor<f32>
+}
+
+// -----
+
+// The other kinds of #zero.storage: an AdamW update in place is tied to
+// the state it updates (new_param to %p, the moments to %m and %v:
+// operands #0, #2, #3); a value computed only to be stored is computed in
+// that state (store forwarding); a load the state is written under copies
+// into a block of its own.
+// CHECK-LABEL: func.func @optimizer_step(
+// CHECK: %[[P:.*]] = train.load @p {zero.storage = [#zero.storage<state @p>]}
+// CHECK: %[[G:.*]] = train.load @p.grad {zero.storage = [#zero.storage<arena temporaries
+// CHECK: train.adamw {{.*}}zero.storage = [#zero.storage<tied 0>, #zero.storage<tied 2>, #zero.storage<tied 3>]
+// CHECK: train.fill 0.000000e+00 {zero.storage = [#zero.storage<state @p.grad>]}
+// STRATEGY: zero-buffer-assign: strategy must be best-fit or bump, not 'first-fit'
+// RUN: not zero-opt %s -split-input-file -zero-layout-states -zero-buffer-assign=strategy=first-fit 2>&1 | FileCheck %s --check-prefix=STRATEGY
+train.param @p : tensor<4xf32> init(<ones>) trainable
+train.state @p.grad : tensor<4xf32> kind(<grad>) of(@p)
+train.state @p.m : tensor<4xf32> kind(<exp_avg>) of(@p)
+train.state @p.v : tensor<4xf32> kind(<exp_avg_sq>) of(@p)
+func.func @forward(%ids: tensor<1x2xi32>, %t: tensor<1x2xi32>) -> tensor<f32> {
+  %w = train.load @p : tensor<4xf32>
+  %s = train.sum_squares %w : tensor<4xf32>
+  return %s : tensor<f32>
+}
+func.func @optimizer_step(%lr: tensor<f32> {train.name = "lr"}, %step: tensor<i64> {train.name = "step"}, %gs: tensor<f32> {train.name = "grad_scale"}) -> tensor<f32> {
+  %p = train.load @p : tensor<4xf32>
+  %g = train.load @p.grad : tensor<4xf32>
+  %m = train.load @p.m : tensor<4xf32>
+  %v = train.load @p.v : tensor<4xf32>
+  %np, %nm, %nv = train.adamw %p, %g, %m, %v, %lr, %step, %gs beta1(0.9) beta2(0.999) eps(1.0e-8) weight_decay(0.1) : tensor<4xf32>, tensor<4xf32>
+  train.store %np, @p : tensor<4xf32>
+  train.store %nm, @p.m : tensor<4xf32>
+  train.store %nv, @p.v : tensor<4xf32>
+  %z = train.fill 0.0 : tensor<4xf32>
+  train.store %z, @p.grad : tensor<4xf32>
+  %n = train.sum_squares %g : tensor<4xf32>
+  return %n : tensor<f32>
 }
