@@ -544,7 +544,8 @@ double zrt_comm_wait_seconds(void) { return zrt_cuda::comm_wait_seconds(); }
 int zrt_comm_progress(void) { return zrt_cuda::comm_progress(); }
 void zrt_comm_reset(void) { zrt_cuda::comm_reset(); }
 
-// The rank mesh data x tensor: one NCCL communicator per axis (comm.cpp).
+// The rank mesh data x tensor: one NCCL communicator per axis
+// (process_group.cpp).
 int zrt_mesh_init(int tensor_size) {
   return zrt_cuda::mesh_init(tensor_size);
 }

@@ -554,8 +554,8 @@ int init_param_slice(void *data, int dtype, int64_t slice_begin,
                      uint64_t seed);
 
 //===----------------------------------------------------------------------===//
-// Process group and collectives (comm.cpp: NCCL on the communication
-// stream; MPI only to start up when launched by mpirun)
+// Process group (process_group.cpp: MPI only to start up when launched by
+// mpirun) and collectives (comm.cpp: NCCL on the communication stream)
 //===----------------------------------------------------------------------===//
 int init(int *argc, char ***argv);
 int finalize();
