@@ -119,9 +119,10 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Run zero-fuse-state-runs (one zeroing call per run of "
                      "adjacent states) after zero-layout-states")};
   Option<bool> bufferAssign{
-      *this, "buffer-assign", llvm::cl::init(false),
-      llvm::cl::desc("Run zero-buffer-assign last (zero-compile: on; "
-                     "convert-train-to-emitc needs it)")};
+      *this, "buffer-assign", llvm::cl::init(true),
+      llvm::cl::desc("Run zero-buffer-assign last (it records where every "
+                     "value lives; convert-train-to-emitc needs it): false "
+                     "stops before it, for IR that is assigned later")};
   Option<std::string> bufferStrategy{
       *this, "buffer-strategy", llvm::cl::init("best-fit"),
       llvm::cl::desc("zero-buffer-assign's strategy: best-fit or bump "
