@@ -53,6 +53,9 @@ struct BufferPlan {
   /// What bump allocation without reuse needs (max over the functions of
   /// every value's bytes plus one scratch pool): the saving of the plan.
   ArenaBytes bumpBytes;
+  /// The pinned host block of P_a+cpu's host slots (zero.offload_wait
+  /// results, #zero.storage<host_slot>); 0 without them.
+  int64_t hostSlotBytes = 0;
 };
 
 /// Plans the buffers of `module` (a step after zero-partition, which the
