@@ -351,7 +351,10 @@ void FunctionPlan::decideStateSpans() {
         }
       }
       if (take(reduced, StorageKind::span, ok)) {
-        stateSpans[reduced] = span->second;
+        // A copy: inserting into stateSpans may grow it and free the
+        // bucket `span` points into.
+        const Placement where = span->second;
+        stateSpans[reduced] = where;
         inPlaceReductions.push_back(std::move(rec));
       }
       continue;
