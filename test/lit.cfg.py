@@ -20,6 +20,12 @@ config.substitutions.append(("%zero_src", config.zero_src_root))
 
 llvm_config.use_default_substitutions()
 
+# glibc fills memory with this byte's complement on malloc and with the
+# byte on free: a read of freed or uninitialized heap memory (a stale
+# DenseMap bucket after the map grew) then gives a wrong value on every
+# run instead of on a rare one. Override with ZERO_MALLOC_PERTURB (0: off).
+config.environment["MALLOC_PERTURB_"] = os.environ.get("ZERO_MALLOC_PERTURB", "165")
+
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

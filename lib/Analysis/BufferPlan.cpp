@@ -473,12 +473,23 @@ LogicalResult FunctionPlan::planArguments() {
 
 void FunctionPlan::numberOps() {
   int64_t i = 0;
+  pos.clear();
+  symbolOps.clear();
   for (Operation &op : fn.getBody().front()) {
     pos[&op] = i;
+    if (isLoad(&op))
+      symbolOps[loadSymbol(&op)].push_back(&op);
+    else if (StringRef sym = writtenSymbol(&op); !sym.empty())
+      symbolOps[sym].push_back(&op);
     if (op.hasAttr("train.loss_seed") && seedPos == INT64_MAX)
       seedPos = i;
     ++i;
   }
+}
+
+ArrayRef<Operation *> FunctionPlan::opsOf(StringRef sym) const {
+  auto it = symbolOps.find(sym);
+  return it == symbolOps.end() ? ArrayRef<Operation *>() : it->second;
 }
 
 LogicalResult FunctionPlan::plan() {

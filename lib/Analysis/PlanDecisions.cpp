@@ -62,18 +62,17 @@ void FunctionPlan::decideInPlaceUpdates() {
         continue;
       int64_t lastR = lastUse(r);
       bool ok = true;
-      for (Operation &other : block) {
-        int64_t q = pos.lookup(&other);
+      for (Operation *other : opsOf(sym)) {
+        int64_t q = pos.lookup(other);
         // No other write of the symbol while the result is live.
-        if (writtenSymbol(&other) == sym && q > p && q <= lastR &&
-            storedValue(&other) != r)
+        if (!isLoad(other) && q > p && q <= lastR && storedValue(other) != r)
           ok = false;
         // No other load of the symbol that would observe the early write.
-        if (&other != load && isLoad(&other) && loadSymbol(&other) == sym) {
+        if (other != load && isLoad(other)) {
           if (q > p && q <= lastR)
             ok = false;
-          if (q < p && !copyLoads.contains(&other) &&
-              lastUse(other.getResult(0)) >= p)
+          if (q < p && !copyLoads.contains(other) &&
+              lastUse(other->getResult(0)) >= p)
             ok = false;
         }
       }
@@ -100,17 +99,13 @@ void FunctionPlan::decideInPlaceUpdates() {
         continue;
       int64_t q = pos.lookup(store);
       bool ok = true;
-      for (Operation &other : block) {
-        int64_t o = pos.lookup(&other);
-        if (writtenSymbol(&other) == sym && o > p && o < q)
+      for (Operation *other : opsOf(sym)) {
+        int64_t o = pos.lookup(other);
+        if (o > p && o < q)
+          ok = false; // a read or a write in between
+        if (isLoad(other) && o < p && !copyLoads.contains(other) &&
+            lastUse(other->getResult(0)) >= p)
           ok = false;
-        if (isLoad(&other) && loadSymbol(&other) == sym) {
-          if (o > p && o < q)
-            ok = false;
-          if (o < p && !copyLoads.contains(&other) &&
-              lastUse(other.getResult(0)) >= p)
-            ok = false;
-        }
       }
       if (take(r, StorageKind::state, ok))
         forwardedResults[r] = sym;
@@ -329,10 +324,9 @@ void FunctionPlan::decideStateSpans() {
         StringRef sym = loadSymbol(m.getDefiningOp());
         rec.syms.push_back(sym.str());
         int64_t overwrite = INT64_MAX;
-        for (Operation &other : block)
-          if (isa<train::StoreOp>(other) && writtenSymbol(&other) == sym &&
-              pos.lookup(&other) > live)
-            overwrite = std::min(overwrite, pos.lookup(&other));
+        for (Operation *other : opsOf(sym))
+          if (isa<train::StoreOp>(other) && pos.lookup(other) > live)
+            overwrite = std::min(overwrite, pos.lookup(other));
         if (overwrite == INT64_MAX) {
           ok = false;
           break;

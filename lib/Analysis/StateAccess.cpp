@@ -129,19 +129,17 @@ const StateInfo *FunctionPlan::stateAt(Value v) {
 SmallVector<FunctionPlan::Access>
 FunctionPlan::accesses(StringRef sym) {
   SmallVector<Access> out;
-  for (Operation &op : fn.getBody().front()) {
-    int64_t p = pos.lookup(&op);
-    if (isLoad(&op) && loadSymbol(&op) == sym) {
-      out.push_back({&op, p,
-                     copyLoads.contains(&op) ? p : std::max(p, lastUse(op.getResult(0))),
+  for (Operation *op : opsOf(sym)) {
+    int64_t p = pos.lookup(op);
+    if (isLoad(op)) {
+      out.push_back({op, p,
+                     copyLoads.contains(op) ? p : std::max(p, lastUse(op->getResult(0))),
                      false});
       continue;
     }
-    if (writtenSymbol(&op) != sym)
-      continue;
     int64_t first = p;
-    if (Value v = storedValue(&op))
-      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == op.getBlock()) {
+    if (Value v = storedValue(op))
+      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == op->getBlock()) {
         first = std::min(first, pos.lookup(def));
         if (auto w = dyn_cast<zero::WaitOp>(def))
           if (Operation *start = w->getOperand(0).getDefiningOp())
@@ -155,7 +153,7 @@ FunctionPlan::accesses(StringRef sym) {
                 first = std::min(first, pos.lookup(start));
           }
       }
-    out.push_back({&op, first, p, true});
+    out.push_back({op, first, p, true});
   }
   for (const InPlaceReduction &r : inPlaceReductions)
     if (llvm::is_contained(r.syms, sym))

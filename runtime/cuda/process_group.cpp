@@ -18,6 +18,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm_state.h"
+#if ZRT_HAVE_MPI
+#include "../src/common/mpi_start.h"
+#endif
 
 #if ZRT_HAVE_MPI
 namespace zrt_cuda::comm_detail {
@@ -42,16 +45,9 @@ using namespace zrt_cuda::comm_detail;
 int startProcessGroup(int *argc, char ***argv, int *localRank) {
   const char *fn = "zrt_init";
 #if ZRT_HAVE_MPI
-  int already = 0;
-  MPI_Initialized(&already);
-  if (!already) {
-    int provided = 0;
-    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS)
-      return zrt_cuda::fail(ZRT_ERR_MPI, "%s: MPI_Init_thread failed (%d)",
-                            fn, rc);
-    state.ownsMpi = true;
-  }
+  if (int rc = zrt::startMpi(argc, argv, &state.ownsMpi); rc != MPI_SUCCESS)
+    return zrt_cuda::fail(ZRT_ERR_MPI, "%s: MPI_Init_thread failed (%d)", fn,
+                          rc);
   MPI_Comm_rank(MPI_COMM_WORLD, &state.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &state.size);
   *localRank = 0;

@@ -436,6 +436,12 @@ protected:
 
   // Plan.
   DenseMap<Operation *, int64_t> pos;
+  /// The ops of the block that load or write each state symbol, in block
+  /// order (numberOps): the per-symbol queries (accesses, the in-place and
+  /// forwarding checks) visit these instead of the whole block.
+  llvm::StringMap<SmallVector<Operation *, 4>> symbolOps;
+  /// symbolOps's list for `sym` (empty when the block never touches it).
+  ArrayRef<Operation *> opsOf(StringRef sym) const;
   int64_t seedPos = INT64_MAX;
   DenseMap<Value, Buffer> buffers;
   /// P_a+cpu's host slots (zero.offload_wait results): bytes [offset,

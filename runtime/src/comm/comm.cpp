@@ -21,6 +21,8 @@
 
 #include <mpi.h>
 
+#include "common/mpi_start.h"
+
 #include <chrono>
 #include <new>
 
@@ -249,16 +251,8 @@ int zrt_init(int *argc, char ***argv) {
     return zrt::fail(ZRT_ERR_NOT_INITIALIZED,
                      "zrt_init: called after zrt_finalize; MPI cannot be "
                      "re-initialized");
-  int already = 0;
-  MPI_Initialized(&already);
-  if (!already) {
-    int provided = 0;
-    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS)
-      return zrt::fail(ZRT_ERR_MPI, "zrt_init: MPI_Init_thread failed (%d)",
-                       rc);
-    state.ownsMpi = true;
-  }
+  if (int rc = zrt::startMpi(argc, argv, &state.ownsMpi); rc != MPI_SUCCESS)
+    return zrt::fail(ZRT_ERR_MPI, "zrt_init: MPI_Init_thread failed (%d)", rc);
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &state.comm);
   if (rc != MPI_SUCCESS)
     return mpiFail("zrt_init", rc);

@@ -446,26 +446,40 @@ int backwardBf16(const char *fn, const zrt_bf16 *dout, const zrt_bf16 *q,
   float *fk = fq + n, *fv = fk + n, *fo = fv + n, *fdo = fo + n,
         *fdq = fdo + n, *fdk = fdq + n, *fdv = fdk + n;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // The slice's tiles over the team exactly as zrt_attention_backward runs
+  // them (the same parallel region, the same condition), so that each
+  // cblas_sgemm runs in the same threading context as there: a BLAS whose
+  // bits depend on it (OpenBLAS's Haswell/Zen kernels, threaded outside a
+  // parallel region, single-threaded inside) still gives the f32 bits.
+  // Widening and rounding are one thread's (`single`: its barrier orders
+  // them against the tiles).
+#pragma omp parallel if (parallelTiles(B * H, T, D))
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
                     kv = ops.kv.slice(b, h / ops.group);
       const int64_t member = h % ops.group;
-      widenSlice(q + in, ops.in.row, fq, T, D);
-      if (member == 0) { // the group's K/V, widened once
-        widenSlice(k + kv, ops.kv.row, fk, T, D);
-        widenSlice(v + kv, ops.kv.row, fv, T, D);
+#pragma omp single
+      {
+        widenSlice(q + in, ops.in.row, fq, T, D);
+        if (member == 0) { // the group's K/V, widened once
+          widenSlice(k + kv, ops.kv.row, fk, T, D);
+          widenSlice(v + kv, ops.kv.row, fv, T, D);
+        }
+        widenSlice(out + io, ops.io.row, fo, T, D);
+        widenSlice(dout + io, ops.io.row, fdo, T, D);
       }
-      widenSlice(out + io, ops.io.row, fo, T, D);
-      widenSlice(dout + io, ops.io.row, fdo, T, D);
       // The group's dK and dV sum in the f32 slices, rounded once after
       // its last query head.
       backwardSlice(fdo, fq, fk, fv, fo, lse + (b * H + h) * T, fdq, fdk, fdv,
                     work, T, D, scale, D, D, member == 0 ? 0.0f : 1.0f);
-      narrowSlice(fdq, dq + in, ops.in.row, T, D);
-      if (member == ops.group - 1) {
-        narrowSlice(fdk, dk + kv, ops.kv.row, T, D);
-        narrowSlice(fdv, dv + kv, ops.kv.row, T, D);
+#pragma omp single
+      {
+        narrowSlice(fdq, dq + in, ops.in.row, T, D);
+        if (member == ops.group - 1) {
+          narrowSlice(fdk, dk + kv, ops.kv.row, T, D);
+          narrowSlice(fdv, dv + kv, ops.kv.row, T, D);
+        }
       }
     }
   return ZRT_OK;
