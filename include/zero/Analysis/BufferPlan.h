@@ -13,6 +13,8 @@
 /// best-fit over live intervals (largest first; TFLite's / XLA's heap
 /// simulators): values live at the same time never share a byte, values
 /// whose lives are disjoint reuse them. A view extends the life of its base.
+/// P_a+cpu's host slots (zero.offload_wait results) are in no arena: they
+/// are laid out in program order in one pinned host block (hostSlotBytes).
 ///
 /// `zero-buffer-assign` runs it and records the placement in the IR
 /// (`zero.placement`, `zero.scratch`, `zero.arena_bytes`); the lowering uses

@@ -648,7 +648,12 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
       the flat buffer (`pack_slot`, contiguous gradients);
     * a flat buffer is the group's span of the parameters or gradients
       arena (`span @g`, FSDP's flat parameter, DeepSpeed's contiguous
-      gradients), and an all-reduce of a gradient span runs in place.
+      gradients), and an all-reduce of a gradient span runs in place;
+    * a host slot of P_a+cpu (a `zero.offload_wait` result,
+      zero-offload-checkpoints) is `host_slot`: bytes of one pinned host
+      block, in program order, live from its offload's start to its
+      fetch's wait, never in a device arena (`zero.host_slot_bytes` on the
+      function and the module is the block's size).
 
     Annotates the IR:
     * `zero.storage` on every op with results: one `#zero.storage` per
