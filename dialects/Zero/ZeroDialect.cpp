@@ -54,6 +54,13 @@ StorageAttr StorageAttr::getSpan(MLIRContext *ctx, StringRef group,
   return get(ctx, StorageKind::span, arena, 0, 0, 0, 0, group, 0);
 }
 
+StorageAttr StorageAttr::getHostSlot(MLIRContext *ctx, int64_t offset,
+                                     int64_t bytes, int64_t first,
+                                     int64_t last) {
+  return get(ctx, StorageKind::host_slot, Arena::parameters, offset, bytes,
+             first, last, "", 0);
+}
+
 /// Parses `, offset = N`.
 static ParseResult parseOffset(AsmParser &p, int64_t &offset) {
   return failure(p.parseComma() || p.parseKeyword("offset") ||
@@ -81,7 +88,7 @@ Attribute StorageAttr::parse(AsmParser &p, Type) {
   std::optional<StorageKind> kind = symbolizeStorageKind(kindName);
   if (!kind) {
     p.emitError(loc, "expected a storage kind (none, arena, state, tied, "
-                     "view, pack_slot, span), got '")
+                     "view, pack_slot, span, host_slot), got '")
         << kindName << "'";
     return {};
   }
@@ -126,6 +133,14 @@ Attribute StorageAttr::parse(AsmParser &p, Type) {
     break;
   case StorageKind::span:
     if (parseSymbol() || p.parseComma() || parseArenaName(p, arena))
+      return {};
+    break;
+  case StorageKind::host_slot:
+    if (parseOffset(p, offset) || p.parseComma() || p.parseKeyword("bytes") ||
+        p.parseEqual() || p.parseInteger(bytes) || p.parseComma() ||
+        p.parseKeyword("live") || p.parseEqual() || p.parseLSquare() ||
+        p.parseInteger(first) || p.parseComma() || p.parseInteger(last) ||
+        p.parseRSquare())
       return {};
     break;
   }

@@ -32,6 +32,11 @@ namespace mlir::zero {
 struct CommResource : public SideEffects::Resource::Base<CommResource> {
   llvm::StringRef getName() final { return "zero::CommResource"; }
 };
+/// The side-effect resource of the checkpoint copies between device and
+/// host memory (zero.offload_start / _wait, zero.fetch_start / _wait).
+struct OffloadResource : public SideEffects::Resource::Base<OffloadResource> {
+  llvm::StringRef getName() final { return "zero::OffloadResource"; }
+};
 /// The side-effect resource of sharded state (zero.shard): shard loads read
 /// it, shard stores and accumulations write it.
 struct ShardResource : public SideEffects::Resource::Base<ShardResource> {

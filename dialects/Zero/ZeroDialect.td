@@ -102,6 +102,10 @@ def Zero_PendingType : TypeDef<Zero_Dialect, "Pending"> {
 /// stream of operations.
 def Zero_CommResource : Resource<"::mlir::zero::CommResource">;
 
+/// The resource of the checkpoint copies between device and host memory
+/// (zero.offload_* / zero.fetch_*): the copy stream's ordered operations.
+def Zero_OffloadResource : Resource<"::mlir::zero::OffloadResource">;
+
 def Zero_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
     I32EnumAttrCase<"sum", 0>,
     I32EnumAttrCase<"avg", 1>,
@@ -183,7 +187,8 @@ def Zero_StorageKind : I32EnumAttr<"StorageKind", "where a tensor value lives", 
     I32EnumAttrCase<"tied", 3>,
     I32EnumAttrCase<"view", 4>,
     I32EnumAttrCase<"pack_slot", 5>,
-    I32EnumAttrCase<"span", 6>
+    I32EnumAttrCase<"span", 6>,
+    I32EnumAttrCase<"host_slot", 7>
   ]> {
   let cppNamespace = "::mlir::zero";
   let genSpecializedAttr = 0;
@@ -228,6 +233,12 @@ def Zero_StorageAttr : AttrDef<Zero_Dialect, "Storage"> {
       arena (`zero.param_span` / `zero.grad_span`): a flat buffer that is
       the members' states themselves (FSDP's flat parameter, DeepSpeed's
       contiguous gradients; an all-reduce in place over it).
+    - `host_slot, offset = O, bytes = B, live = [F, L]`: bytes [O, O + B)
+      of the step's pinned host block (not a device arena; O a multiple
+      of 64), live from op position F to L: the result of a
+      `zero.offload_wait` (P_a+cpu, zero-offload-checkpoints), written from
+      its `zero.offload_start` on and read until the `zero.fetch_wait` of
+      its fetch. The function's `zero.host_slot_bytes` is the block's size.
 
     Example:
     ```mlir
@@ -258,6 +269,11 @@ def Zero_StorageAttr : AttrDef<Zero_Dialect, "Storage"> {
                                    int64_t elemOffset);
     static StorageAttr getSpan(::mlir::MLIRContext *ctx,
                                ::llvm::StringRef group, Arena arena);
+    /// Bytes [offset, offset + bytes) of the pinned host block, live over
+    /// [first, last].
+    static StorageAttr getHostSlot(::mlir::MLIRContext *ctx, int64_t offset,
+                                   int64_t bytes, int64_t first,
+                                   int64_t last);
   }];
 }
 

@@ -550,5 +550,6 @@ def Zero_TensorParallelG : Zero_Op<"tp_g", [Zero_CollectiveEffects,
 
 include "Zero/ZeroVocabParallelOps.td"
 include "Zero/ZeroSequenceParallelOps.td"
+include "Zero/ZeroOffloadOps.td"
 
 #endif // ZERO_ZERO_OPS_TD

@@ -50,6 +50,10 @@ void StorageAttr::print(AsmPrinter &p) const {
     p.printSymbolName(getSymbol());
     p << ", " << stringifyArena(getArena());
     break;
+  case StorageKind::host_slot:
+    p << ", offset = " << getOffset() << ", bytes = " << getBytes()
+      << ", live = [" << getFirst() << ", " << getLast() << "]";
+    break;
   }
   p << ">";
 }
@@ -91,6 +95,16 @@ StorageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (operand < 0 || offset < 0)
       return emitError() << "#zero.storage<" << stringifyStorageKind(kind)
                          << "> needs a non-negative operand and offset";
+    return success();
+  case StorageKind::host_slot:
+    if (offset < 0 || offset % kArenaAlignment || bytes <= 0)
+      return emitError() << "#zero.storage<host_slot> needs a 64-byte "
+                            "aligned offset >= 0 and bytes > 0 (got offset "
+                         << offset << ", bytes " << bytes << ")";
+    if (first < 0 || last < first)
+      return emitError() << "#zero.storage<host_slot> needs a live range "
+                            "[F, L] with 0 <= F <= L (got ["
+                         << first << ", " << last << "])";
     return success();
   case StorageKind::none:
     return success();
@@ -161,6 +175,14 @@ static LogicalResult verifyResultStorage(Operation *op, Attribute value) {
         return bad() << "reaches past the zero.pack's flat result";
       break;
     }
+    case StorageKind::host_slot:
+      if (!isa<OffloadWaitOp>(op))
+        return bad() << "is for the result of a zero.offload_wait (a host "
+                        "slot of P_a+cpu)";
+      if (s.getBytes() < tensorStorageBytes(t))
+        return bad() << "has fewer bytes than the tensor's "
+                     << tensorStorageBytes(t);
+      break;
     case StorageKind::state:
     case StorageKind::span:
       break;

@@ -136,6 +136,9 @@ StorageAttr FunctionPlan::storageOf(Value v) {
   MLIRContext *ctx = fn.getContext();
   if (!isa<RankedTensorType>(v.getType()))
     return StorageAttr::getNone(ctx);
+  if (auto it = hostSlots.find(v); it != hostSlots.end())
+    return StorageAttr::getHostSlot(ctx, it->second.offset, it->second.bytes,
+                                    it->second.first, it->second.last);
   if (auto it = valueBlock.find(v); it != valueBlock.end()) {
     const PlanBlock &blk = blocks[it->second];
     return StorageAttr::getArena(ctx, arenaOfMem(blk.mem), blk.offset,
@@ -338,6 +341,10 @@ void FunctionPlan::annotate() {
           kScratchAttr,
           StorageAttr::getArena(fn.getContext(), arenaOfMem(blk.mem),
                                 blk.offset, blk.bytes, blk.first, blk.last));
+  if (hostBytes > 0)
+    fn->setAttr(kHostSlotBytesAttr, bld.getI64IntegerAttr(hostBytes));
+  else
+    fn->removeAttr(kHostSlotBytesAttr);
   fn->setAttr(kArenaBytesAttr,
               bld.getDictionaryAttr(
                   {bld.getNamedAttr("activations",
@@ -564,6 +571,19 @@ LogicalResult FunctionPlan::plan() {
             zero::AllReduceStartOp>(op) &&
         (!op.getResult(0).hasOneUse() || !waitOf(&op)))
       return op.emitOpError("must be waited exactly once (zero.wait)");
+    if (auto w = dyn_cast<zero::OffloadWaitOp>(op)) {
+      // A host slot (P_a+cpu): written from its offload's start on, read
+      // until its fetch's wait; its own pinned host block, not an arena.
+      Value v = w.getHost();
+      Operation *start = w.getPending().getDefiningOp();
+      HostSlot slot{hostBytes, alignUp(tensorBytes(tensorType(v))),
+                    start ? pos.lookup(start) : pos.lookup(&op), 0};
+      slot.last = std::max(slot.first, lastUse(v));
+      hostSlots[v] = slot;
+      hostBytes += slot.bytes;
+      buffers[v] = {Buffer::HostSlot, Placement{kMemTemps, slot.offset}};
+      continue;
+    }
     for (Value v : op.getResults()) {
       if (!isa<RankedTensorType>(v.getType()))
         continue; // !zero.pending: the buffer is its zero.wait's result
@@ -612,8 +632,8 @@ LogicalResult FunctionPlan::plan() {
       // A collective's result is written from its start on; a pack's flat
       // buffer from its first slot member's definition on.
       int64_t first = pos.lookup(&op);
-      if (auto w = dyn_cast<zero::WaitOp>(op))
-        if (Operation *start = w->getOperand(0).getDefiningOp())
+      if (isa<zero::WaitOp, zero::FetchWaitOp>(op))
+        if (Operation *start = op.getOperand(0).getDefiningOp())
           first = pos.lookup(start);
       if (auto f = packFirst.find(v); f != packFirst.end())
         first = std::min(first, f->second);
@@ -643,6 +663,7 @@ LogicalResult FunctionPlan::plan() {
     mp.arenaBytes[m] = std::max(mp.arenaBytes[m], bump[m]);
   if (role == Role::ForwardBackward)
     mp.forwardBackwardActivations = bump[kMemActs];
+  mp.hostSlotBytes = std::max(mp.hostSlotBytes, hostBytes);
   return success();
 }
 

@@ -305,8 +305,13 @@ FailureOr<zero::BufferPlan> ModulePlan::planBuffers(bool annotate, bool bump) {
   });
   for (auto &[i, a] : planned)
     plan.functions.push_back({functions[i].getSymName().str(), a});
+  plan.hostSlotBytes = hostSlotBytes;
   if (annotate) {
     Builder bld(ctx);
+    if (hostSlotBytes > 0)
+      module->setAttr(kHostSlotBytesAttr, bld.getI64IntegerAttr(hostSlotBytes));
+    else
+      module->removeAttr(kHostSlotBytesAttr);
     module->setAttr(
         kArenaBytesAttr,
         bld.getDictionaryAttr(

@@ -5,6 +5,7 @@
 #include "zero/Transforms/Passes.h"
 
 #include "Train/TrainOps.h"
+#include "Zero/ZeroLayout.h"
 #include "Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -154,6 +155,8 @@ int64_t mlir::zero::savedActivationBytes(func::FuncOp fn) {
       break;
     if (isa<train::LoadOp, ShardLoadOp, UnpackOp>(op))
       continue; // Parameters are accounted as model states.
+    if (isa<OffloadWaitOp>(op))
+      continue; // A host slot (P_a+cpu): pinned host memory, not the device's.
     for (Value r : op.getResults()) {
       auto t = dyn_cast<RankedTensorType>(r.getType());
       if (!t)
@@ -258,6 +261,10 @@ FailureOr<StepReport> mlir::zero::analyzeStep(ModuleOp module) {
   if (auto fb = module.lookupSymbol<func::FuncOp>("forward_backward")) {
     report.activationBytes = savedActivationBytes(fb);
     countCheckpointSlices(fb, report);
+    fb.walk([&](OffloadWaitOp w) {
+      ++report.offloadedSlices;
+      report.hostSlotBytes += alignToArena(bytesOfTensor(w.getHost()));
+    });
     FunctionTraffic t = countCollectives(fb);
     report.axisCommBytesMicro = t.bytes;
     report.commElementsMicro = t.elements;
@@ -380,7 +387,8 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
   os << "\n";
   if (r.checkpointSlices) {
     // ZeRO-R's P_a: what the block inputs take with and without it.
-    os << llvm::format("  %-16s", "(of it P_a)");
+    os << llvm::format("  %-16s", r.offloadedSlices ? "P_a on the host"
+                                                     : "(of it P_a)");
     printBytes(os, r.checkpointSliceBytes);
     os << llvm::format("  (%lld block-input checkpoints, 1/%lld each per "
                        "tensor rank)\n",
@@ -388,7 +396,14 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
     os << llvm::format("  %-16s", "without P_a");
     printBytes(os, r.checkpointWholeBytes);
     os << "  (the same checkpoints whole on every tensor rank)\n";
-    if (r.checkpointOffloadHost)
+    if (r.offloadedSlices)
+      os << llvm::format("  P_a+cpu (offload=host): %lld slices copied to "
+                         "pinned host memory after their block's forward "
+                         "and back before its recomputation; host slots "
+                         "%lld B per rank\n",
+                         (long long)r.offloadedSlices,
+                         (long long)r.hostSlotBytes);
+    else if (r.checkpointOffloadHost)
       os << "  P_a+cpu (offload=host): the CPU backend's arenas are host "
             "memory, so the slices stay where they are (no copy)\n";
   }
@@ -398,6 +413,14 @@ void mlir::zero::printReportTable(const StepReport &r, int64_t k,
     printBytes(os, r.plannedActivationBytes);
     if (!r.plannedActivationFunction.empty())
       os << "  (@" << r.plannedActivationFunction << ")";
+    if (r.plannedActivationBytesWithoutOffload >= 0) {
+      os << "\n" << llvm::format("  %-16s", "without P_a+cpu");
+      printBytes(os, r.plannedActivationBytesWithoutOffload);
+      os << "  (activations with the P_a slices on the device)\n";
+      os << llvm::format("  %-16s", "host slots");
+      printBytes(os, r.hostSlotBytes);
+      os << "  (pinned host memory, not a device arena)";
+    }
     os << "\n" << llvm::format("  %-16s", "temporaries");
     printBytes(os, r.plannedTemporaryBytes);
     os << "  (";
@@ -486,6 +509,8 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
       {"checkpoint_slice_bytes", r.checkpointSliceBytes},
       {"checkpoint_whole_bytes", r.checkpointWholeBytes},
       {"checkpoint_offload_host", r.checkpointOffloadHost},
+      {"offloaded_checkpoint_slices", r.offloadedSlices},
+      {"host_slot_bytes", r.hostSlotBytes},
       {"comm_bytes_per_micro_batch", std::move(micro)},
       {"comm_bytes_per_optimizer_step", std::move(step)},
       {"comm_elements_per_step", r.commElementsMicro * k + r.commElementsStep},
@@ -498,6 +523,9 @@ void mlir::zero::printReportJson(const StepReport &r, int64_t k,
     root["planned_activation_arena_function"] = r.plannedActivationFunction;
     root["planned_temporary_arena_function"] = r.plannedTemporaryFunction;
     root["bump_temporary_arena_bytes"] = r.bumpTemporaryBytes;
+    if (r.plannedActivationBytesWithoutOffload >= 0)
+      root["planned_activation_arena_bytes_without_offload"] =
+          r.plannedActivationBytesWithoutOffload;
     root["planned_state_arena_bytes"] = r.plannedStateArenaBytes;
     if (r.plannedConstantArenaBytes)
       root["planned_constant_arena_bytes"] = r.plannedConstantArenaBytes;

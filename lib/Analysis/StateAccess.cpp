@@ -49,13 +49,15 @@ SmallVector<Value> FunctionPlan::aliasSet(Value v) {
   return set;
 }
 
-/// The zero.wait of a zero.*_start op, or null.
+/// The zero.wait of a zero.*_start op (the zero.offload_wait /
+/// zero.fetch_wait of an offload or fetch start), or null.
 Operation *waitOf(Operation *start) {
   if (!isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
-           zero::AllReduceStartOp>(start))
+           zero::AllReduceStartOp, zero::OffloadStartOp, zero::FetchStartOp>(
+          start))
     return nullptr;
   for (Operation *user : start->getResult(0).getUsers())
-    if (isa<zero::WaitOp>(user))
+    if (isa<zero::WaitOp, zero::OffloadWaitOp, zero::FetchWaitOp>(user))
       return user;
   return nullptr;
 }

@@ -76,6 +76,14 @@ void zero::buildTrainingPipeline(OpPassManager &pm,
     prefetch.maxLiveBytes = options.maxLiveBytes;
     pm.addPass(createZeroPrefetch(prefetch));
   }
+  // P_a+cpu: after zero-prefetch placed the slices' all-gathers (the fetches
+  // go ahead of them) and before zero-buffer-assign (the slices leave the
+  // activation arena). Only a module train-checkpoint marked offload=host.
+  if (options.checkpointOffload == "host") {
+    ZeroOffloadCheckpointsOptions offload;
+    offload.target = options.target;
+    pm.addPass(createZeroOffloadCheckpoints(offload));
+  }
   // After the last pass that moves collectives: where in-flight ones are
   // moved forward (nothing to do without zero-prefetch's starts).
   {
@@ -107,7 +115,8 @@ void zero::registerTrainingPipeline() {
       "train-checkpoint, train-fuse-epilogues, train-fuse-layer-norm, "
       "train-fuse-cross-entropy, "
       "train-optimizer, zero-partition, zero-bucket, "
-      "zero-prefetch, zero-place-progress, train-legalize-bf16, "
+      "zero-prefetch, zero-offload-checkpoints, zero-place-progress, "
+      "train-legalize-bf16, "
       "zero-layout-states, "
       "train-fuse-adamw-cast, zero-fuse-state-runs, zero-buffer-assign",
       buildTrainingPipeline);

@@ -544,6 +544,31 @@ double zrt_comm_wait_seconds(void) { return zrt_cuda::comm_wait_seconds(); }
 int zrt_comm_progress(void) { return zrt_cuda::comm_progress(); }
 void zrt_comm_reset(void) { zrt_cuda::comm_reset(); }
 
+// P_a+cpu: the pinned host block and the copy stream (offload.cpp).
+int zrt_offload_host_create(int64_t bytes) {
+  return zrt_cuda::offload_host_create(bytes);
+}
+void zrt_offload_host_destroy(void) { zrt_cuda::offload_host_destroy(); }
+void *zrt_offload_host_base(void) { return zrt_cuda::offload_host_base(); }
+int64_t zrt_offload_host_bytes(void) { return zrt_cuda::offload_host_bytes(); }
+int zrt_offload_start(const void *device, void *host, int64_t bytes,
+                      zrt_offload *out) {
+  ZRT_PROFILED("zrt_offload_start",
+               zrt_cuda::offload_start(device, host, bytes, out));
+}
+int zrt_offload_wait(zrt_offload op) {
+  ZRT_PROFILED("zrt_offload_wait",
+               zrt_cuda::copy_wait("zrt_offload_wait", op));
+}
+int zrt_fetch_start(const void *host, void *device, int64_t bytes,
+                    zrt_offload *out) {
+  ZRT_PROFILED("zrt_fetch_start",
+               zrt_cuda::fetch_start(host, device, bytes, out));
+}
+int zrt_fetch_wait(zrt_offload op) {
+  ZRT_PROFILED("zrt_fetch_wait", zrt_cuda::copy_wait("zrt_fetch_wait", op));
+}
+
 // The rank mesh data x tensor: one NCCL communicator per axis
 // (process_group.cpp).
 int zrt_mesh_init(int tensor_size) {

@@ -593,6 +593,19 @@ double comm_wait_seconds();
 int comm_progress();
 void comm_reset();
 
+/// P_a+cpu's pinned host block and copy stream (offload.cpp; zrt.h
+/// "Checkpoint offload to host memory").
+int offload_host_create(int64_t bytes);
+void offload_host_destroy();
+void *offload_host_base();
+int64_t offload_host_bytes();
+int offload_start(const void *device, void *host, int64_t bytes,
+                  zrt_offload *out);
+int fetch_start(const void *host, void *device, int64_t bytes,
+                zrt_offload *out);
+/// zrt_offload_wait and zrt_fetch_wait (`fn` names the caller).
+int copy_wait(const char *fn, zrt_offload op);
+
 /// Per-function timing of the zrt_* calls (profile.cpp; ZRT_PROFILE).
 namespace profile {
 /// True when ZRT_PROFILE is set and the runtime is initialized.

@@ -560,6 +560,16 @@ int main(int argc, char **argv) {
                    "--tensor-parallel=M with M > 1 (got " +
                    std::to_string(tensorParallel) + ")");
   }
+  if (checkpointOffload != "none" && checkpointOffload != "host")
+    return error("unknown --checkpoint-offload '" + checkpointOffload +
+                 "' (expected none or host)");
+  if (checkpointOffload == "host" && checkpointPolicy != "block")
+    return error("--checkpoint-offload=host moves the checkpoints of "
+                 "--checkpoint=block to host memory; add --checkpoint=block "
+                 "--checkpoint-partition=tensor");
+  if (checkpointOffload == "host" && checkpointPartition != "tensor")
+    return error("--checkpoint-offload=host moves P_a's 1/M checkpoint slices "
+                 "to host memory; it needs --checkpoint-partition=tensor");
   if (vocabParallel && tensorParallel < 2)
     return error("--vocab-parallel cuts the vocabulary over the M tensor "
                  "ranks; it needs --tensor-parallel=M with M > 1 (got " +
@@ -670,6 +680,8 @@ int main(int argc, char **argv) {
     add("checkpoint=" + checkpointPolicy);
     add("checkpoint-partition=" + checkpointPartition);
     add("checkpoint-offload=" + checkpointOffload);
+    if (checkpointOffload == "host")
+      add("target=" + target);
   }
   add(std::string("fuse-epilogues=") + (fuseEpilogues ? "true" : "false"));
   add(std::string("fuse-layer-norm=") + (fuseLayerNorm ? "true" : "false"));

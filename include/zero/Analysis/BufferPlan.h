@@ -13,6 +13,8 @@
 /// best-fit over live intervals (largest first; TFLite's / XLA's heap
 /// simulators): values live at the same time never share a byte, values
 /// whose lives are disjoint reuse them. A view extends the life of its base.
+/// P_a+cpu's host slots (zero.offload_wait results) are in no arena: they
+/// are laid out in program order in one pinned host block (hostSlotBytes).
 ///
 /// `zero-buffer-assign` runs it and records the placement in the IR
 /// (`zero.placement`, `zero.scratch`, `zero.arena_bytes`); the lowering uses
@@ -53,6 +55,9 @@ struct BufferPlan {
   /// What bump allocation without reuse needs (max over the functions of
   /// every value's bytes plus one scratch pool): the saving of the plan.
   ArenaBytes bumpBytes;
+  /// The pinned host block of P_a+cpu's host slots (zero.offload_wait
+  /// results, #zero.storage<host_slot>); 0 without them.
+  int64_t hostSlotBytes = 0;
 };
 
 /// Plans the buffers of `module` (a step after zero-partition, which the

@@ -98,6 +98,14 @@ struct StepReport {
           checkpointWholeBytes = 0;
   /// P_a+cpu (offload=host) was asked for.
   bool checkpointOffloadHost = false;
+  /// P_a+cpu done (zero-offload-checkpoints, CUDA): the slices copied to
+  /// pinned host memory (zero.offload_start ops) and their host slots'
+  /// bytes (zero.offload_wait results, each 64-byte aligned: the pinned
+  /// host block), one micro-batch; not part of activationBytes.
+  int64_t offloadedSlices = 0, hostSlotBytes = 0;
+  /// The planned activation arena with the slices kept on the device (the
+  /// step planned again without its offloads); -1 without offloads.
+  int64_t plannedActivationBytesWithoutOffload = -1;
   /// The arenas zero-buffer-assign plans (max over the step's functions):
   /// activations (what the backward keeps, each block live across the loss
   /// seed) and temporaries (everything else, reused by liveness). -1 when

@@ -168,8 +168,8 @@ struct PlanBlock {
 
 /// Where a tensor value lives.
 struct Buffer {
-  enum Kind { None, Arena, View } kind = None;
-  Placement place;        ///< Arena.
+  enum Kind { None, Arena, View, HostSlot } kind = None;
+  Placement place;        ///< Arena; HostSlot: offset in the host block.
   Value base;             ///< View: the value viewed.
   int64_t elemOffset = 0; ///< View: element offset into `base`.
 };
@@ -178,6 +178,9 @@ struct Buffer {
 /// zero-buffer-assign's per-module arena sizes (a dictionary of
 /// `activations` and `temporaries` bytes).
 inline constexpr StringLiteral kArenaBytesAttr = "zero.arena_bytes";
+/// zero-buffer-assign's size of the pinned host block of P_a+cpu's host
+/// slots (an i64, on the function and the module; absent without slots).
+inline constexpr StringLiteral kHostSlotBytesAttr = "zero.host_slot_bytes";
 
 //===----------------------------------------------------------------------===//
 // State access (lib/Analysis/StateAccess.cpp)
@@ -191,7 +194,8 @@ StringRef loadSymbol(Operation *op);
 StringRef writtenSymbol(Operation *op);
 /// The value a store or accumulate writes into its state.
 Value storedValue(Operation *op);
-/// The zero.wait of a nonblocking collective's start (null when none).
+/// The zero.wait of a nonblocking collective's start, the zero.offload_wait
+/// / zero.fetch_wait of an offload or fetch start (null when none).
 Operation *waitOf(Operation *start);
 /// Whether state `b` starts right where state `a` ends in the same arena.
 bool backToBack(const StateInfo *a, const StateInfo *b);
@@ -237,6 +241,9 @@ public:
   /// The activation arena @forward_backward's plan needs (-1 before it is
   /// planned): what the other functions may use of it (shareActivations).
   int64_t forwardBackwardActivations = -1;
+  /// Bytes of the pinned host block of the host slots (P_a+cpu; max over
+  /// the functions, 0 without slots).
+  int64_t hostSlotBytes = 0;
 
   /// A state by symbol name; emits an error at `user` when missing or
   /// without storage.
@@ -437,6 +444,14 @@ protected:
   ArrayRef<Operation *> opsOf(StringRef sym) const;
   int64_t seedPos = INT64_MAX;
   DenseMap<Value, Buffer> buffers;
+  /// P_a+cpu's host slots (zero.offload_wait results): bytes [offset,
+  /// offset + bytes) of the pinned host block, live over [first, last]; in
+  /// program order, no reuse (every slot lives across the loss seed).
+  struct HostSlot {
+    int64_t offset, bytes, first, last;
+  };
+  DenseMap<Value, HostSlot> hostSlots;
+  int64_t hostBytes = 0; ///< The host block this function needs.
   DenseSet<Operation *> copyLoads;             ///< Loads that copy.
   DenseSet<Value> inPlaceResults;              ///< AdamW results on the state.
   DenseMap<Value, StringRef> forwardedResults; ///< Computed in this state.

@@ -4,9 +4,9 @@
 /// The pipeline that turns a forward graph into a partitioned training step:
 /// train-autodiff, train-checkpoint, train-fuse-epilogues,
 /// train-fuse-layer-norm, train-optimizer, zero-partition, zero-bucket,
-/// zero-prefetch, zero-place-progress, train-legalize-bf16,
-/// zero-layout-states, train-fuse-adamw-cast, zero-fuse-state-runs,
-/// zero-buffer-assign.
+/// zero-prefetch, zero-offload-checkpoints, zero-place-progress,
+/// train-legalize-bf16, zero-layout-states, train-fuse-adamw-cast,
+/// zero-fuse-state-runs, zero-buffer-assign.
 /// Registered with zero-opt as
 /// `--zero-training-pipeline="stage=3 world-size=4 ..."`; zero-compile calls
 /// the same builder.
@@ -54,7 +54,13 @@ struct TrainingPipelineOptions
       llvm::cl::desc("train-checkpoint partition: none or tensor (P_a)")};
   Option<std::string> checkpointOffload{
       *this, "checkpoint-offload", llvm::cl::init("none"),
-      llvm::cl::desc("train-checkpoint offload: none or host (P_a+cpu)")};
+      llvm::cl::desc("train-checkpoint offload: none or host (P_a+cpu; "
+                     "with target=cuda zero-offload-checkpoints moves the "
+                     "slices to pinned host memory)")};
+  Option<std::string> target{
+      *this, "target", llvm::cl::init("cpu"),
+      llvm::cl::desc("The backend the step is compiled for, cpu or cuda "
+                     "(zero-offload-checkpoints' target)")};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues", llvm::cl::init(true),
       llvm::cl::desc("Run train-fuse-epilogues (GELU into its matmuls)")};
@@ -133,7 +139,8 @@ struct TrainingPipelineOptions
 /// pass manager), in order: train-autodiff, train-checkpoint,
 /// train-fuse-epilogues, train-fuse-layer-norm, train-fuse-cross-entropy,
 /// train-optimizer,
-/// zero-partition, zero-bucket, zero-prefetch, zero-place-progress,
+/// zero-partition, zero-bucket, zero-prefetch, zero-offload-checkpoints
+/// (with checkpoint-offload=host), zero-place-progress,
 /// train-legalize-bf16 and zero-layout-states (always),
 /// train-fuse-adamw-cast,
 /// zero-fuse-state-runs, zero-buffer-assign.

@@ -535,6 +535,71 @@ def ZeroLayoutStates : Pass<"zero-layout-states", "::mlir::ModuleOp"> {
   ];
 }
 
+def ZeroOffloadCheckpoints : Pass<"zero-offload-checkpoints", "::mlir::ModuleOp"> {
+  let summary = "P_a+cpu: P_a's checkpoint slices to pinned host memory and back";
+  let description = [{
+    ZeRO-R's partitioned activation checkpoints moved to host memory
+    (P_a+cpu; Rajbhandari et al., arXiv 1910.02054, §6.1; DeepSpeed's
+    `cpu_checkpointing`). On a module that `train-checkpoint` marked
+    `zero.checkpoint_offload = "host"` (`partition=tensor offload=host`),
+    every P_a slice of `@forward_backward` (a `zero.local_shard` marked
+    `zero.checkpoint_slice`, defined before the loss seed and read only
+    after it) leaves the device between its forward and its backward:
+
+    * right after the slice is computed, `zero.offload_start` copies it to
+      a pinned host slot on a copy stream; its `zero.offload_wait` (the
+      compute stream waits for the copy, the host never does) goes right
+      before the next slice is computed, or before the loss seed, so the
+      copy overlaps one block of the forward;
+    * in the backward, `zero.fetch_wait` goes right before the slice's
+      first use (its all-gather, or the `zero.all_gather_start` that
+      zero-prefetch made of it) and the use reads the fetched copy; its
+      `zero.fetch_start` goes one block ahead: right after the previous
+      slice's `zero.fetch_wait` in the backward's order, or right after the
+      loss seed for the first.
+
+    The slices then no longer live in the device's activation arena from
+    the forward to the backward: `zero-buffer-assign` (which must run after
+    this pass) gives each host slot `#zero.storage<host_slot, ...>` in a
+    pinned host block of its own and the fetched copy a temporary device
+    buffer. Losses are unchanged (the same bytes come back).
+
+    `target=cpu` changes nothing: the CPU backend's arenas are host memory
+    already (zero-report says so). Without the module mark it changes
+    nothing either.
+
+    Example (M = 2, target=cuda):
+    ```mlir
+    // forward
+    %s = zero.local_shard %f world_size(2) axis(<tensor>) {zero.checkpoint_slice} : tensor<64xf32> -> tensor<32xf32>
+    %p = zero.offload_start %s : tensor<32xf32> -> !zero.pending<tensor<32xf32>>
+    ...
+    %h = zero.offload_wait %p : !zero.pending<tensor<32xf32>>
+    %seed = train.fill 1.000000e+00 {train.loss_seed} : tensor<f32>
+    %q = zero.fetch_start %h : tensor<32xf32> -> !zero.pending<tensor<32xf32>>
+    ...
+    // backward, before the block's recomputation
+    %d = zero.fetch_wait %q : !zero.pending<tensor<32xf32>>
+    %g = zero.all_gather %d world_size(2) axis(<tensor>) : tensor<32xf32> -> tensor<64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
+           "cuda (copy the slices to pinned host memory) or cpu (no-op: "
+           "the arenas are host memory)">,
+    Option<"stepFunction", "step-function", "std::string",
+           /*default=*/"\"forward_backward\"",
+           "The forward+backward function to rewrite">
+  ];
+  let statistics = [
+    Statistic<"numOffloaded", "slices-offloaded",
+              "P_a slices moved to host memory">,
+    Statistic<"numHostBytes", "host-bytes",
+              "Bytes of the slices in host memory">
+  ];
+}
+
 def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
   let summary = "Static buffer assignment: liveness-based placement of every value in arenas";
   let description = [{
@@ -583,7 +648,12 @@ def ZeroBufferAssign : Pass<"zero-buffer-assign", "::mlir::ModuleOp"> {
       the flat buffer (`pack_slot`, contiguous gradients);
     * a flat buffer is the group's span of the parameters or gradients
       arena (`span @g`, FSDP's flat parameter, DeepSpeed's contiguous
-      gradients), and an all-reduce of a gradient span runs in place.
+      gradients), and an all-reduce of a gradient span runs in place;
+    * a host slot of P_a+cpu (a `zero.offload_wait` result,
+      zero-offload-checkpoints) is `host_slot`: bytes of one pinned host
+      block, in program order, live from its offload's start to its
+      fetch's wait, never in a device arena (`zero.host_slot_bytes` on the
+      function and the module is the block's size).
 
     Annotates the IR:
     * `zero.storage` on every op with results: one `#zero.storage` per

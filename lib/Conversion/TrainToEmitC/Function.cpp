@@ -112,6 +112,30 @@ Value FunctionLowering::ptr(Value tensor) {
   case Buffer::View:
     p = offsetPtr(ptr(buf.base), buf.elemOffset);
     break;
+  case Buffer::HostSlot: {
+    // The pinned host block of P_a+cpu (zrt_offload_host_create in init).
+    if (!hostBase) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(prologueEnd);
+      auto u8 = emitc::PointerType::get(
+          IntegerType::get(b.getContext(), 8, IntegerType::Unsigned));
+      Value base =
+          emitc::CallOpaqueOp::create(
+              b, fn.getLoc(),
+              TypeRange{emitc::PointerType::get(
+                  emitc::OpaqueType::get(b.getContext(), "void"))},
+              "zrt_offload_host_base", ValueRange{})
+              .getResult(0);
+      hostBase = emitc::CastOp::create(b, fn.getLoc(), u8, base);
+    }
+    Value base = hostBase;
+    if (buf.place.offset != 0)
+      base = emitc::AddOp::create(
+          b, loc(), base.getType(), base,
+          literal(b.getI64Type(), std::to_string(buf.place.offset)));
+    p = emitc::CastOp::create(b, loc(), ml.ptrType(elementType(tensor)), base);
+    break;
+  }
   case Buffer::None:
     llvm_unreachable("tensor without a buffer");
   }
@@ -249,6 +273,21 @@ SmallVector<std::string, 2> FunctionLowering::int64Tables(
     names.push_back(ml.int64Array(prefix, values));
   ++ml.numPermutations;
   return names;
+}
+
+Value FunctionLowering::offloadEvent(Operation *start) {
+  // zrt_offload ev = NULL; ... &ev
+  Type evT = emitc::OpaqueType::get(b.getContext(), "zrt_offload");
+  Value lv = emitc::VariableOp::create(b, loc(), emitc::LValueType::get(evT),
+                                       opq("NULL"));
+  requests[start->getResult(0)] = lv;
+  return emitc::AddressOfOp::create(b, loc(), emitc::PointerType::get(evT), lv);
+}
+
+Value FunctionLowering::pendingOffload(Value pending) {
+  Value lv = requests.lookup(pending);
+  Type evT = emitc::OpaqueType::get(b.getContext(), "zrt_offload");
+  return emitc::LoadOp::create(b, loc(), evT, lv);
 }
 
 Value FunctionLowering::request(Operation *start) {

@@ -72,6 +72,8 @@ public:
                   ArrayRef<CArg> args) override;
   Value request(Operation *start) override;
   Value pendingRequest(Value pending) override;
+  Value offloadEvent(Operation *start) override;
+  Value pendingOffload(Value pending) override;
   Value axisRank(zero::MeshAxis axis) override;
   SmallVector<std::string, 2> int64Tables(
       ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> tables) override;
@@ -129,6 +131,7 @@ private:
   DenseMap<Value, Value> hostScalars; ///< 0-D tensor -> its host copy.
   Value bases[kNumMem];
   Value rank, tensorRank;
+  Value hostBase; ///< The pinned host block (P_a+cpu's host slots).
   Operation *prologueEnd = nullptr; ///< Arena bases and the rank go before it.
   int64_t scratchCursor = 0;
   bool nativeBf16 = false; ///< The op being emitted calls zrt_X_bf16.

@@ -321,6 +321,13 @@ void ModuleLowering::emitInit(OpBuilder &mb) {
     emitc::AssignOp::create(b, loc, memLv, baseU8);
     memBase[m] = baseU8;
   }
+  if (hostSlotBytes > 0) {
+    verbatim("// P_a+cpu: the pinned host block of the checkpoint slices.");
+    check(emitc::CallOpaqueOp::create(
+              b, loc, TypeRange{intType()}, "zrt_offload_host_create",
+              ValueRange{}, b.getArrayAttr({b.getI64IntegerAttr(hostSlotBytes)}))
+              .getResult(0));
+  }
   auto pointer = [&](Placement p, Type elt) -> Value {
     Value base = memBase[p.mem];
     if (p.offset)
@@ -557,6 +564,9 @@ void ModuleLowering::emitDestroy(OpBuilder &mb) {
     emitc::AssignOp::create(b, loc, mem,
                             emitc::LiteralOp::create(b, loc, u8, "NULL"));
   }
+  if (hostSlotBytes > 0)
+    emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "zrt_offload_host_destroy",
+                                ValueRange{});
   emitc::ReturnOp::create(b, loc, Value());
 }
 

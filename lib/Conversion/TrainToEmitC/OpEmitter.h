@@ -97,6 +97,11 @@ public:
   virtual Value request(Operation *start) = 0;
   /// The `zrt_request` of a `!zero.pending` value, for zrt_wait.
   virtual Value pendingRequest(Value pending) = 0;
+  /// A new `zrt_offload` variable for the copy `start` (a zero.offload_start
+  /// or zero.fetch_start); returns the variable's address.
+  virtual Value offloadEvent(Operation *start) = 0;
+  /// The `zrt_offload` of a copy's `!zero.pending` value, for its wait.
+  virtual Value pendingOffload(Value pending) = 0;
   /// This rank's index on mesh axis `axis`: on the data axis `zrt_rank()`,
   /// or `zrt_axis_rank(ZRT_AXIS_DATA)` on a mesh (shards are cut over the
   /// data axis); on the tensor axis `zrt_axis_rank(ZRT_AXIS_TENSOR)`.
@@ -193,6 +198,10 @@ void populateShapeEmitters(OpEmitterSet &set);
 /// (Collectives.cpp).
 void populateCollectiveEmitters(OpEmitterSet &set);
 
+/// P_a+cpu's copies between device and pinned host memory: offload_start,
+/// offload_wait, fetch_start, fetch_wait (Offload.cpp).
+void populateOffloadEmitters(OpEmitterSet &set);
+
 /// The optimizer step's reductions: sum_squares and clip_coef
 /// (Optimizer.cpp; AdamW is printed from the state plan, State.cpp).
 void populateOptimizerEmitters(OpEmitterSet &set);
@@ -201,6 +210,7 @@ void populateOptimizerEmitters(OpEmitterSet &set);
 inline void populateAllEmitters(OpEmitterSet &set) {
   populateShapeEmitters(set);
   populateCollectiveEmitters(set);
+  populateOffloadEmitters(set);
   populateOptimizerEmitters(set);
   populateElementwiseEmitters(set);
   populateNormEmitters(set);

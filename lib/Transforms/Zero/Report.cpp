@@ -7,6 +7,7 @@
 
 #include "Train/TrainDialect.h"
 #include "Zero/ZeroDialect.h"
+#include "Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,6 +22,29 @@ namespace mlir::zero {
 } // namespace mlir::zero
 
 using namespace mlir;
+
+/// Undoes zero-offload-checkpoints on a copy of the step (P_a+cpu): each
+/// fetched slice's uses read the device slice again and the four copy ops
+/// go, so the plan keeps the slices in the activation arena; the
+/// zero.storage records of the copy are dropped (it is planned afresh).
+static void keepSlicesOnDevice(ModuleOp module) {
+  SmallVector<zero::FetchWaitOp> fetches;
+  module.walk([&](zero::FetchWaitOp w) { fetches.push_back(w); });
+  for (zero::FetchWaitOp back : fetches) {
+    auto fetch = back.getPending().getDefiningOp<zero::FetchStartOp>();
+    auto host = fetch.getHost().getDefiningOp<zero::OffloadWaitOp>();
+    auto start = host.getPending().getDefiningOp<zero::OffloadStartOp>();
+    back.getResult().replaceAllUsesWith(start.getInput());
+    back->erase();
+    fetch->erase();
+    host->erase();
+    start->erase();
+  }
+  module.walk([](Operation *op) {
+    op->removeAttr(zero::ZeroDialect::kStorageAttrName);
+    op->removeAttr(zero::ZeroDialect::kScratchAttrName);
+  });
+}
 
 namespace {
 struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
@@ -127,6 +151,16 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
         report->plannedConstantArenaBytes = plan->constantArenaBytes;
         report->bumpActivationBytes = plan->bumpBytes.activations;
         report->bumpTemporaryBytes = plan->bumpBytes.temporaries;
+      }
+      // P_a+cpu: the activation arena the slices would need on the device.
+      if (succeeded(plan) && report->offloadedSlices) {
+        OwningOpRef<ModuleOp> kept = planned.clone();
+        keepSlicesOnDevice(*kept);
+        FailureOr<zero::BufferPlan> without =
+            zero::planBuffers(*kept, /*annotate=*/false);
+        if (succeeded(without))
+          report->plannedActivationBytesWithoutOffload =
+              without->arenas.activations;
       }
     }
     if (!quiet)

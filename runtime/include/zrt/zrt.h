@@ -835,6 +835,59 @@ int zrt_comm_progress(void);
 void zrt_comm_reset(void);
 
 /*===----------------------------------------------------------------------===//
+// Checkpoint offload to host memory (P_a+cpu)
+//===----------------------------------------------------------------------===*/
+
+/// ZeRO-R's P_a+cpu (zero-offload-checkpoints): the checkpoint slices of
+/// partitioned activation checkpointing live in one pinned host block
+/// between the forward and the backward. On the CUDA backend the block is
+/// cudaMallocHost memory and the copies run on a copy stream of their own,
+/// ordered against the compute stream with events (a start makes the copy
+/// stream wait for the compute stream's work queued so far; a wait makes the
+/// compute stream wait for the copy; the host never blocks). On the CPU
+/// backend the arenas are host memory already: the block is ordinary
+/// memory and a copy is a memcpy done when it starts.
+
+/// Opaque handle of one copy in flight (each is waited exactly once).
+typedef struct zrt_offload_s *zrt_offload;
+
+/// Allocates the pinned host block of `bytes` bytes (64-byte aligned,
+/// zero-filled), once, in init(). Errors: ZRT_ERR_INVALID_ARGUMENT (bytes
+/// < 0, or a block exists), ZRT_ERR_OUT_OF_MEMORY.
+int zrt_offload_host_create(int64_t bytes);
+
+/// Frees the block (after the copies in flight finished); no-op without one.
+void zrt_offload_host_destroy(void);
+
+/// Base address of the block; NULL without one.
+void *zrt_offload_host_base(void);
+
+/// Bytes of the block (0 without one): what the driver reports as
+/// `host_slot_bytes`.
+int64_t zrt_offload_host_bytes(void);
+
+/// Starts copying `bytes` bytes of device memory `device` to `host` (inside
+/// the block), after the compute work queued so far; *out is the copy.
+/// Errors: ZRT_ERR_INVALID_ARGUMENT (NULL pointers, bytes < 0, `host`
+/// outside the block).
+int zrt_offload_start(const void *device, void *host, int64_t bytes,
+                      zrt_offload *out);
+
+/// Orders the compute stream after the copy (the device memory may then be
+/// reused) and releases the handle. Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_offload_wait(zrt_offload op);
+
+/// Starts copying `bytes` bytes of `host` (inside the block) to device
+/// memory `device`, after the compute work queued so far and the copies
+/// started before; *out is the copy. Errors: as zrt_offload_start.
+int zrt_fetch_start(const void *host, void *device, int64_t bytes,
+                    zrt_offload *out);
+
+/// Orders the compute stream after the copy (the device memory then holds
+/// the bytes) and releases the handle. Errors: ZRT_ERR_INVALID_ARGUMENT.
+int zrt_fetch_wait(zrt_offload op);
+
+/*===----------------------------------------------------------------------===//
 // Memory arenas
 //===----------------------------------------------------------------------===*/
 

@@ -161,6 +161,9 @@ void Driver::writeConfig() {
     j.key("resumed_from_step").integer(ckpt_->resumed().step);
   j.key("measured_state_bytes").intArray(measured, 5);
   j.key("arena_bytes").intArray(arena, ZRT_MEM_NUM_KINDS);
+  // P_a+cpu: the pinned host block of the checkpoint slices, as allocated.
+  if (const int64_t host = zrt_offload_host_bytes(); host > 0)
+    j.key("host_slot_bytes").integer(host);
   j.key("plan").open('{');
   j.key("state_bytes").intArray(m_->plan.state_bytes, 5);
   j.key("padding_bytes").integer(m_->plan.padding_bytes);

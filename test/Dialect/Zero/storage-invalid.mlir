@@ -30,7 +30,7 @@ func.func @f() attributes {zero.x = #zero.storage<span @g, moments>} {
 
 // -----
 
-// expected-error@+1 {{expected a storage kind (none, arena, state, tied, view, pack_slot, span), got 'slab'}}
+// expected-error@+1 {{expected a storage kind (none, arena, state, tied, view, pack_slot, span, host_slot), got 'slab'}}
 func.func @f() attributes {zero.x = #zero.storage<slab>} {
   return
 }

@@ -115,7 +115,8 @@ def _resolve_partitioned_activations(r, plan, ac_p, policy):
         plan.compile_args.append("--checkpoint-partition=tensor")
     if cpu:
         r.applied(cpu_p, "true", "zero-compile --checkpoint-offload=host (P_a+cpu; on the "
-                  "CPU target the arenas are host memory already)")
+                  "CUDA target the slices go to pinned host memory, on the CPU target the "
+                  "arenas are host memory already)")
         plan.compile_args.append("--checkpoint-offload=host")
 
 

@@ -21,7 +21,9 @@
 // collective's output before waiting for it, or overwrites its input before
 // it completed, computes different numbers under them than under eager.
 // Copies from host memory take their source when queued (as CUDA stages
-// pageable memory); copies to host memory land when the stream runs them.
+// pageable memory), except from pinned memory (cudaMallocHost), read when
+// the stream runs the copy; copies to host memory land when the stream
+// runs them.
 #pragma once
 #include "../shim.h"
 
@@ -294,6 +296,47 @@ inline cudaError_t cudaFree(void *p) {
   free(p);
   return cudaSuccess;
 }
+// Pinned host memory (cudaMallocHost): plain host memory, remembered so
+// that an async copy from it reads its source when the stream runs the
+// copy (as a GPU's DMA does), not when the copy is queued (pageable memory,
+// staged). A pinned block is filled with 0xFF like a device block.
+namespace emu {
+inline std::map<uintptr_t, size_t> &pinnedBlocks() {
+  static std::map<uintptr_t, size_t> blocks;
+  return blocks;
+}
+/// Whether [p, p + n) lies inside one cudaMallocHost block.
+inline bool isPinned(const void *p, size_t n) {
+  auto &blocks = pinnedBlocks();
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = blocks.upper_bound(a);
+  if (it == blocks.begin())
+    return false;
+  --it;
+  return a + n <= it->first + it->second;
+}
+} // namespace emu
+inline cudaError_t cudaMallocHost(void **p, size_t n) {
+  const size_t rounded = (n + 255) / 256 * 256;
+  *p = aligned_alloc(256, rounded ? rounded : 256);
+  if (!*p)
+    return cudaErrorMemoryAllocation;
+  memset(*p, 0xff, rounded ? rounded : 256);
+  emu::pinnedBlocks()[reinterpret_cast<uintptr_t>(*p)] = n;
+  return cudaSuccess;
+}
+/// Synchronizes the device first, as cudaFreeHost does.
+inline cudaError_t cudaFreeHost(void *p) {
+  if (!p)
+    return cudaSuccess;
+  emu::drainAll();
+  auto it = emu::pinnedBlocks().find(reinterpret_cast<uintptr_t>(p));
+  if (it == emu::pinnedBlocks().end())
+    emu::die("cudaFreeHost(%p): not a cudaMallocHost block", p);
+  emu::pinnedBlocks().erase(it);
+  free(p);
+  return cudaSuccess;
+}
 inline cudaError_t cudaMemGetInfo(size_t *freeBytes, size_t *total) {
   *total = emu::deviceBytes();
   *freeBytes = *total - emu::allocatedBytes;
@@ -421,7 +464,7 @@ inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
     if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice)
       emu::checkDevice(s, n, "cudaMemcpyAsync source");
   }
-  if (fromHost) {
+  if (fromHost && !emu::isPinned(s, n)) {
     // Pageable host memory is staged when the call is made.
     auto staged = std::make_shared<std::vector<unsigned char>>(
         static_cast<const unsigned char *>(s),
