@@ -161,3 +161,20 @@ TEST(CommTest, CollectivesBeforeInitAreErrors) {
   EXPECT_EQ(zrt_comm_bytes(ZRT_COLL_ALL_REDUCE), 0);
   EXPECT_EQ(zrt_comm_bytes(-1), -1);
 }
+
+// The kernels the driver's re-exec asks OpenBLAS for (blas_core.cpp).
+TEST(BlasCoreTest, ChoosesKernelsTheCpuRuns) {
+  // A CPU OpenBLAS 0.3.21 does not know: its SSE-era fallback is replaced.
+  EXPECT_STREQ(zrt::blasCoreFor("Prescott", true, true), "SkylakeX");
+  EXPECT_STREQ(zrt::blasCoreFor("prescott", false, true), "Haswell");
+  EXPECT_EQ(zrt::blasCoreFor("Prescott", false, false), nullptr);
+  // AVX2 kernels on an AVX-512 CPU (AMD Zen 4/5 under 0.3.21).
+  EXPECT_STREQ(zrt::blasCoreFor("Haswell", true, true), "SkylakeX");
+  EXPECT_STREQ(zrt::blasCoreFor("Zen", true, true), "SkylakeX");
+  // OpenBLAS's own choice stays when it already fits the CPU.
+  EXPECT_EQ(zrt::blasCoreFor("Haswell", false, true), nullptr);
+  EXPECT_EQ(zrt::blasCoreFor("Zen", false, true), nullptr);
+  EXPECT_EQ(zrt::blasCoreFor("SkylakeX", true, true), nullptr);
+  EXPECT_EQ(zrt::blasCoreFor("SapphireRapids", true, true), nullptr);
+  EXPECT_EQ(zrt::blasCoreFor("", true, true), nullptr);
+}

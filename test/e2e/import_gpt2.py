@@ -32,8 +32,9 @@ code is GPT-2's). Exits non-zero after the comparisons when any failed.
 import argparse
 import json
 import os
-import subprocess
 import sys
+
+import e2e_runs
 
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
@@ -49,13 +50,7 @@ REL_TOL = 1e-5
 
 
 def run(cmd, env=None):
-    print("$ " + " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
-                                                  proc.stdout[-4000:]))
-    return proc.stdout
+    return e2e_runs.run(cmd, env, echo=True)
 
 
 FAMILIES = ("gpt2", "llama", "qwen3", "mistral")

@@ -27,31 +27,14 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
+
+from e2e_runs import records, run
 
 MODEL = ["gpt", "--n-layer", "2", "--n-head", "4", "--n-embd", "64",
          "--vocab", "256", "--seq", "32", "--batch", "8"]
 PA = ["--world-size=2", "--tensor-parallel=2", "--checkpoint=block",
       "--checkpoint-partition=tensor", "--target=cuda"]
-
-
-def run(cmd, env=None):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
-                                                  proc.stdout[-4000:]))
-    return proc.stdout
-
-
-def records(path):
-    recs = [json.loads(l) for l in open(path)]
-    config = [r for r in recs if r.get("type") == "config"]
-    steps = [r for r in recs if r.get("type") == "step"]
-    if not config or not steps:
-        sys.exit("%s: no config or step records" % path)
-    return config[0], [s["loss"] for s in steps]
 
 
 def main():
@@ -83,7 +66,8 @@ def main():
                       "--lr", "3e-3", "--warmup", "2", "--seed", "7",
                       "--val-every", "0", "--sample-tokens", "0",
                       "--threads", "1", "--quiet", "--metrics", metrics], env=env)
-        return records(metrics)
+        config, steps = records(metrics)
+        return config, [s["loss"] for s in steps]
 
     runs = {}
     for name, flags in [("kept", []), ("offload", ["--checkpoint-offload=host"])]:

@@ -34,8 +34,9 @@ import json
 import math
 import os
 import struct
-import subprocess
 import sys
+
+import e2e_runs
 
 import torch
 import torch.nn.functional as F
@@ -54,13 +55,7 @@ BETAS, EPS, WEIGHT_DECAY, MAX_NORM = (0.9, 0.999), 1e-8, 0.01, 1.0
 
 
 def run(cmd, env=None):
-    print("$ " + " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
-                                                  proc.stdout[-4000:]))
-    return proc.stdout
+    return e2e_runs.run(cmd, env, echo=True)
 
 
 # --- files the driver writes ------------------------------------------------

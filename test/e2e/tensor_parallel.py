@@ -24,8 +24,9 @@ emulator's stream mode (ZRT_EMU_STREAMS) is passed on to every rank.
 import argparse
 import json
 import os
-import subprocess
 import sys
+
+from e2e_runs import records, run
 
 REL_TOL = 1e-5
 
@@ -40,24 +41,6 @@ MODELS = {
               "--vocab", "256", "--seq", "32", "--qk-norm", "--tie-embeddings",
               "--rope-scaling", "none"],
 }
-
-
-def run(cmd, env=None):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
-                                                  proc.stdout[-4000:]))
-    return proc.stdout
-
-
-def records(path):
-    recs = [json.loads(l) for l in open(path)]
-    config = [r for r in recs if r.get("type") == "config"]
-    steps = [r for r in recs if r.get("type") == "step"]
-    if not config or not steps:
-        sys.exit("%s: no config or step records" % path)
-    return config[0], steps
 
 
 def traffic_mismatches(config, steps, report):

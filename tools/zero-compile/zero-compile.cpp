@@ -49,7 +49,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "ZeroCompileConfig.h"
+#include "HostCompile.h"
 
 #include "zero/InitAll.h"
 #include "zero/Conversion/Passes.h"
@@ -83,7 +83,11 @@
 #include <string>
 
 using namespace mlir;
+using namespace zero_compile;
 namespace cl = llvm::cl;
+
+/// argv[0], for finding the installed prefix (HostCompile.h).
+static const char *mainArgv0 = "zero-compile";
 
 static cl::OptionCategory category("zero-compile options");
 
@@ -261,11 +265,6 @@ static cl::opt<std::string> decayMinRank("decay-min-rank", cl::cat(category),
                                          cl::desc("Only parameters of at least "
                                                   "this rank decay"));
 
-static int error(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "zero-compile") << message << "\n";
-  return 1;
-}
-
 /// `name=value` for each option given on the command line.
 static std::string passOptions(
     std::initializer_list<std::pair<const char *, cl::opt<std::string> *>>
@@ -322,151 +321,6 @@ static LogicalResult checkAgainstInput(ModuleOp module, bool hasStep,
   return success();
 }
 
-/// Where the runtime's headers and static libraries are, and why there.
-struct RuntimePaths {
-  std::string include, library, cudaLibrary;
-  std::string from; ///< "--runtime-dir", "ZERO_RUNTIME_DIR", "installed", "build tree"
-  std::string error; ///< a --runtime-dir / $ZERO_RUNTIME_DIR without a runtime
-};
-
-static const char *mainArgv0 = "zero-compile";
-
-/// A prefix holding an installed runtime: DIR/include/zrt/model.h and
-/// DIR/lib/libzero_runtime.a (the CUDA library when it is there).
-static bool runtimeAt(StringRef dir, RuntimePaths &out) {
-  SmallString<256> inc(dir), lib(dir), cuda(dir), header;
-  llvm::sys::path::append(inc, "include");
-  header = inc;
-  llvm::sys::path::append(header, "zrt", "model.h");
-  llvm::sys::path::append(lib, "lib", "libzero_runtime.a");
-  llvm::sys::path::append(cuda, "lib", "libzero_runtime_cuda.a");
-  if (!llvm::sys::fs::exists(header) || !llvm::sys::fs::exists(lib))
-    return false;
-  out.include = inc.str().str();
-  out.library = lib.str().str();
-  out.cudaLibrary = llvm::sys::fs::exists(cuda) ? cuda.str().str() : "";
-  return true;
-}
-
-static const RuntimePaths &runtimePaths() {
-  static RuntimePaths paths = [] {
-    RuntimePaths p;
-    std::optional<std::string> env = llvm::sys::Process::GetEnv("ZERO_RUNTIME_DIR");
-    for (auto [given, from] :
-         {std::pair<std::string, const char *>{runtimeDir, "--runtime-dir"},
-          {env ? *env : std::string(), "ZERO_RUNTIME_DIR"}}) {
-      if (given.empty())
-        continue;
-      p.from = from;
-      if (!runtimeAt(given, p))
-        p.error = std::string(from) + " '" + given +
-                  "' holds no runtime (include/zrt/model.h and "
-                  "lib/libzero_runtime.a)";
-      return p;
-    }
-    std::string self = llvm::sys::fs::getMainExecutable(
-        mainArgv0, reinterpret_cast<void *>(&runtimeAt));
-    SmallString<256> prefix(llvm::sys::path::parent_path(
-        llvm::sys::path::parent_path(self)));
-    if (!prefix.empty() && runtimeAt(prefix, p)) {
-      p.from = "installed";
-      return p;
-    }
-    p.include = ZERO_COMPILE_RUNTIME_INCLUDE;
-    p.library = ZERO_COMPILE_RUNTIME_LIBRARY;
-    p.cudaLibrary = ZERO_COMPILE_CUDA_RUNTIME_LIBRARY;
-    p.from = "build tree";
-    return p;
-  }();
-  return paths;
-}
-
-/// The host C++ compiler to run.
-static std::string hostCompiler() {
-  if (!cxx.empty())
-    return cxx;
-  for (const char *var : {"ZERO_CXX", "CXX"})
-    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
-      if (!v->empty())
-        return *v;
-  return ZERO_HOST_CXX;
-}
-
-/// Quotes one argument for a shell command line.
-static std::string shellQuote(StringRef arg) {
-  if (!arg.empty() && arg.find_first_not_of(
-                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                          "0123456789-_./=+,:@%") == StringRef::npos)
-    return arg.str();
-  std::string out = "'";
-  for (char c : arg)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-/// Runs the host compiler on `cppPath`, writing `exePath`.
-static int compileExecutable(StringRef cppPath, StringRef exePath) {
-  const bool cuda = target == "cuda";
-  const RuntimePaths &rt = runtimePaths();
-  if (!rt.error.empty())
-    return error(rt.error);
-  const std::string library = cuda ? rt.cudaLibrary : rt.library;
-  if (library.empty())
-    return error(cuda ? "this zero-compile was configured without the CUDA "
-                        "toolkit (or without the runtime): --target=cuda "
-                        "--emit=exe is unavailable; --emit=cpp still works"
-                      : "this zero-compile was built without the CPU runtime "
-                        "(ZERO_BUILD_RUNTIME=OFF, or no OpenBLAS/MPI): "
-                        "--emit=exe is unavailable");
-  std::string compiler = hostCompiler();
-  std::string program = compiler;
-  if (!llvm::sys::path::is_absolute(compiler)) {
-    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(compiler);
-    if (!found)
-      return error("host compiler '" + compiler + "' not found (use --cxx)");
-    program = *found;
-  } else if (!llvm::sys::fs::can_execute(compiler)) {
-    return error("host compiler '" + compiler + "' not found (use --cxx)");
-  }
-  SmallVector<std::string> args = {compiler,
-                                   "-O2",
-                                   "-fopenmp",
-                                   "-std=c++17",
-                                   "-I" + rt.include,
-                                   cppPath.str()};
-  for (const std::string &extra : extraSources)
-    args.push_back(extra);
-  args.push_back(library);
-  SmallVector<StringRef> linkArgs;
-  StringRef(cuda ? ZERO_COMPILE_CUDA_LINK_ARGS : ZERO_COMPILE_LINK_ARGS)
-      .split(linkArgs, ';', -1, false);
-  for (StringRef a : linkArgs)
-    args.push_back(a.str());
-  args.append({"-o", exePath.str()});
-
-  SmallString<128> log;
-  if (llvm::sys::fs::createTemporaryFile("zero-compile", "log", log))
-    return error("cannot create a temporary file");
-  llvm::FileRemover removeLog(log);
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::optional<StringRef> redirects[3] = {std::nullopt, StringRef(log),
-                                           StringRef(log)};
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(program, argRefs, std::nullopt,
-                                         redirects, 0, 0, &message);
-  if (status == 0)
-    return 0;
-  if (auto out = llvm::MemoryBuffer::getFile(log))
-    llvm::errs() << (*out)->getBuffer();
-  std::string command;
-  for (const std::string &a : args)
-    command += (command.empty() ? "" : " ") + shellQuote(a);
-  error("the host compiler failed (" +
-        (message.empty() ? "exit status " + std::to_string(status) : message) +
-        "); reproduce with:\n  " + command);
-  return 1;
-}
-
 /// Whether the input is a model for zero-import rather than MLIR: a .py
 /// file, a directory (Hugging Face), or a family name that is not a file.
 static bool isImportInput(StringRef input) {
@@ -515,7 +369,7 @@ static FailureOr<std::string> importModel(const char *argv0) {
 /// --version's lines after the version: what a compiled program is made of
 /// (zero-train hashes them into its cache key).
 static void printCompileVersion(llvm::raw_ostream &os) {
-  const RuntimePaths &rt = runtimePaths();
+  const RuntimePaths &rt = runtimePaths(runtimeDir, mainArgv0);
   if (!rt.error.empty()) {
     os << "runtime: none (" << rt.error << ")\n";
   } else {
@@ -525,7 +379,7 @@ static void printCompileVersion(llvm::raw_ostream &os) {
       os << "cuda runtime library: " << rt.cudaLibrary << "\n";
     os << "runtime from: " << rt.from << "\n";
   }
-  os << "host compiler: " << hostCompiler() << "\n";
+  os << "host compiler: " << hostCompiler(cxx) << "\n";
 }
 
 int main(int argc, char **argv) {
@@ -797,7 +651,11 @@ int main(int argc, char **argv) {
     file->os() << cpp;
     file->keep();
   }
-  int status = compileExecutable(cppPath, out);
+  int status = compileExecutable(
+      cppPath, out,
+      {runtimeDir, cxx, target == "cuda",
+       std::vector<std::string>(extraSources.begin(), extraSources.end())},
+      mainArgv0);
   if (status != 0) {
     llvm::errs() << "zero-compile: the generated C++ is kept at " << cppPath
                  << "\n";

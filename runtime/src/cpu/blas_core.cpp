@@ -11,7 +11,8 @@
 // zrt::ensureBlasCore does exactly that, once, at the top of zrt_train_main:
 // when $OPENBLAS_CORETYPE is unset, OpenBLAS reports an SSE-era core and the
 // CPU (and OS) support AVX-512 (F, BW, DQ, VL) or AVX2 + FMA, it sets
-// OPENBLAS_CORETYPE to SkylakeX or Haswell.
+// OPENBLAS_CORETYPE to SkylakeX or Haswell; when OpenBLAS reports an AVX2
+// core (Haswell, Zen) on a CPU with AVX-512 (AMD Zen 4/5), to SkylakeX.
 //
 // The same exec also sets OMP_WAIT_POLICY=passive when it is unset. With
 // OpenBLAS's pthread build the runtime mixed OpenMP regions (libgomp) with
@@ -50,6 +51,28 @@ extern "C" void openblas_set_num_threads(int);
 
 namespace zrt {
 
+const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma) {
+  std::string core(corename);
+  for (char &c : core)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // SSE-era fallbacks that OpenBLAS uses for CPUs it does not recognize.
+  const bool generic = core == "prescott" || core == "core2" ||
+                       core == "nehalem" || core == "unknown" ||
+                       core == "katmai" || core == "coppermine" ||
+                       core == "northwood" || core == "penryn" ||
+                       core == "dunnington" || core == "atom";
+  // AVX2 kernels on a CPU with AVX-512: 0.3.21 maps AMD Zen 4/5 (AVX-512
+  // F/BW/DQ/VL/BF16) to its Haswell kernels. Measured on a 2-core AMD EPYC
+  // VM (bench/gemm build --shapes c768, one thread): OpenBLAS sgemm 91-122
+  // GFLOP/s with them, 188-255 with SkylakeX's (docs/benchmarks.md).
+  const bool avx2Only = core == "haswell" || core == "zen";
+  if (avx512 && (generic || avx2Only))
+    return "SkylakeX";
+  if (avx2Fma && generic)
+    return "Haswell";
+  return nullptr;
+}
+
 void ensureBlasCore(int argc, char **argv) {
 #if ZRT_HAVE_OPENBLAS && defined(__x86_64__) && defined(__linux__) &&           \
     (defined(__GNUC__) || defined(__clang__))
@@ -64,25 +87,14 @@ void ensureBlasCore(int argc, char **argv) {
   const char *want = nullptr;
   if (!std::getenv("OPENBLAS_CORETYPE")) {
     const char *name = openblas_get_corename();
-    std::string core(name ? name : "");
-    for (char &c : core)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    // SSE-era fallbacks that OpenBLAS uses for CPUs it does not recognize.
-    const bool generic = core == "prescott" || core == "core2" ||
-                         core == "nehalem" || core == "unknown" ||
-                         core == "katmai" || core == "coppermine" ||
-                         core == "northwood" || core == "penryn" ||
-                         core == "dunnington" || core == "atom";
-    if (generic) {
-      __builtin_cpu_init();
-      if (__builtin_cpu_supports("avx512f") &&
-          __builtin_cpu_supports("avx512bw") &&
-          __builtin_cpu_supports("avx512dq") &&
-          __builtin_cpu_supports("avx512vl"))
-        want = "SkylakeX";
-      else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        want = "Haswell";
-    }
+    __builtin_cpu_init();
+    want = blasCoreFor(name ? name : "",
+                       __builtin_cpu_supports("avx512f") &&
+                           __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512dq") &&
+                           __builtin_cpu_supports("avx512vl"),
+                       __builtin_cpu_supports("avx2") &&
+                           __builtin_cpu_supports("fma"));
   }
   const bool setWait = !std::getenv("OMP_WAIT_POLICY");
   if (!want && !setWait)
