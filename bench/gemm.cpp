@@ -17,8 +17,9 @@
 // and prints GFLOP/s (2 M N K / s, best of --reps after one untimed call)
 // and its fraction of the peak of the threads' cores: f32 = cores x clock x
 // 64 FLOP/cycle (two 16-lane AVX-512 FMA ports), bf16 = cores x clock x
-// 1024 FLOP/cycle (AMX-BF16 TDPBF16PS: 16 x 16 x 32 x 2 FLOP per 16
-// cycles). The clock is measured: a chain of dependent integer adds (one
+// 1024 FLOP/cycle on a CPU with AMX-BF16 (TDPBF16PS: 16 x 16 x 32 x 2 FLOP
+// per 16 cycles), else 128 FLOP/cycle (AVX512_BF16 VDPBF16PS: 16 lanes x 2
+// products x 2 FLOP, two ports; e.g. AMD Zen 5). The clock is measured: a chain of dependent integer adds (one
 // per cycle) timed against the wall clock, on the calling thread.
 //
 // Each library's C is also computed with one thread and compared bit for
@@ -40,6 +41,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cpuid.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -87,6 +89,12 @@ void gpt(std::vector<Shape> &s, const std::string &model, int64_t tokens,
 /// The core clock in Hz: 2^28 dependent register-register adds (one cycle
 /// each; not `add $imm`, which Golden Cove and later cores can fold at
 /// rename) against the wall clock, best of 5.
+/// Whether the CPU has AMX-BF16 (CPUID leaf 7, EDX bit 22).
+bool hasAmxBf16() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 22 & 1);
+}
+
 double measureClockHz() {
   const int64_t n = int64_t(1) << 28;
   double best = 1e30;
@@ -212,11 +220,14 @@ int main(int argc, char **argv) {
 
   const int threads = omp_get_max_threads();
   const double hz = measureClockHz();
+  const bool amx = hasAmxBf16();
+  const char *bf16Unit = amx ? "AMX" : "AVX512_BF16";
   const double peakF32 = threads * hz * 64 * 1e-9,
-               peakBf16 = threads * hz * 1024 * 1e-9;
+               peakBf16 = threads * hz * (amx ? 1024 : 128) * 1e-9;
   std::printf("threads %d, clock %.2f GHz (measured), peak f32 %.0f GFLOP/s, "
-              "AMX bf16 %.0f GFLOP/s; OpenBLAS core %s; oneDNN %d.%d.%d\n",
-              threads, hz * 1e-9, peakF32, peakBf16, openblas_get_corename(),
+              "%s bf16 %.0f GFLOP/s; OpenBLAS core %s; oneDNN %d.%d.%d\n",
+              threads, hz * 1e-9, peakF32, bf16Unit, peakBf16,
+              openblas_get_corename(),
               dnnl_version()->major, dnnl_version()->minor,
               dnnl_version()->patch);
   std::printf("| shape | M | N | K | OpenBLAS f32 | oneDNN f32 | zrt f32 | "
@@ -274,9 +285,9 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
   }
   std::printf("\nGFLOP/s (%% of the peak of %d cores: f32 columns against "
-              "AVX-512 FMA, bf16 against AMX); * = C differs from the "
+              "AVX-512 FMA, bf16 against %s); * = C differs from the "
               "one-thread C\n",
-              threads);
+              threads, bf16Unit);
   if (!notSame.empty())
     std::printf("not the same bits at 1 and %d threads:\n%s", threads,
                 notSame.c_str());

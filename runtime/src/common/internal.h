@@ -66,16 +66,16 @@ struct FloatBuffer {
 };
 
 /// Re-executes the program with $OPENBLAS_CORETYPE set when OpenBLAS fell
-/// back to SSE kernels on an AVX2/AVX-512 CPU it does not know, or chose
-/// AVX2 kernels on an AVX-512 CPU (blasCoreFor; blas_core.cpp). Call first thing in main, before MPI starts; returns
+/// back to SSE kernels on an AVX2/AVX-512 CPU it does not know
+/// (blasCoreFor; blas_core.cpp). Call first thing in main, before MPI starts; returns
 /// when nothing is to be done or the exec failed.
 void ensureBlasCore(int argc, char **argv);
 /// The OPENBLAS_CORETYPE ensureBlasCore sets, from the core OpenBLAS chose
 /// (`corename`, openblas_get_corename, any case) and what the CPU runs:
 /// "SkylakeX" when it has AVX-512 F/BW/DQ/VL and OpenBLAS chose an SSE-era
-/// fallback (a CPU it does not know) or AVX2 kernels (Haswell, Zen: AMD Zen
-/// 4/5 under 0.3.21); "Haswell" for a fallback on an AVX2 + FMA CPU; null
-/// (keep OpenBLAS's choice) otherwise.
+/// fallback (a CPU it does not know, e.g. Intel Emerald Rapids under
+/// 0.3.21), "Haswell" for a fallback on an AVX2 + FMA CPU; null (keep
+/// OpenBLAS's choice) otherwise.
 const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma);
 
 /// What a backend does first thing in zrt_train_main, before the runtime

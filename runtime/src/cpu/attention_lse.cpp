@@ -449,7 +449,7 @@ int backwardBf16(const char *fn, const zrt_bf16 *dout, const zrt_bf16 *q,
   // The slice's tiles over the team exactly as zrt_attention_backward runs
   // them (the same parallel region, the same condition), so that each
   // cblas_sgemm runs in the same threading context as there: a BLAS whose
-  // bits depend on it (OpenBLAS's Haswell/Zen kernels, threaded outside a
+  // bits depend on it (OpenBLAS's Haswell kernels, threaded outside a
   // parallel region, single-threaded inside) still gives the f32 bits.
   // Widening and rounding are one thread's (`single`: its barrier orders
   // them against the tiles).

@@ -11,8 +11,8 @@
 // zrt::ensureBlasCore does exactly that, once, at the top of zrt_train_main:
 // when $OPENBLAS_CORETYPE is unset, OpenBLAS reports an SSE-era core and the
 // CPU (and OS) support AVX-512 (F, BW, DQ, VL) or AVX2 + FMA, it sets
-// OPENBLAS_CORETYPE to SkylakeX or Haswell; when OpenBLAS reports an AVX2
-// core (Haswell, Zen) on a CPU with AVX-512 (AMD Zen 4/5), to SkylakeX.
+// OPENBLAS_CORETYPE to SkylakeX or Haswell (zrt::blasCoreFor). A
+// $OPENBLAS_CORETYPE already set is the user's choice and stays.
 //
 // The same exec also sets OMP_WAIT_POLICY=passive when it is unset. With
 // OpenBLAS's pthread build the runtime mixed OpenMP regions (libgomp) with
@@ -61,12 +61,7 @@ const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma) {
                        core == "katmai" || core == "coppermine" ||
                        core == "northwood" || core == "penryn" ||
                        core == "dunnington" || core == "atom";
-  // AVX2 kernels on a CPU with AVX-512: 0.3.21 maps AMD Zen 4/5 (AVX-512
-  // F/BW/DQ/VL/BF16) to its Haswell kernels. Measured on a 2-core AMD EPYC
-  // VM (bench/gemm build --shapes c768, one thread): OpenBLAS sgemm 91-122
-  // GFLOP/s with them, 188-255 with SkylakeX's (docs/benchmarks.md).
-  const bool avx2Only = core == "haswell" || core == "zen";
-  if (avx512 && (generic || avx2Only))
+  if (avx512 && generic)
     return "SkylakeX";
   if (avx2Fma && generic)
     return "Haswell";
