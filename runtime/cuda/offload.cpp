@@ -14,6 +14,8 @@
 
 #include "zrt_cuda.h"
 
+#include "../src/common/offload_args.h"
+
 #include <cstring>
 #include <vector>
 
@@ -37,13 +39,6 @@ OffloadState &state() {
   return s;
 }
 
-/// `p` .. `p + bytes` inside the pinned block.
-bool inBlock(const void *p, int64_t bytes) {
-  const OffloadState &s = state();
-  auto *b = static_cast<const char *>(s.base);
-  auto *q = static_cast<const char *>(p);
-  return s.base && q >= b && bytes >= 0 && q + bytes <= b + s.bytes;
-}
 
 /// Queues one copy on the copy stream after the compute stream's work.
 int startCopy(const char *fn, void *dst, const void *src, int64_t bytes,
@@ -129,20 +124,18 @@ int64_t offload_host_bytes() { return state().bytes; }
 
 int offload_start(const void *device, void *host, int64_t bytes,
                   zrt_offload *out) {
-  if (!device || !host || !out || !inBlock(host, bytes))
-    return fail(ZRT_ERR_INVALID_ARGUMENT,
-                "zrt_offload_start: NULL pointer, bytes < 0, or a host "
-                "range outside the pinned block");
+  if (int st = zrt::checkHostCopyArgs("zrt_offload_start", device, host, bytes,
+                                      out, state().base, state().bytes, fail))
+    return st;
   return startCopy("zrt_offload_start", host, device, bytes,
                    cudaMemcpyDeviceToHost, out);
 }
 
 int fetch_start(const void *host, void *device, int64_t bytes,
                 zrt_offload *out) {
-  if (!device || !host || !out || !inBlock(host, bytes))
-    return fail(ZRT_ERR_INVALID_ARGUMENT,
-                "zrt_fetch_start: NULL pointer, bytes < 0, or a host range "
-                "outside the pinned block");
+  if (int st = zrt::checkHostCopyArgs("zrt_fetch_start", device, host, bytes,
+                                      out, state().base, state().bytes, fail))
+    return st;
   return startCopy("zrt_fetch_start", device, host, bytes,
                    cudaMemcpyHostToDevice, out);
 }

@@ -35,6 +35,11 @@ TEST(Offload, CopiesToTheBlockAndBack) {
   // Outside the block, NULL pointers, a second block: refused.
   EXPECT_EQ(zrt_offload_start(a.data(), block + 192, 128, &op),
             ZRT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_offload_start: NULL pointer, bytes < 0, or a host range "
+               "outside the host block");
+  EXPECT_EQ(zrt_offload_start(a.data(), block + 64, -1, &op),
+            ZRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(zrt_fetch_start(a.data(), back.data(), 16, &op),
             ZRT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(zrt_offload_start(nullptr, block, 16, &op),

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/internal.h"
+#include "common/offload_args.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,13 +25,6 @@ struct HostBlock {
 HostBlock &block() {
   static HostBlock b;
   return b;
-}
-
-bool inBlock(const void *p, int64_t bytes) {
-  const HostBlock &b = block();
-  auto *base = static_cast<const char *>(b.base);
-  auto *q = static_cast<const char *>(p);
-  return b.base && q >= base && bytes >= 0 && q + bytes <= base + b.bytes;
 }
 
 /// The handle of a finished copy (never dereferenced).
@@ -69,10 +63,9 @@ int64_t zrt_offload_host_bytes(void) { return block().bytes; }
 
 int zrt_offload_start(const void *device, void *host, int64_t bytes,
                       zrt_offload *out) {
-  if (!device || !host || !out || !inBlock(host, bytes))
-    return zrt::fail(ZRT_ERR_INVALID_ARGUMENT,
-                     "zrt_offload_start: NULL pointer, bytes < 0, or a host "
-                     "range outside the block");
+  if (int st = zrt::checkHostCopyArgs("zrt_offload_start", device, host, bytes, out,
+                                      block().base, block().bytes, zrt::fail))
+    return st;
   std::memcpy(host, device, static_cast<size_t>(bytes));
   *out = done();
   return ZRT_OK;
@@ -80,10 +73,9 @@ int zrt_offload_start(const void *device, void *host, int64_t bytes,
 
 int zrt_fetch_start(const void *host, void *device, int64_t bytes,
                     zrt_offload *out) {
-  if (!device || !host || !out || !inBlock(host, bytes))
-    return zrt::fail(ZRT_ERR_INVALID_ARGUMENT,
-                     "zrt_fetch_start: NULL pointer, bytes < 0, or a host "
-                     "range outside the block");
+  if (int st = zrt::checkHostCopyArgs("zrt_fetch_start", device, host, bytes, out,
+                                      block().base, block().bytes, zrt::fail))
+    return st;
   std::memcpy(device, host, static_cast<size_t>(bytes));
   *out = done();
   return ZRT_OK;
