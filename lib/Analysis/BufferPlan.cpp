@@ -581,7 +581,8 @@ LogicalResult FunctionPlan::plan() {
       slot.last = std::max(slot.first, lastUse(v));
       hostSlots[v] = slot;
       hostBytes += slot.bytes;
-      buffers[v] = {Buffer::HostSlot, Placement{kMemTemps, slot.offset}};
+      // No device arena (mem -1): the offset is into the host block.
+      buffers[v] = {Buffer::HostSlot, Placement{-1, slot.offset}};
       continue;
     }
     for (Value v : op.getResults()) {

@@ -11,6 +11,7 @@
 #include "zero/Transforms/Passes.h"
 
 #include "Zero/ZeroOps.h"
+#include "zero/Analysis/StepPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -119,10 +120,7 @@ void ZeroOffloadCheckpointsPass::runOnOperation() {
                                               dev.getType(),
                                               start.getPending()));
     ++numOffloaded;
-    numHostBytes += cast<RankedTensorType>(dev.getType()).getNumElements() *
-                    (cast<RankedTensorType>(dev.getType())
-                         .getElementTypeBitWidth() /
-                     8);
+    numHostBytes += plan::tensorBytes(cast<RankedTensorType>(dev.getType()));
   }
 
   // Backward, in the order the slices are used: each fetch starts one
