@@ -94,7 +94,7 @@ def main():
 
     diff, moved = gate(torch, DeepSpeedCPUAdam, args.gate)
     print(f"gate: {GATE_STEPS} steps on {GATE_N} elements moved the parameters "
-          f"by up to {moved:.3g}; |Zero - DeepSpeed| <= {diff:.3g}")
+          f"by up to {moved:.3g}; |Zero - DeepSpeed| <= {diff:.3g}", flush=True)
     if not moved > 0 or diff > 1e-3 * moved:
         fail("the two optimizers disagree (more than 0.1 % of the update): "
              "not reporting", 1)
