@@ -227,6 +227,9 @@ def zero_run(args, exe, init, world, threads):
     if world > 1:
         cmd = args.mpirun.split() + ["-np", str(world)] + cmd
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    # bench/cpu-peers may preload MKL's vendor shim for the PyTorch peers;
+    # Zero links no MKL, and its runs go without it.
+    env.pop("LD_PRELOAD", None)
     run(cmd, env=env)
     steps = [json.loads(l) for l in open(metrics)]
     steps = [s for s in steps if s.get("type") == "step"]

@@ -177,3 +177,30 @@ TEST(BlasCoreTest, ReplacesOnlySseFallbacks) {
   EXPECT_EQ(zrt::blasCoreFor("SkylakeX", true, true), nullptr);
   EXPECT_EQ(zrt::blasCoreFor("", true, true), nullptr);
 }
+
+// The wait policy the same re-exec sets: passive only when the teams and the
+// other runnable tasks oversubscribe the cores (blas_core.cpp's numbers).
+TEST(BlasCoreTest, PassiveWaitOnlyWhenOversubscribed) {
+  // One rank, 2 threads, 2 cores, nothing else running: keep the spin.
+  EXPECT_EQ(zrt::waitPolicyFor(2, 1, 2, 0), nullptr);
+  // Another runnable task (a build) wants one of the cores.
+  EXPECT_STREQ(zrt::waitPolicyFor(2, 1, 2, 1), "passive");
+  // Two ranks of 2 threads on 2 cores oversubscribe by themselves.
+  EXPECT_STREQ(zrt::waitPolicyFor(2, 2, 2, 0), "passive");
+  EXPECT_EQ(zrt::waitPolicyFor(2, 2, 4, 0), nullptr);
+  EXPECT_STREQ(zrt::waitPolicyFor(8, 1, 4, 0), "passive");
+  // One thread per rank: no team waits, whatever the load.
+  EXPECT_EQ(zrt::waitPolicyFor(1, 4, 2, 3), nullptr);
+  // Nonsense counts are clamped, not trusted.
+  EXPECT_EQ(zrt::waitPolicyFor(2, 0, 2, -5), nullptr);
+  EXPECT_STREQ(zrt::waitPolicyFor(2, 1, 0, 0), "passive");
+}
+
+// The driver's default team: cores over local ranks, within the affinity.
+TEST(BlasCoreTest, DefaultThreads) {
+  EXPECT_EQ(zrt::defaultThreads(2, 1, 2), 2);
+  EXPECT_EQ(zrt::defaultThreads(16, 4, 16), 4);
+  EXPECT_EQ(zrt::defaultThreads(16, 4, 2), 2);  // taskset to 2 CPUs
+  EXPECT_EQ(zrt::defaultThreads(2, 4, 0), 1);   // more ranks than cores
+  EXPECT_EQ(zrt::defaultThreads(0, 0, -1), 1);  // unknown: one thread
+}

@@ -67,7 +67,8 @@ struct FloatBuffer {
 
 /// Re-executes the program with $OPENBLAS_CORETYPE set when OpenBLAS fell
 /// back to SSE kernels on an AVX2/AVX-512 CPU it does not know
-/// (blasCoreFor; blas_core.cpp). Call first thing in main, before MPI starts; returns
+/// (blasCoreFor), and OMP_WAIT_POLICY=passive on an oversubscribed node
+/// (waitPolicyFor; blas_core.cpp). Call first thing in main, before MPI starts; returns
 /// when nothing is to be done or the exec failed.
 void ensureBlasCore(int argc, char **argv);
 /// The OPENBLAS_CORETYPE ensureBlasCore sets, from the core OpenBLAS chose
@@ -77,6 +78,18 @@ void ensureBlasCore(int argc, char **argv);
 /// 0.3.21), "Haswell" for a fallback on an AVX2 + FMA CPU; null (keep
 /// OpenBLAS's choice) otherwise.
 const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma);
+/// The driver's default team size per rank: the node's `cores` over its
+/// `localRanks` (at least 1), within the process's `affinityCpus` (ignored
+/// when <= 0).
+int defaultThreads(int cores, int localRanks, int affinityCpus);
+/// The OMP_WAIT_POLICY ensureBlasCore sets for a team of `threads` threads
+/// in each of `localRanks` ranks on a node of `cores` cores while
+/// `otherTasks` other tasks are runnable: "passive" when they oversubscribe
+/// the cores (threads x localRanks + otherTasks > cores, and threads > 1),
+/// null (libgomp's default: spin, then sleep) otherwise. Measurements in
+/// blas_core.cpp.
+const char *waitPolicyFor(int threads, int localRanks, int cores,
+                          int otherTasks);
 
 /// What a backend does first thing in zrt_train_main, before the runtime
 /// starts: the CPU backend calls ensureBlasCore (blas_core.cpp); the CUDA

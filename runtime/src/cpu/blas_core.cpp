@@ -14,21 +14,30 @@
 // OPENBLAS_CORETYPE to SkylakeX or Haswell (zrt::blasCoreFor). A
 // $OPENBLAS_CORETYPE already set is the user's choice and stays.
 //
-// The same exec also sets OMP_WAIT_POLICY=passive when it is unset. With
-// OpenBLAS's pthread build the runtime mixed OpenMP regions (libgomp) with
-// OpenBLAS's own pool, and with libgomp's default spin-waiting the two
-// pools' idle threads busy-waited against each other (2-core machine, demo
-// GPT, 2 threads: 350 ms per step spinning, 80-95 ms passive). The runtime
-// now links OpenBLAS's OpenMP build (one pool, cmake/OpenBLASOpenMP.cmake),
-// and passive waiting stays the default: on a machine shared with other
-// work a spinning team loses whole time slices to a descheduled thread
-// (demo GPT, batch 16, 2 threads, another build on the second core:
-// 3456 ms per step with libgomp's default 300,000 spins, 115-290 ms
-// passive; a short GOMP_SPINCOUNT=10000 measured no better than passive,
-// and OMP_PROC_BIND=close OMP_PLACES=cores worse, 198-218 ms: a pinned
-// thread cannot leave the core the other build runs on; docs/benchmarks.md,
-// "Intra-op threads"). libgomp reads the variables only at start-up, hence
-// the exec; set them to override.
+// The same exec sets OMP_WAIT_POLICY=passive when the node is
+// oversubscribed (zrt::waitPolicyFor), and otherwise leaves libgomp's
+// default: a waiting thread spins 300,000 times before it sleeps on a futex.
+// A training step opens ~200 short parallel regions (the demo GPT, batch 8:
+// 4,352 GOMP_parallel calls in 20 steps), and a futex wake-up per region
+// costs more than the region's work on a VM. Measured on the 2-core AMD VM,
+// demo GPT, batch 8, 2 threads (bench/cpu-threads, docs/benchmarks.md
+// "Intra-op threads"):
+//   quiet machine        spin 22.2 ms/step, passive 37.7 (1 thread: 43.2)
+//   + 1 busy process     spin 46-49,        passive 46-48
+//   + 2 busy processes   spin 126-129,      passive 46-48
+// Spinning is 1.7x faster on a quiet node, and the 2-thread team only beats
+// 1 thread when its threads have cores of their own; once other work wants
+// the cores, a spinning thread burns the time slice its partner needs, and
+// passive waiting degrades to the 1-thread speed instead of collapsing.
+// Hence: passive when this rank's team plus the node's other ranks' teams
+// plus the other runnable tasks (sampled from /proc/loadavg at start) exceed
+// the cores, libgomp's default otherwise. A set OMP_WAIT_POLICY or
+// GOMP_SPINCOUNT is the user's choice and stays. (With OpenBLAS's pthread
+// build the two pools' idle threads spun against each other; the runtime now
+// links the OpenMP build: one pool, cmake/OpenBLASOpenMP.cmake.) Pinning
+// (OMP_PROC_BIND=close OMP_PLACES=cores) measured worse on a shared machine
+// (a pinned thread cannot leave the core another process runs on) and is not
+// set. libgomp reads the variables only at start-up, hence the exec.
 //
 // When either variable has to be set, it re-executes /proc/self/exe with the
 // same argv (before MPI starts; ZRT_REEXECED=1 marks the second run). Set
@@ -39,9 +48,15 @@
 
 #include "common/internal.h"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sched.h>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #if ZRT_HAVE_OPENBLAS
@@ -68,10 +83,91 @@ const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma) {
   return nullptr;
 }
 
+int defaultThreads(int cores, int localRanks, int affinityCpus) {
+  int n = std::max(1, std::max(1, cores) / std::max(1, localRanks));
+  return affinityCpus > 0 ? std::min(n, affinityCpus) : n;
+}
+
+const char *waitPolicyFor(int threads, int localRanks, int cores,
+                          int otherTasks) {
+  if (threads <= 1)
+    return nullptr; // no team: nothing waits
+  const long wanted = static_cast<long>(threads) * std::max(1, localRanks) +
+                      std::max(0, otherTasks);
+  return wanted > std::max(1, cores) ? "passive" : nullptr;
+}
+
+namespace {
+
+/// A positive integer, or 0 when `s` is not one.
+int positive(const char *s) {
+  if (!s || !*s)
+    return 0;
+  char *end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return *end == '\0' && v >= 1 && v <= 4096 ? static_cast<int>(v) : 0;
+}
+
+/// The team size the driver will choose (Driver::chooseThreads), read
+/// before MPI starts: --threads N / --threads=N, else $OMP_NUM_THREADS,
+/// else the node's cores over its ranks within this process's affinity.
+int startupThreads(int argc, char **argv, int localRanks) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+      return positive(argv[i + 1]);
+    if (std::strncmp(argv[i], "--threads=", 10) == 0)
+      return positive(argv[i] + 10);
+  }
+  if (int env = positive(std::getenv("OMP_NUM_THREADS")))
+    return env;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int affinity =
+      sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return defaultThreads(static_cast<int>(std::thread::hardware_concurrency()),
+                        localRanks, affinity);
+}
+
+/// Ranks the launcher starts on this node (Open MPI, MPICH/Hydra), before
+/// MPI is initialized; 1 when unknown.
+int startupLocalRanks() {
+  if (int n = positive(std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")))
+    return n;
+  if (int n = positive(std::getenv("MPI_LOCALNRANKS")))
+    return n;
+  return 1;
+}
+
+/// Runnable tasks on the node other than this process and its sibling
+/// ranks: the fewest of five samples of /proc/loadavg's running count, 1 ms
+/// apart (a task that stays runnable, like a compiler, shows in every
+/// sample; a blip does not), less this reader and the other local ranks.
+/// 0 when the file cannot be read.
+int otherRunnableTasks(int localRanks) {
+  int fewest = -1;
+  for (int i = 0; i < 5; ++i) {
+    if (i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    FILE *f = std::fopen("/proc/loadavg", "r");
+    if (!f)
+      return 0;
+    double l1, l5, l15;
+    int running = 0, total = 0;
+    const int got = std::fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15,
+                                &running, &total);
+    std::fclose(f);
+    if (got != 5)
+      return 0;
+    fewest = fewest < 0 ? running : std::min(fewest, running);
+  }
+  return std::max(0, fewest - 1 - (localRanks - 1));
+}
+
+} // namespace
+
 void ensureBlasCore(int argc, char **argv) {
 #if ZRT_HAVE_OPENBLAS && defined(__x86_64__) && defined(__linux__) &&           \
     (defined(__GNUC__) || defined(__clang__))
-  (void)argc;
   if (!argv || !argv[0])
     return;
   const char *optOut = std::getenv("ZRT_BLAS_REEXEC");
@@ -91,7 +187,13 @@ void ensureBlasCore(int argc, char **argv) {
                        __builtin_cpu_supports("avx2") &&
                            __builtin_cpu_supports("fma"));
   }
-  const bool setWait = !std::getenv("OMP_WAIT_POLICY");
+  bool setWait = false;
+  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) {
+    const int local = startupLocalRanks();
+    setWait = waitPolicyFor(startupThreads(argc, argv, local), local,
+                            static_cast<int>(std::thread::hardware_concurrency()),
+                            otherRunnableTasks(local)) != nullptr;
+  }
   if (!want && !setWait)
     return;
   char exe[4096];

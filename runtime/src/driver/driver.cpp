@@ -243,15 +243,12 @@ void Driver::chooseThreads() {
       n = static_cast<int>(e);
     } else {
       // Cores of the node shared by its ranks, within this rank's affinity.
-      const int local = zrt::host::localRanks(world_);
-      int cores = static_cast<int>(std::thread::hardware_concurrency());
-      if (cores < 1)
-        cores = 1;
-      n = std::max(1, cores / std::max(1, local));
       cpu_set_t set;
       CPU_ZERO(&set);
-      if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        n = std::min(n, CPU_COUNT(&set));
+      n = zrt::defaultThreads(
+          static_cast<int>(std::thread::hardware_concurrency()),
+          zrt::host::localRanks(world_),
+          sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0);
     }
   }
   threads_ = n;
