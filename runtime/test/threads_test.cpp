@@ -198,6 +198,57 @@ TEST(ThreadsTest, PackedAttentionSameBitsAtEveryThreadCount) {
   }
 }
 
+// The bf16 packed forms widen each slice, run the f32 tiles and round once,
+// the whole team converting rows: at every thread count, the f32 packed
+// forms on the widened tensors, rounded, bit for bit.
+TEST(ThreadsTest, PackedBf16AttentionIsF32OnWidenedAtEveryThreadCount) {
+  const int64_t B = 2, T = 96, H = 4, D = 32, C = H * D;
+  std::vector<zrt_bf16> qkv(B * T * 3 * C), dout(B * T * C);
+  std::vector<float> fqkv(qkv.size()), fdout(dout.size());
+  const auto rq = randomVec(qkv.size(), 17), rd = randomVec(dout.size(), 18);
+  for (size_t i = 0; i < qkv.size(); ++i)
+    fqkv[i] = zrt_bf16_to_f32(qkv[i] = zrt_f32_to_bf16(rq[i]));
+  for (size_t i = 0; i < dout.size(); ++i)
+    fdout[i] = zrt_bf16_to_f32(dout[i] = zrt_f32_to_bf16(rd[i]));
+  std::vector<float> work(zrt_attention_workspace_bf16(T, D));
+  for (int threads : {1, 2, 3}) {
+    Threads scope(threads);
+    std::vector<float> fout(B * T * C), flse(B * H * T), fdqkv(qkv.size());
+    ASSERT_EQ(zrt_attention_forward_packed(fqkv.data(), fout.data(),
+                                           flse.data(), work.data(), B, T, H,
+                                           D),
+              ZRT_OK);
+    std::vector<zrt_bf16> fout16(fout.size());
+    for (size_t i = 0; i < fout.size(); ++i)
+      fout16[i] = zrt_f32_to_bf16(fout[i]);
+    std::vector<float> fout16w(fout.size());
+    for (size_t i = 0; i < fout.size(); ++i)
+      fout16w[i] = zrt_bf16_to_f32(fout16[i]);
+    ASSERT_EQ(zrt_attention_backward_packed(fdout.data(), fqkv.data(),
+                                            fout16w.data(), flse.data(),
+                                            fdqkv.data(), work.data(), B, T,
+                                            H, D),
+              ZRT_OK);
+    std::vector<zrt_bf16> out(B * T * C), dqkv(qkv.size());
+    std::vector<float> lse(B * H * T);
+    ASSERT_EQ(zrt_attention_forward_packed_bf16(qkv.data(), out.data(),
+                                                lse.data(), work.data(), B, T,
+                                                H, D),
+              ZRT_OK);
+    ASSERT_EQ(zrt_attention_backward_packed_bf16(dout.data(), qkv.data(),
+                                                 out.data(), lse.data(),
+                                                 dqkv.data(), work.data(), B,
+                                                 T, H, D),
+              ZRT_OK);
+    EXPECT_TRUE(sameBits(out, fout16)) << "out, threads " << threads;
+    EXPECT_TRUE(sameBits(lse, flse)) << "lse, threads " << threads;
+    std::vector<zrt_bf16> fdqkv16(fdqkv.size());
+    for (size_t i = 0; i < fdqkv.size(); ++i)
+      fdqkv16[i] = zrt_f32_to_bf16(fdqkv[i]);
+    EXPECT_TRUE(sameBits(dqkv, fdqkv16)) << "dqkv, threads " << threads;
+  }
+}
+
 // The gradient norm's sum of squares: fixed lanes, so the same bits at
 // every thread count (an OpenMP reduction's grouping follows the team).
 TEST(ThreadsTest, SumSquaresSameBitsAtEveryThreadCount) {

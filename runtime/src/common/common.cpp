@@ -2,7 +2,8 @@
 //
 // The backend-neutral part of the C ABI (both zero_runtime and
 // zero_runtime_cuda link it): the thread-local error message, status names,
-// scalar bf16 conversion, the clipping coefficient and the parameter seeds.
+// scalar bf16 conversion, the clipping coefficient, the parameter seeds and
+// the driver's default thread count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,12 @@
 namespace {
 thread_local std::string lastError;
 } // namespace
+
+int zrt::defaultThreads(int cores, int localRanks, int affinityCpus) {
+  const int perRank = (cores > 1 ? cores : 1) / (localRanks > 1 ? localRanks : 1);
+  const int n = perRank > 1 ? perRank : 1;
+  return affinityCpus > 0 && affinityCpus < n ? affinityCpus : n;
+}
 
 int zrt::fail(int status, const char *fmt, ...) {
   char buf[1024];

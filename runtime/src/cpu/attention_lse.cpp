@@ -30,7 +30,9 @@
 // The bf16 forms (zrt_attention_forward_bf16 / _backward_bf16) widen each
 // slice's bf16 tensors into the f32 slices at the end of their workspace
 // (attentionWorkspaceBf16), run the same slice code and round the slice's
-// outputs once: the f32 functions on the widened tensors, bit for bit.
+// outputs once: the f32 functions on the widened tensors, bit for bit. The
+// whole team widens, computes and rounds each slice (worksharing loops in
+// one parallel region).
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,16 +155,6 @@ void forwardTile(const float *q, const float *k, const float *v, float *out,
   // O[i0:i1] = P V[0:i1] : [m, D]
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, d, n, 1.0f, p, n,
               v, ldi, 0.0f, out + i0 * ldOut, ldo);
-}
-
-/// One (batch, head) slice of zrt_attention_forward, tile after tile on the
-/// calling thread: q, k, v [T, D] rows `ldIn` apart, out rows `ldOut` apart,
-/// lse [T]; p at least kTileRows x T floats of scratch.
-void forwardSlice(const float *q, const float *k, const float *v, float *out,
-                  float *lse, float *p, int64_t T, int64_t D, float scale,
-                  int64_t ldIn, int64_t ldOut) {
-  for (int64_t tile = 0, n = tileCount(T); tile < n; ++tile)
-    forwardTile(q, k, v, out, lse, p, tile, T, D, scale, ldIn, ldOut);
 }
 
 /// The pointers of one (batch, head) slice of zrt_attention_backward: dO
@@ -364,27 +356,35 @@ int backward(const char *fn, const float *dout, const float *q, const float *k,
   return ZRT_OK;
 }
 
-/// Widens a [T, D] bf16 slice with rows `ld` apart into contiguous f32.
-void widenSlice(const zrt_bf16 *src, int64_t ld, float *dst, int64_t T,
-                int64_t D) {
-  if (ld == D) {
-    zrt_cast_bf16_to_f32(src, dst, T * D);
-    return;
+/// Widens rows [t0, t1) of a [T, D] bf16 slice with rows `ld` apart into
+/// contiguous f32 (exact).
+void widenRows(const zrt_bf16 *src, int64_t ld, float *dst, int64_t D,
+               int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const zrt_bf16 *s = src + t * ld;
+    float *d = dst + t * D;
+#pragma omp simd
+    for (int64_t c = 0; c < D; ++c)
+      d[c] = zrt::bf16ToF32(s[c]);
   }
-  for (int64_t t = 0; t < T; ++t)
-    zrt_cast_bf16_to_f32(src + t * ld, dst + t * D, D);
 }
 
-/// Rounds a contiguous f32 [T, D] slice into bf16 rows `ld` apart.
-void narrowSlice(const float *src, zrt_bf16 *dst, int64_t ld, int64_t T,
-                 int64_t D) {
-  if (ld == D) {
-    zrt_cast_f32_to_bf16(src, dst, T * D);
-    return;
+/// Rounds rows [t0, t1) of a contiguous f32 [T, D] slice into bf16 rows
+/// `ld` apart (round to nearest even, zrt::f32ToBf16).
+void narrowRows(const float *src, zrt_bf16 *dst, int64_t ld, int64_t D,
+                int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const float *s = src + t * D;
+    zrt_bf16 *d = dst + t * ld;
+#pragma omp simd
+    for (int64_t c = 0; c < D; ++c)
+      d[c] = zrt::f32ToBf16(s[c]);
   }
-  for (int64_t t = 0; t < T; ++t)
-    zrt_cast_f32_to_bf16(src + t * D, dst + t * ld, D);
 }
+
+/// Rows per worksharing chunk of the bf16 forms' widening and rounding
+/// (whole rows: which thread converts a row changes no bit).
+constexpr int64_t kConvertRows = 16;
 
 /// The bf16 forms' scratch: the caller's workspace (else one allocated
 /// into `own`) of attentionWorkspaceBf16(T, D) floats: *work the f32
@@ -400,6 +400,10 @@ int bf16Scratch(const char *fn, float *given, int64_t T, int64_t D,
 }
 
 /// zrt_attention_forward_bf16 on operands anywhere; arguments checked.
+/// Slice after slice (their f32 copies share the workspace's slices), each
+/// widened, its query tiles and rounded by the whole team: the tiles and
+/// their f32 sums are those of zrt_attention_forward, and each tile's
+/// cblas_sgemm runs inside the same parallel region as there.
 int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
                 const zrt_bf16 *v, zrt_bf16 *out, float *lse, float *workspace,
                 int64_t B, int64_t H, int64_t T, int64_t D, Operands ops) {
@@ -413,19 +417,43 @@ int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
   const int64_t n = T * D;
   float *fk = fq + n, *fv = fk + n, *fo = fv + n;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
-                    kv = ops.kv.slice(b, h / ops.group);
-      widenSlice(q + in, ops.in.row, fq, T, D);
-      if (h % ops.group == 0) { // the group's K/V, widened once
-        widenSlice(k + kv, ops.kv.row, fk, T, D);
-        widenSlice(v + kv, ops.kv.row, fv, T, D);
+  // Thread t's kTileRows x T block of the f32 workspace (2 T^2 + T floats
+  // hold 2 T / kTileRows of them; the team is cut to that).
+  const int64_t tiles = tileCount(T);
+  const int64_t scratch = (T < kTileRows ? T : kTileRows) * T;
+  int64_t team = omp_get_max_threads();
+  const int64_t blocks = zrt::attentionWorkspace(T) / scratch;
+  team = team < blocks ? team : blocks;
+#pragma omp parallel num_threads(static_cast<int>(team)) if (team > 1 && parallelTiles(B * H, T, D))
+  {
+    float *mine = work + omp_get_thread_num() * scratch;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
+                      kv = ops.kv.slice(b, h / ops.group);
+        const bool widenKv = h % ops.group == 0; // the group's K/V, once
+#pragma omp for schedule(static)
+        for (int64_t t0 = 0; t0 < T; t0 += kConvertRows) {
+          const int64_t t1 = t0 + kConvertRows < T ? t0 + kConvertRows : T;
+          widenRows(q + in, ops.in.row, fq, D, t0, t1);
+          if (widenKv) {
+            widenRows(k + kv, ops.kv.row, fk, D, t0, t1);
+            widenRows(v + kv, ops.kv.row, fv, D, t0, t1);
+          }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t w = 0; w < tiles; ++w)
+          forwardTile(fq, fk, fv, fo, lse + (b * H + h) * T, mine,
+                      tiles - 1 - w, T, D, scale, D, D);
+        // No barrier after the rounding: the next slice's widening writes
+        // fq, fk, fv only, and its tiles (which write fo) start after the
+        // widening's barrier.
+#pragma omp for schedule(static) nowait
+        for (int64_t t0 = 0; t0 < T; t0 += kConvertRows)
+          narrowRows(fo, out + io, ops.io.row, D, t0,
+                     t0 + kConvertRows < T ? t0 + kConvertRows : T);
       }
-      forwardSlice(fq, fk, fv, fo, lse + (b * H + h) * T, work, T, D, scale, D,
-                   D);
-      narrowSlice(fo, out + io, ops.io.row, T, D);
-    }
+  }
   return ZRT_OK;
 }
 
@@ -451,34 +479,36 @@ int backwardBf16(const char *fn, const zrt_bf16 *dout, const zrt_bf16 *q,
   // cblas_sgemm runs in the same threading context as there: a BLAS whose
   // bits depend on it (OpenBLAS's Haswell kernels, threaded outside a
   // parallel region, single-threaded inside) still gives the f32 bits.
-  // Widening and rounding are one thread's (`single`: its barrier orders
-  // them against the tiles).
+  // Widening and rounding are worksharing loops over whole rows; their
+  // barriers order them against the tiles.
 #pragma omp parallel if (parallelTiles(B * H, T, D))
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const int64_t in = ops.in.slice(b, h), io = ops.io.slice(b, h),
                     kv = ops.kv.slice(b, h / ops.group);
       const int64_t member = h % ops.group;
-#pragma omp single
-      {
-        widenSlice(q + in, ops.in.row, fq, T, D);
+#pragma omp for schedule(static)
+      for (int64_t t0 = 0; t0 < T; t0 += kConvertRows) {
+        const int64_t t1 = t0 + kConvertRows < T ? t0 + kConvertRows : T;
+        widenRows(q + in, ops.in.row, fq, D, t0, t1);
         if (member == 0) { // the group's K/V, widened once
-          widenSlice(k + kv, ops.kv.row, fk, T, D);
-          widenSlice(v + kv, ops.kv.row, fv, T, D);
+          widenRows(k + kv, ops.kv.row, fk, D, t0, t1);
+          widenRows(v + kv, ops.kv.row, fv, D, t0, t1);
         }
-        widenSlice(out + io, ops.io.row, fo, T, D);
-        widenSlice(dout + io, ops.io.row, fdo, T, D);
+        widenRows(out + io, ops.io.row, fo, D, t0, t1);
+        widenRows(dout + io, ops.io.row, fdo, D, t0, t1);
       }
       // The group's dK and dV sum in the f32 slices, rounded once after
       // its last query head.
       backwardSlice(fdo, fq, fk, fv, fo, lse + (b * H + h) * T, fdq, fdk, fdv,
                     work, T, D, scale, D, D, member == 0 ? 0.0f : 1.0f);
-#pragma omp single
-      {
-        narrowSlice(fdq, dq + in, ops.in.row, T, D);
+#pragma omp for schedule(static)
+      for (int64_t t0 = 0; t0 < T; t0 += kConvertRows) {
+        const int64_t t1 = t0 + kConvertRows < T ? t0 + kConvertRows : T;
+        narrowRows(fdq, dq + in, ops.in.row, D, t0, t1);
         if (member == ops.group - 1) {
-          narrowSlice(fdk, dk + kv, ops.kv.row, T, D);
-          narrowSlice(fdv, dv + kv, ops.kv.row, T, D);
+          narrowRows(fdk, dk + kv, ops.kv.row, D, t0, t1);
+          narrowRows(fdv, dv + kv, ops.kv.row, D, t0, t1);
         }
       }
     }

@@ -83,11 +83,6 @@ const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma) {
   return nullptr;
 }
 
-int defaultThreads(int cores, int localRanks, int affinityCpus) {
-  int n = std::max(1, std::max(1, cores) / std::max(1, localRanks));
-  return affinityCpus > 0 ? std::min(n, affinityCpus) : n;
-}
-
 const char *waitPolicyFor(int threads, int localRanks, int cores,
                           int otherTasks) {
   if (threads <= 1)

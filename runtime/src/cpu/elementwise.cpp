@@ -85,6 +85,19 @@ void geluBackwardChunk(const zrt_bf16 *x, const float *dout, zrt_bf16 *dx,
   geluBackwardLoop(x, dout, dx, b, e);
 }
 
+// The bf16 casts' chunks (round to nearest even; widening is exact).
+ZRT_SIMD_CLONES
+void narrowChunk(const float *src, zrt_bf16 *dst, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i)
+    dst[i] = zrt::f32ToBf16(src[i]);
+}
+
+ZRT_SIMD_CLONES
+void widenChunk(const zrt_bf16 *src, float *dst, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i)
+    dst[i] = zrt::bf16ToF32(src[i]);
+}
+
 // The chunks over [0, n), one per OpenMP thread.
 template <typename TIn, typename TOut>
 void geluRange(const TIn *x, TOut *out, int64_t n) {
@@ -247,9 +260,9 @@ int zrt_cast_f32_to_bf16(const float *src, zrt_bf16 *dst, int64_t n) {
   if (int st =
           zrt::checkCastArgs("zrt_cast_f32_to_bf16", src, dst, n, zrt::fail))
     return st;
-#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = zrt::f32ToBf16(src[i]);
+  zrt::parallelChunks(n, zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+    narrowChunk(src, dst, b, e);
+  });
   return ZRT_OK;
 }
 
@@ -257,9 +270,9 @@ int zrt_cast_bf16_to_f32(const zrt_bf16 *src, float *dst, int64_t n) {
   if (int st =
           zrt::checkCastArgs("zrt_cast_bf16_to_f32", src, dst, n, zrt::fail))
     return st;
-#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = zrt::bf16ToF32(src[i]);
+  zrt::parallelChunks(n, zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+    widenChunk(src, dst, b, e);
+  });
   return ZRT_OK;
 }
 

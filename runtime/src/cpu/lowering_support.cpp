@@ -149,6 +149,14 @@ int crossEntropyPaddedBackward(const char *fn, const T *logits,
   return ZRT_OK;
 }
 
+/// y[i] = round(y[i] + x[i]) over [b, e), the sum in f32 (zrt_accumulate_bf16).
+ZRT_SIMD_CLONES
+void accumulateBf16Chunk(const zrt_bf16 *x, zrt_bf16 *y, int64_t b,
+                         int64_t e) {
+  for (int64_t i = b; i < e; ++i)
+    y[i] = zrt::f32ToBf16(zrt::bf16ToF32(y[i]) + zrt::bf16ToF32(x[i]));
+}
+
 } // namespace
 
 extern "C" {
@@ -328,9 +336,9 @@ int zrt_accumulate_bf16(const zrt_bf16 *x, zrt_bf16 *y, int64_t n) {
   if (int st = zrt::checkAccumulateBf16Args("zrt_accumulate_bf16", x, y, n,
                                             zrt::fail))
     return st;
-#pragma omp parallel for schedule(static) if (n > zrt::kParallelGrain)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = zrt::f32ToBf16(zrt::bf16ToF32(y[i]) + zrt::bf16ToF32(x[i]));
+  zrt::parallelChunks(n, zrt::kParallelGrain, [&](int64_t b, int64_t e) {
+    accumulateBf16Chunk(x, y, b, e);
+  });
   return ZRT_OK;
 }
 
