@@ -23,53 +23,174 @@ bool parallelRows(int64_t N, int64_t C) {
 // on the widened values, each output rounded once; see zrt::toF32). mean
 // and rstd are f32 for both.
 
-// Mean and 1 / sqrt(var + eps) of the row xi [C], two-pass in f32: the
-// statistics of zrt_layer_norm and zrt_layer_norm_stats.
+/// Lanes of the row sums: element j adds into lane j mod kRowLanes, and the
+/// lanes add up in order at the end. The order depends on C only — not on
+/// the vector width, the row's alignment or the thread count — and the
+/// lanes fill one AVX-512 register (two AVX2 ones).
+constexpr int64_t kRowLanes = 16;
+
+/// The sum over j in [0, C) of f(j) in kRowLanes lanes (see kRowLanes).
+template <typename F> inline float laneSum(int64_t C, F &&f) {
+  float lane[kRowLanes] = {};
+  const int64_t whole = C / kRowLanes * kRowLanes;
+  for (int64_t j0 = 0; j0 < whole; j0 += kRowLanes)
+#pragma omp simd
+    for (int64_t l = 0; l < kRowLanes; ++l)
+      lane[l] += f(j0 + l);
+  for (int64_t j = whole; j < C; ++j)
+    lane[j - whole] += f(j);
+  float sum = 0.0f;
+  for (int64_t l = 0; l < kRowLanes; ++l)
+    sum += lane[l];
+  return sum;
+}
+
+// Mean and 1 / sqrt(var + eps) of the row xi [C], two-pass in f32 (laneSum):
+// the statistics of zrt_layer_norm and zrt_layer_norm_stats.
 template <typename T>
 inline void rowStats(const T *xi, int64_t C, float eps, float *mean,
                      float *rstd) {
-  float sum = 0.0f;
-  for (int64_t j = 0; j < C; ++j)
-    sum += zrt::toF32(xi[j]);
-  const float m = sum / static_cast<float>(C);
-  float var = 0.0f;
-  for (int64_t j = 0; j < C; ++j) {
-    float d = zrt::toF32(xi[j]) - m;
-    var += d * d;
-  }
-  var /= static_cast<float>(C);
+  const float m =
+      laneSum(C, [&](int64_t j) { return zrt::toF32(xi[j]); }) /
+      static_cast<float>(C);
+  const float var = laneSum(C, [&](int64_t j) {
+                      const float d = zrt::toF32(xi[j]) - m;
+                      return d * d;
+                    }) /
+                    static_cast<float>(C);
   *mean = m;
   *rstd = 1.0f / std::sqrt(var + eps);
 }
 
+// One row of zrt_layer_norm(_bf16) / zrt_add_layer_norm(_bf16): with si,
+// the row si = ai + bi (zrt_add's arithmetic, zrt::addElement) is written
+// first and normalized from there while it is in cache; else xi is.
+template <typename T>
+inline void normRowBody(const T *xi, const T *ai, const T *bi, T *si,
+                        const T *weight, const T *bias, T *oi, int64_t C,
+                        float eps, float *m, float *s) {
+  if (si) {
+#pragma omp simd
+    for (int64_t j = 0; j < C; ++j)
+      si[j] = zrt::addElement(ai[j], bi[j]);
+    xi = si;
+  }
+  rowStats(xi, C, eps, m, s);
+  const float mean = *m, rstd = *s;
+#pragma omp simd
+  for (int64_t j = 0; j < C; ++j) {
+    float v = (zrt::toF32(xi[j]) - mean) * rstd;
+    if (weight)
+      v *= zrt::toF32(weight[j]);
+    if (bias)
+      v += zrt::toF32(bias[j]);
+    oi[j] = zrt::fromF32<T>(v);
+  }
+}
+
+// One row of the layer norm backward's dx: dxi = s (g - mean(g) - xhat
+// mean(g xhat)) with g = weight * gi, plus addi (zrt::addElement) when
+// given.
+template <typename T>
+inline void backwardRowBody(const T *xi, const T *gi, const T *weight,
+                            float m, float s, const T *addi, T *dxi,
+                            int64_t C) {
+  auto gradient = [&](int64_t j) {
+    return weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
+                  : zrt::toF32(gi[j]);
+  };
+  const float gMean = laneSum(C, gradient) / static_cast<float>(C);
+  const float gxMean = laneSum(C, [&](int64_t j) {
+                         return gradient(j) * (zrt::toF32(xi[j]) - m) * s;
+                       }) /
+                       static_cast<float>(C);
+#pragma omp simd
+  for (int64_t j = 0; j < C; ++j) {
+    float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
+                     : zrt::toF32(gi[j]);
+    float xhat = (zrt::toF32(xi[j]) - m) * s;
+    const T d = zrt::fromF32<T>(s * (g - gMean - xhat * gxMean));
+    dxi[j] = addi ? zrt::addElement(addi[j], d) : d;
+  }
+}
+
+// The multi-versioned rows, one overload per element type (target_clones
+// does not apply to templates).
+ZRT_SIMD_CLONES
+void statsRow(const float *xi, int64_t C, float eps, float *m, float *s) {
+  rowStats(xi, C, eps, m, s);
+}
+ZRT_SIMD_CLONES
+void statsRow(const zrt_bf16 *xi, int64_t C, float eps, float *m, float *s) {
+  rowStats(xi, C, eps, m, s);
+}
+ZRT_SIMD_CLONES
+void normRow(const float *xi, const float *ai, const float *bi, float *si,
+             const float *weight, const float *bias, float *oi, int64_t C,
+             float eps, float *m, float *s) {
+  normRowBody(xi, ai, bi, si, weight, bias, oi, C, eps, m, s);
+}
+ZRT_SIMD_CLONES
+void normRow(const zrt_bf16 *xi, const zrt_bf16 *ai, const zrt_bf16 *bi,
+             zrt_bf16 *si, const zrt_bf16 *weight, const zrt_bf16 *bias,
+             zrt_bf16 *oi, int64_t C, float eps, float *m, float *s) {
+  normRowBody(xi, ai, bi, si, weight, bias, oi, C, eps, m, s);
+}
+ZRT_SIMD_CLONES
+void backwardRow(const float *xi, const float *gi, const float *weight,
+                 float m, float s, const float *addi, float *dxi, int64_t C) {
+  backwardRowBody(xi, gi, weight, m, s, addi, dxi, C);
+}
+ZRT_SIMD_CLONES
+void backwardRow(const zrt_bf16 *xi, const zrt_bf16 *gi,
+                 const zrt_bf16 *weight, float m, float s,
+                 const zrt_bf16 *addi, zrt_bf16 *dxi, int64_t C) {
+  backwardRowBody(xi, gi, weight, m, s, addi, dxi, C);
+}
+
+// Columns [j0, j1) of the weight and bias gradients summed over the N rows
+// in row order (each column its own sum: the same bits at any vector
+// width and thread count) into accW / accB.
+template <typename T>
+inline void paramGradBlockBody(const T *x, const T *dout, const float *mean,
+                               const float *rstd, int64_t N, int64_t C,
+                               int64_t j0, int64_t j1, float *accW,
+                               float *accB) {
+  for (int64_t i = 0; i < N; ++i) {
+    const T *xi = x + i * C, *gi = dout + i * C;
+    const float m = mean[i], s = rstd[i];
+#pragma omp simd
+    for (int64_t j = j0; j < j1; ++j) {
+      accW[j - j0] += zrt::toF32(gi[j]) * (zrt::toF32(xi[j]) - m) * s;
+      accB[j - j0] += zrt::toF32(gi[j]);
+    }
+  }
+}
+ZRT_SIMD_CLONES
+void paramGradBlock(const float *x, const float *dout, const float *mean,
+                    const float *rstd, int64_t N, int64_t C, int64_t j0,
+                    int64_t j1, float *accW, float *accB) {
+  paramGradBlockBody(x, dout, mean, rstd, N, C, j0, j1, accW, accB);
+}
+ZRT_SIMD_CLONES
+void paramGradBlock(const zrt_bf16 *x, const zrt_bf16 *dout,
+                    const float *mean, const float *rstd, int64_t N, int64_t C,
+                    int64_t j0, int64_t j1, float *accW, float *accB) {
+  paramGradBlockBody(x, dout, mean, rstd, N, C, j0, j1, accW, accB);
+}
+
 // The rows of zrt_layer_norm(_bf16) on x, or, with sum (zrt_add_layer_norm),
-// on the rows of sum: each row of sum is first written as a + b (zrt_add's
-// arithmetic, zrt::addElement) and then normalized from there while it is
-// in cache. After the argument checks.
+// on the rows of sum = a + b. After the argument checks.
 template <typename T>
 void layerNormRows(const T *x, const T *a, const T *b, T *sum, const T *weight,
                    const T *bias, T *out, float *mean, float *rstd, int64_t N,
                    int64_t C, float eps) {
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
   for (int64_t i = 0; i < N; ++i) {
-    const T *xi = x ? x + i * C : sum + i * C;
-    if (sum) {
-      T *si = sum + i * C;
-      const T *ai = a + i * C, *bi = b + i * C;
-      for (int64_t j = 0; j < C; ++j)
-        si[j] = zrt::addElement(ai[j], bi[j]);
-    }
-    T *oi = out + i * C;
     float m, s;
-    rowStats(xi, C, eps, &m, &s);
-    for (int64_t j = 0; j < C; ++j) {
-      float v = (zrt::toF32(xi[j]) - m) * s;
-      if (weight)
-        v *= zrt::toF32(weight[j]);
-      if (bias)
-        v += zrt::toF32(bias[j]);
-      oi[j] = zrt::fromF32<T>(v);
-    }
+    normRow(x ? x + i * C : nullptr, sum ? a + i * C : nullptr,
+            sum ? b + i * C : nullptr, sum ? sum + i * C : nullptr, weight,
+            bias, out + i * C, C, eps, &m, &s);
     if (mean)
       mean[i] = m;
     if (rstd)
@@ -109,7 +230,7 @@ int layerNormStats(const char *fn, const T *x, float *mean, float *rstd,
   // The same two-pass f32 arithmetic as zrt_layer_norm (rowStats).
 #pragma omp parallel for schedule(static) if (N * C > zrt::kParallelGrain)
   for (int64_t i = 0; i < N; ++i)
-    rowStats(x + i * C, C, eps, mean + i, rstd + i);
+    statsRow(x + i * C, C, eps, mean + i, rstd + i);
   return ZRT_OK;
 }
 
@@ -129,28 +250,9 @@ int layerNormBackward(const char *fn, const T *dout, const T *x,
     return st;
   if (dx) {
 #pragma omp parallel for schedule(static) if (parallelRows(N, C))
-    for (int64_t i = 0; i < N; ++i) {
-      const T *xi = x + i * C, *gi = dout + i * C;
-      const float m = mean[i], s = rstd[i];
-      float gMean = 0.0f, gxMean = 0.0f;
-      for (int64_t j = 0; j < C; ++j) {
-        float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
-                         : zrt::toF32(gi[j]);
-        gMean += g;
-        gxMean += g * (zrt::toF32(xi[j]) - m) * s;
-      }
-      gMean /= static_cast<float>(C);
-      gxMean /= static_cast<float>(C);
-      T *dxi = dx + i * C;
-      const T *addi = addend ? addend + i * C : nullptr;
-      for (int64_t j = 0; j < C; ++j) {
-        float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
-                         : zrt::toF32(gi[j]);
-        float xhat = (zrt::toF32(xi[j]) - m) * s;
-        const T d = zrt::fromF32<T>(s * (g - gMean - xhat * gxMean));
-        dxi[j] = addi ? zrt::addElement(addi[j], d) : d;
-      }
-    }
+    for (int64_t i = 0; i < N; ++i)
+      backwardRow(x + i * C, dout + i * C, weight, mean[i], rstd[i],
+                  addend ? addend + i * C : nullptr, dx + i * C, C);
   }
   if (dweight || dbias) {
     // Column blocks in parallel, rows sequential inside (deterministic).
@@ -160,14 +262,7 @@ int layerNormBackward(const char *fn, const T *dout, const T *x,
     for (int64_t blk = 0; blk < nblocks; ++blk) {
       const int64_t j0 = blk * kBlock, j1 = j0 + kBlock < C ? j0 + kBlock : C;
       float accW[kBlock] = {}, accB[kBlock] = {};
-      for (int64_t i = 0; i < N; ++i) {
-        const T *xi = x + i * C, *gi = dout + i * C;
-        const float m = mean[i], s = rstd[i];
-        for (int64_t j = j0; j < j1; ++j) {
-          accW[j - j0] += zrt::toF32(gi[j]) * (zrt::toF32(xi[j]) - m) * s;
-          accB[j - j0] += zrt::toF32(gi[j]);
-        }
-      }
+      paramGradBlock(x, dout, mean, rstd, N, C, j0, j1, accW, accB);
       for (int64_t j = j0; j < j1; ++j) {
         if (dweight)
           dweight[j] = zrt::fromF32<T>(accW[j - j0]);
