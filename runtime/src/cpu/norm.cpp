@@ -30,7 +30,7 @@ bool parallelRows(int64_t N, int64_t C) {
 constexpr int64_t kRowLanes = 16;
 
 /// The sum over j in [0, C) of f(j) in kRowLanes lanes (see kRowLanes).
-template <typename F> inline float laneSum(int64_t C, F &&f) {
+template <typename F> ZRT_INLINE_LOOP float laneSum(int64_t C, F &&f) {
   float lane[kRowLanes] = {};
   const int64_t whole = C / kRowLanes * kRowLanes;
   for (int64_t j0 = 0; j0 < whole; j0 += kRowLanes)
@@ -48,7 +48,7 @@ template <typename F> inline float laneSum(int64_t C, F &&f) {
 // Mean and 1 / sqrt(var + eps) of the row xi [C], two-pass in f32 (laneSum):
 // the statistics of zrt_layer_norm and zrt_layer_norm_stats.
 template <typename T>
-inline void rowStats(const T *xi, int64_t C, float eps, float *mean,
+ZRT_INLINE_LOOP void rowStats(const T *xi, int64_t C, float eps, float *mean,
                      float *rstd) {
   const float m =
       laneSum(C, [&](int64_t j) { return zrt::toF32(xi[j]); }) /
@@ -66,7 +66,7 @@ inline void rowStats(const T *xi, int64_t C, float eps, float *mean,
 // the row si = ai + bi (zrt_add's arithmetic, zrt::addElement) is written
 // first and normalized from there while it is in cache; else xi is.
 template <typename T>
-inline void normRowBody(const T *xi, const T *ai, const T *bi, T *si,
+ZRT_INLINE_LOOP void normRowBody(const T *xi, const T *ai, const T *bi, T *si,
                         const T *weight, const T *bias, T *oi, int64_t C,
                         float eps, float *m, float *s) {
   if (si) {
@@ -92,7 +92,7 @@ inline void normRowBody(const T *xi, const T *ai, const T *bi, T *si,
 // mean(g xhat)) with g = weight * gi, plus addi (zrt::addElement) when
 // given.
 template <typename T>
-inline void backwardRowBody(const T *xi, const T *gi, const T *weight,
+ZRT_INLINE_LOOP void backwardRowBody(const T *xi, const T *gi, const T *weight,
                             float m, float s, const T *addi, T *dxi,
                             int64_t C) {
   auto gradient = [&](int64_t j) {
@@ -152,7 +152,7 @@ void backwardRow(const zrt_bf16 *xi, const zrt_bf16 *gi,
 // in row order (each column its own sum: the same bits at any vector
 // width and thread count) into accW / accB.
 template <typename T>
-inline void paramGradBlockBody(const T *x, const T *dout, const float *mean,
+ZRT_INLINE_LOOP void paramGradBlockBody(const T *x, const T *dout, const float *mean,
                                const float *rstd, int64_t N, int64_t C,
                                int64_t j0, int64_t j1, float *accW,
                                float *accB) {
