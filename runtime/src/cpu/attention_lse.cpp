@@ -356,30 +356,33 @@ int backward(const char *fn, const float *dout, const float *q, const float *k,
   return ZRT_OK;
 }
 
-/// Widens rows [t0, t1) of a [T, D] bf16 slice with rows `ld` apart into
-/// contiguous f32 (exact).
-void widenRows(const zrt_bf16 *src, int64_t ld, float *dst, int64_t D,
-               int64_t t0, int64_t t1) {
+/// Rows [t0, t1) of a [T, D] slice with rows `ldSrc` apart, converted
+/// into rows `ldDst` apart: bf16 -> f32 widens (exact), f32 -> bf16 rounds
+/// to nearest even (zrt::toF32, zrt::fromF32).
+template <typename From, typename To>
+void convertRows(const From *src, int64_t ldSrc, To *dst, int64_t ldDst,
+                 int64_t D, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; ++t) {
-    const zrt_bf16 *s = src + t * ld;
-    float *d = dst + t * D;
+    const From *s = src + t * ldSrc;
+    To *d = dst + t * ldDst;
 #pragma omp simd
     for (int64_t c = 0; c < D; ++c)
-      d[c] = zrt::bf16ToF32(s[c]);
+      d[c] = zrt::fromF32<To>(zrt::toF32(s[c]));
   }
 }
 
-/// Rounds rows [t0, t1) of a contiguous f32 [T, D] slice into bf16 rows
-/// `ld` apart (round to nearest even, zrt::f32ToBf16).
+/// Widens rows [t0, t1) of a bf16 slice with rows `ld` apart into the
+/// contiguous f32 [T, D] dst.
+void widenRows(const zrt_bf16 *src, int64_t ld, float *dst, int64_t D,
+               int64_t t0, int64_t t1) {
+  convertRows(src, ld, dst, D, D, t0, t1);
+}
+
+/// Rounds rows [t0, t1) of the contiguous f32 [T, D] src into bf16 rows
+/// `ld` apart.
 void narrowRows(const float *src, zrt_bf16 *dst, int64_t ld, int64_t D,
                 int64_t t0, int64_t t1) {
-  for (int64_t t = t0; t < t1; ++t) {
-    const float *s = src + t * D;
-    zrt_bf16 *d = dst + t * ld;
-#pragma omp simd
-    for (int64_t c = 0; c < D; ++c)
-      d[c] = zrt::f32ToBf16(s[c]);
-  }
+  convertRows(src, D, dst, ld, D, t0, t1);
 }
 
 /// Rows per worksharing chunk of the bf16 forms' widening and rounding
