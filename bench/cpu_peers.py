@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -38,18 +37,15 @@ import traceback
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import torch  # noqa: E402
+
+# The e2e checkers' command runner: the command and its output's tail on
+# failure (test/e2e/e2e_runs.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "e2e"))
+from e2e_runs import run  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 BETAS, EPS, WEIGHT_DECAY, MAX_NORM = (0.9, 0.999), 1e-8, 0.01, 1.0
-
-
-def run(cmd, env=None):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, env=env)
-    if proc.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (proc.returncode, " ".join(cmd),
-                                                  proc.stdout[-4000:]))
-    return proc.stdout
 
 
 def read_batches(path):

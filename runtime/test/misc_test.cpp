@@ -196,6 +196,26 @@ TEST(BlasCoreTest, PassiveWaitOnlyWhenOversubscribed) {
   EXPECT_STREQ(zrt::waitPolicyFor(2, 1, 0, 0), "passive");
 }
 
+// A thread or rank count from a flag or the environment.
+TEST(BlasCoreTest, PositiveCount) {
+  EXPECT_EQ(zrt::positiveCount("2"), 2);
+  EXPECT_EQ(zrt::positiveCount("4096"), 4096);
+  EXPECT_EQ(zrt::positiveCount("4097"), 0);
+  EXPECT_EQ(zrt::positiveCount("0"), 0);
+  EXPECT_EQ(zrt::positiveCount("2x"), 0);
+  EXPECT_EQ(zrt::positiveCount(""), 0);
+  EXPECT_EQ(zrt::positiveCount(nullptr), 0);
+}
+
+// --threads wins without asking for the local ranks (an MPI collective).
+TEST(BlasCoreTest, TeamThreadsFlagFirst) {
+  int asked = 0;
+  EXPECT_EQ(zrt::teamThreads(
+                3, [](void *n) { return ++*static_cast<int *>(n); }, &asked),
+            3);
+  EXPECT_EQ(asked, 0);
+}
+
 // The driver's default team: cores over local ranks, within the affinity.
 TEST(BlasCoreTest, DefaultThreads) {
   EXPECT_EQ(zrt::defaultThreads(2, 1, 2), 2);

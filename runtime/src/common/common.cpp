@@ -10,10 +10,14 @@
 #include "common/fnv1a.h"
 #include "common/internal.h"
 
+#include <sched.h>
+
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 
 namespace {
@@ -21,9 +25,32 @@ thread_local std::string lastError;
 } // namespace
 
 int zrt::defaultThreads(int cores, int localRanks, int affinityCpus) {
-  const int perRank = (cores > 1 ? cores : 1) / (localRanks > 1 ? localRanks : 1);
+  const int perRank =
+      (cores > 1 ? cores : 1) / (localRanks > 1 ? localRanks : 1);
   const int n = perRank > 1 ? perRank : 1;
   return affinityCpus > 0 && affinityCpus < n ? affinityCpus : n;
+}
+
+int zrt::positiveCount(const char *s) {
+  if (!s || !*s)
+    return 0;
+  char *end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return *end == '\0' && v >= 1 && v <= 4096 ? static_cast<int>(v) : 0;
+}
+
+int zrt::teamThreads(int flagThreads, int (*localRanks)(void *),
+                     void *context) {
+  if (flagThreads >= 1)
+    return flagThreads;
+  if (int env = positiveCount(std::getenv("OMP_NUM_THREADS")))
+    return env;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int affinity =
+      sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return defaultThreads(static_cast<int>(std::thread::hardware_concurrency()),
+                        localRanks(context), affinity);
 }
 
 int zrt::fail(int status, const char *fmt, ...) {

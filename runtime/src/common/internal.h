@@ -82,6 +82,17 @@ const char *blasCoreFor(const char *corename, bool avx512, bool avx2Fma);
 /// `localRanks` (at least 1), within the process's `affinityCpus` (ignored
 /// when <= 0).
 int defaultThreads(int cores, int localRanks, int affinityCpus);
+/// The integer in `s` when it is one in [1, 4096], else 0 (NULL, empty,
+/// trailing characters, out of range): how the runtime reads a thread or
+/// rank count from a flag or the environment.
+int positiveCount(const char *s);
+/// The driver's team size per rank: `flagThreads` (--threads) when >= 1,
+/// else $OMP_NUM_THREADS when positiveCount accepts it, else
+/// defaultThreads over the node's cores, localRanks() and this process's
+/// affinity. localRanks is called only in that last case (on MPI it is a
+/// collective: every rank takes the same branch when flags and environment
+/// agree).
+int teamThreads(int flagThreads, int (*localRanks)(void *), void *context);
 /// The OMP_WAIT_POLICY ensureBlasCore sets for a team of `threads` threads
 /// in each of `localRanks` ranks on a node of `cores` cores while
 /// `otherTasks` other tasks are runnable: "passive" when they oversubscribe

@@ -80,6 +80,20 @@ bool parallelTiles(int64_t slices, int64_t T, int64_t D) {
          zrt::blasSharesOmpPool() && slices * T * T * D >= (int64_t(1) << 20);
 }
 
+/// Floats of one thread's forward scratch: a kTileRows x T block (fewer
+/// rows when T is shorter).
+int64_t tileScratch(int64_t T) { return (T < kTileRows ? T : kTileRows) * T; }
+
+/// Threads of a forward over `items` (slice, tile) pairs: the team, cut to
+/// the tileScratch blocks the 2 T^2 + T workspace holds (at least
+/// 2 T / kTileRows) and to the items.
+int64_t forwardTeam(int64_t T, int64_t items) {
+  int64_t team = omp_get_max_threads();
+  const int64_t blocks = zrt::attentionWorkspace(T) / tileScratch(T);
+  team = team < blocks ? team : blocks;
+  return team < items ? team : items;
+}
+
 /// exp(d) for the attention's probabilities: zrt::expClamped (vectorizable,
 /// ~2 ulp) plus (d - d), which is 0 for finite d and NaN for NaN or inf, so
 /// that a NaN score still makes the row NaN (expClamped alone would clamp
@@ -305,12 +319,7 @@ int forward(const char *fn, const float *q, const float *k, const float *v,
   // 2 T / kTileRows of them), the pairs go to the threads dynamically, each
   // slice's largest tile first.
   const int64_t tiles = tileCount(T), items = B * H * tiles;
-  const int64_t scratch = (T < kTileRows ? T : kTileRows) * T;
-  int64_t team = omp_get_max_threads();
-  team = team < zrt::attentionWorkspace(T) / scratch
-             ? team
-             : zrt::attentionWorkspace(T) / scratch;
-  team = team < items ? team : items;
+  const int64_t scratch = tileScratch(T), team = forwardTeam(T, items);
 #pragma omp parallel num_threads(static_cast<int>(team)) if (team > 1 && parallelTiles(B * H, T, D))
   {
     float *mine = p + omp_get_thread_num() * scratch;
@@ -420,13 +429,11 @@ int forwardBf16(const char *fn, const zrt_bf16 *q, const zrt_bf16 *k,
   const int64_t n = T * D;
   float *fk = fq + n, *fv = fk + n, *fo = fv + n;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  // Thread t's kTileRows x T block of the f32 workspace (2 T^2 + T floats
-  // hold 2 T / kTileRows of them; the team is cut to that).
+  // Thread t's tileScratch(T) block of the f32 workspace; the team of
+  // zrt_attention_forward on the same shape.
   const int64_t tiles = tileCount(T);
-  const int64_t scratch = (T < kTileRows ? T : kTileRows) * T;
-  int64_t team = omp_get_max_threads();
-  const int64_t blocks = zrt::attentionWorkspace(T) / scratch;
-  team = team < blocks ? team : blocks;
+  const int64_t scratch = tileScratch(T),
+                team = forwardTeam(T, B * H * tiles);
 #pragma omp parallel num_threads(static_cast<int>(team)) if (team > 1 && parallelTiles(B * H, T, D))
   {
     float *mine = work + omp_get_thread_num() * scratch;

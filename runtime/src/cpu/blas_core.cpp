@@ -54,7 +54,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sched.h>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -94,41 +93,24 @@ const char *waitPolicyFor(int threads, int localRanks, int cores,
 
 namespace {
 
-/// A positive integer, or 0 when `s` is not one.
-int positive(const char *s) {
-  if (!s || !*s)
-    return 0;
-  char *end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  return *end == '\0' && v >= 1 && v <= 4096 ? static_cast<int>(v) : 0;
-}
-
-/// The team size the driver will choose (Driver::chooseThreads), read
-/// before MPI starts: --threads N / --threads=N, else $OMP_NUM_THREADS,
-/// else the node's cores over its ranks within this process's affinity.
-int startupThreads(int argc, char **argv, int localRanks) {
+/// The --threads value in argv (--threads N or --threads=N; 0 when absent
+/// or not a count), read before the driver parses its flags.
+int threadsFlag(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-      return positive(argv[i + 1]);
+      return positiveCount(argv[i + 1]);
     if (std::strncmp(argv[i], "--threads=", 10) == 0)
-      return positive(argv[i] + 10);
+      return positiveCount(argv[i] + 10);
   }
-  if (int env = positive(std::getenv("OMP_NUM_THREADS")))
-    return env;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int affinity =
-      sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-  return defaultThreads(static_cast<int>(std::thread::hardware_concurrency()),
-                        localRanks, affinity);
+  return 0;
 }
 
 /// Ranks the launcher starts on this node (Open MPI, MPICH/Hydra), before
 /// MPI is initialized; 1 when unknown.
 int startupLocalRanks() {
-  if (int n = positive(std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")))
+  if (int n = positiveCount(std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")))
     return n;
-  if (int n = positive(std::getenv("MPI_LOCALNRANKS")))
+  if (int n = positiveCount(std::getenv("MPI_LOCALNRANKS")))
     return n;
   return 1;
 }
@@ -146,12 +128,10 @@ int otherRunnableTasks(int localRanks) {
     FILE *f = std::fopen("/proc/loadavg", "r");
     if (!f)
       return 0;
-    double l1, l5, l15;
-    int running = 0, total = 0;
-    const int got = std::fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15,
-                                &running, &total);
+    int running = 0; // the fourth field: runnable / total tasks
+    const int got = std::fscanf(f, "%*f %*f %*f %d/", &running);
     std::fclose(f);
-    if (got != 5)
+    if (got != 1)
       return 0;
     fewest = fewest < 0 ? running : std::min(fewest, running);
   }
@@ -184,8 +164,11 @@ void ensureBlasCore(int argc, char **argv) {
   }
   bool setWait = false;
   if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) {
-    const int local = startupLocalRanks();
-    setWait = waitPolicyFor(startupThreads(argc, argv, local), local,
+    int local = startupLocalRanks();
+    const int threads = teamThreads(
+        threadsFlag(argc, argv),
+        [](void *ranks) { return *static_cast<int *>(ranks); }, &local);
+    setWait = waitPolicyFor(threads, local,
                             static_cast<int>(std::thread::hardware_concurrency()),
                             otherRunnableTasks(local)) != nullptr;
   }

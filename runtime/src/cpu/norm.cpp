@@ -48,8 +48,8 @@ template <typename F> ZRT_INLINE_LOOP float laneSum(int64_t C, F &&f) {
 // Mean and 1 / sqrt(var + eps) of the row xi [C], two-pass in f32 (laneSum):
 // the statistics of zrt_layer_norm and zrt_layer_norm_stats.
 template <typename T>
-ZRT_INLINE_LOOP void rowStats(const T *xi, int64_t C, float eps, float *mean,
-                     float *rstd) {
+ZRT_INLINE_LOOP void rowStats(const T *xi, int64_t C, float eps,
+                              float *mean, float *rstd) {
   const float m =
       laneSum(C, [&](int64_t j) { return zrt::toF32(xi[j]); }) /
       static_cast<float>(C);
@@ -66,9 +66,9 @@ ZRT_INLINE_LOOP void rowStats(const T *xi, int64_t C, float eps, float *mean,
 // the row si = ai + bi (zrt_add's arithmetic, zrt::addElement) is written
 // first and normalized from there while it is in cache; else xi is.
 template <typename T>
-ZRT_INLINE_LOOP void normRowBody(const T *xi, const T *ai, const T *bi, T *si,
-                        const T *weight, const T *bias, T *oi, int64_t C,
-                        float eps, float *m, float *s) {
+ZRT_INLINE_LOOP void normRowBody(const T *xi, const T *ai, const T *bi,
+                                 T *si, const T *weight, const T *bias, T *oi,
+                                 int64_t C, float eps, float *m, float *s) {
   if (si) {
 #pragma omp simd
     for (int64_t j = 0; j < C; ++j)
@@ -92,9 +92,9 @@ ZRT_INLINE_LOOP void normRowBody(const T *xi, const T *ai, const T *bi, T *si,
 // mean(g xhat)) with g = weight * gi, plus addi (zrt::addElement) when
 // given.
 template <typename T>
-ZRT_INLINE_LOOP void backwardRowBody(const T *xi, const T *gi, const T *weight,
-                            float m, float s, const T *addi, T *dxi,
-                            int64_t C) {
+ZRT_INLINE_LOOP void backwardRowBody(const T *xi, const T *gi,
+                                     const T *weight, float m, float s,
+                                     const T *addi, T *dxi, int64_t C) {
   auto gradient = [&](int64_t j) {
     return weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
                   : zrt::toF32(gi[j]);
@@ -106,10 +106,8 @@ ZRT_INLINE_LOOP void backwardRowBody(const T *xi, const T *gi, const T *weight,
                        static_cast<float>(C);
 #pragma omp simd
   for (int64_t j = 0; j < C; ++j) {
-    float g = weight ? zrt::toF32(weight[j]) * zrt::toF32(gi[j])
-                     : zrt::toF32(gi[j]);
-    float xhat = (zrt::toF32(xi[j]) - m) * s;
-    const T d = zrt::fromF32<T>(s * (g - gMean - xhat * gxMean));
+    const float xhat = (zrt::toF32(xi[j]) - m) * s;
+    const T d = zrt::fromF32<T>(s * (gradient(j) - gMean - xhat * gxMean));
     dxi[j] = addi ? zrt::addElement(addi[j], d) : d;
   }
 }
@@ -152,10 +150,10 @@ void backwardRow(const zrt_bf16 *xi, const zrt_bf16 *gi,
 // in row order (each column its own sum: the same bits at any vector
 // width and thread count) into accW / accB.
 template <typename T>
-ZRT_INLINE_LOOP void paramGradBlockBody(const T *x, const T *dout, const float *mean,
-                               const float *rstd, int64_t N, int64_t C,
-                               int64_t j0, int64_t j1, float *accW,
-                               float *accB) {
+ZRT_INLINE_LOOP void paramGradBlockBody(const T *x, const T *dout,
+                                        const float *mean, const float *rstd,
+                                        int64_t N, int64_t C, int64_t j0,
+                                        int64_t j1, float *accW, float *accB) {
   for (int64_t i = 0; i < N; ++i) {
     const T *xi = x + i * C, *gi = dout + i * C;
     const float m = mean[i], s = rstd[i];

@@ -234,23 +234,14 @@ std::string Driver::checkOutputs() {
 }
 
 void Driver::chooseThreads() {
-  int n = static_cast<int>(o_.threads);
-  if (n < 1) {
-    const char *env = std::getenv("OMP_NUM_THREADS");
-    char *end = nullptr;
-    long e = env ? std::strtol(env, &end, 10) : 0;
-    if (env && *env && *end == '\0' && e >= 1 && e <= 4096) {
-      n = static_cast<int>(e);
-    } else {
-      // Cores of the node shared by its ranks, within this rank's affinity.
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      n = zrt::defaultThreads(
-          static_cast<int>(std::thread::hardware_concurrency()),
-          zrt::host::localRanks(world_),
-          sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0);
-    }
-  }
+  // Cores of the node shared by its ranks, within this rank's affinity,
+  // when neither --threads nor $OMP_NUM_THREADS says.
+  const int n = zrt::teamThreads(
+      static_cast<int>(o_.threads),
+      [](void *world) {
+        return zrt::host::localRanks(*static_cast<int *>(world));
+      },
+      &world_);
   threads_ = n;
   zrt_set_num_threads(n);
 }
